@@ -1,0 +1,1 @@
+"""Adapters: execute core plans against Kubernetes and kcp with lightkube."""

@@ -1,0 +1,1 @@
+"""The pure core: every decision of the servlet, computed as data."""

@@ -1,0 +1,193 @@
+"""The values the core reasons about: PublishedResources, servlet identity, object coordinates.
+
+Everything here is a frozen attrs value built from plain data. Parsing a manifest into these
+values lives in `parsing.py`; this module only defines the shapes, so every other core module
+can depend on it without pulling in validation logic.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+from attrs import field, frozen
+
+
+@frozen
+class Problem:
+    """One thing wrong with user input: where (a field path) and what (a plain sentence)."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.field else self.message
+
+
+class Scope(enum.Enum):
+    NAMESPACED = "Namespaced"
+    CLUSTER = "Cluster"
+
+
+class Origin(enum.Enum):
+    SERVICE = "service"
+    PLATFORM = "platform"
+
+
+class RelatedKind(enum.Enum):
+    SECRET = "Secret"
+    CONFIGMAP = "ConfigMap"
+
+    @property
+    def plural(self) -> str:
+        return "secrets" if self is RelatedKind.SECRET else "configmaps"
+
+
+class SelectorOperator(enum.Enum):
+    IN = "In"
+    NOT_IN = "NotIn"
+    EXISTS = "Exists"
+    DOES_NOT_EXIST = "DoesNotExist"
+
+
+def _frozen_mapping(value: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(value.items()))
+
+
+@frozen
+class SelectorRequirement:
+    key: str
+    operator: SelectorOperator
+    values: tuple[str, ...] = ()
+
+
+@frozen
+class LabelSelector:
+    """A Kubernetes label selector; `match_labels` is kept as sorted pairs so it is hashable."""
+
+    match_labels: tuple[tuple[str, str], ...] = field(default=(), converter=_frozen_mapping)
+    match_expressions: tuple[SelectorRequirement, ...] = ()
+
+
+@frozen
+class ResourceFilter:
+    namespace: str | None = None
+    labels: LabelSelector | None = None
+
+
+@frozen
+class SourceResource:
+    """`spec.resource`: which CRD on the service cluster is published."""
+
+    api_group: str
+    kind: str
+    version: str | None = None
+
+
+@frozen
+class Projection:
+    """`spec.projection`. None means "not set"; an empty tuple is an explicit empty list."""
+
+    version: str | None = None
+    kind: str | None = None
+    plural: str | None = None
+    short_names: tuple[str, ...] | None = None
+    categories: tuple[str, ...] | None = None
+    scope: Scope | None = None
+
+
+@frozen
+class Naming:
+    """`spec.naming`: patterns for the local namespace and name (None: use the default rule)."""
+
+    namespace: str | None = None
+    name: str | None = None
+
+
+@frozen
+class RegexRule:
+    pattern: str
+    replacement: str
+
+
+@frozen
+class ValueReference:
+    """A JSONPath (no leading dot) into a primary object, optionally rewritten by a regex."""
+
+    path: str
+    regex: RegexRule | None = None
+
+
+@frozen
+class RelatedReference:
+    name: ValueReference
+    namespace: ValueReference | None = None
+
+
+@frozen
+class RelatedResource:
+    identifier: str
+    origin: Origin
+    kind: RelatedKind
+    reference: RelatedReference
+
+
+@frozen
+class PublishedResourceSpec:
+    resource: SourceResource
+    filter: ResourceFilter = ResourceFilter()
+    projection: Projection = Projection()
+    naming: Naming = Naming()
+    related: tuple[RelatedResource, ...] = ()
+
+
+@frozen
+class PublishedResource:
+    name: str
+    spec: PublishedResourceSpec
+    uid: str = ""
+    generation: int = 0
+
+
+@frozen
+class ServletIdentity:
+    """Who the servlet is: `--name` and `--api-group`."""
+
+    name: str
+    api_group: str
+
+    @property
+    def fq_name(self) -> str:
+        return f"{self.name}.{self.api_group}"
+
+
+@frozen
+class RemoteKey:
+    """Where a remote object lives: logical cluster, namespace ("" if cluster-scoped), name."""
+
+    cluster: str
+    namespace: str
+    name: str
+
+
+@frozen
+class LocalKey:
+    """Where a local object lives on the service cluster (namespace "" if cluster-scoped)."""
+
+    namespace: str
+    name: str
+
+
+@frozen
+class ResourceType:
+    """One served resource: group/version/kind, plural and scope."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
