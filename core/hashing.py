@@ -1,0 +1,20 @@
+"""Hashes and canonical serialisation shared by naming, projection and last-known-state.
+
+Canonical JSON (sorted keys, no whitespace, UTF-8) makes "same input, same output" hold on every
+machine, which schema names and change detection depend on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha1_hex(text: str) -> str:
+    """The full 40-character lowercase SHA-1 of `text` encoded as UTF-8."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
