@@ -1,0 +1,288 @@
+"""How a local CRD looks in kcp: the APIResourceSchema a PublishedResource projects it to (SPEC 3).
+
+A service owner publishes exactly one version of a CRD. This module picks that version, applies
+the PublishedResource's projection (kind, plural, version, short names, categories, scope) and
+names the result after a hash of its spec, so the same inputs give the same schema name on every
+machine and a changed CRD gives a new one.
+
+It deliberately does not talk to any cluster, does not decide whether a schema must be created
+(an existing schema with the same name is by construction identical), and never touches the
+OpenAPI schema itself: projection renames the type, it does not transform its content.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from attrs import frozen
+
+from servlet.core.hashing import canonical_json, sha1_hex
+from servlet.core.model import Problem, Projection, PublishedResource, ResourceType, Scope
+
+SCHEMA_API_VERSION = "apis.kcp.io/v1alpha1"
+SCHEMA_KIND = "APIResourceSchema"
+
+# The version fields that travel to kcp unchanged; everything else about a version is decided here.
+_COPIED_VERSION_FIELDS = ("subresources", "additionalPrinterColumns", "deprecated", "deprecationWarning")
+
+# Kubernetes' rule for resource names (plural, singular, short names, categories, lower-cased kinds).
+_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS1035_MAX = 63
+# What kcp and Kubernetes accept as a version name: v1, v1alpha1, v2beta3.
+_VERSION = re.compile(r"^v[1-9][0-9]*([a-z]+[1-9][0-9]*)?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1123_SUBDOMAIN_MAX = 253
+
+_CONSONANTS = frozenset("bcdfghjklmnpqrstvwxz")
+_SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh")
+
+
+def pluralize(word: str) -> str:
+    """The English plural of a lower-case kind, by three predictable rules and no exceptions.
+
+    consonant + "y" -> "ies" (policy -> policies); ending in s, x, z, ch or sh -> + "es"
+    (class -> classes, box -> boxes, quiz -> quizes: no consonant doubling); else + "s"
+    (zertifikat -> zertifikats, key -> keys). Irregular nouns (person, index) are not special:
+    a service owner who wants those sets `projection.plural`.
+    """
+    lowered = word.lower()
+    if len(lowered) >= 2 and lowered.endswith("y") and lowered[-2] in _CONSONANTS:
+        return word[:-1] + "ies"
+    if lowered.endswith(_SIBILANT_ENDINGS):
+        return word + "es"
+    return word + "s" if word else word
+
+
+def schema_name(*, spec: Mapping[str, Any]) -> str:
+    """`v<first 8 hex of sha1(canonical JSON of spec)>.<plural>.<group>` (group "" is `core`)."""
+    digest = sha1_hex(canonical_json(spec))[:8]
+    group = spec.get("group") or "core"
+    return f"v{digest}.{spec['names']['plural']}.{group}"
+
+
+@frozen
+class Projected:
+    """A projected resource: the schema to publish and the types on both sides of the sync."""
+
+    schema_name: str
+    schema_spec: dict[str, Any]
+    local: ResourceType
+    remote: ResourceType
+    has_status_subresource: bool
+
+
+def project(
+    *, crd: Mapping[str, Any], published: PublishedResource, api_group: str
+) -> Projected | tuple[Problem, ...]:
+    """Project `crd` as `published` asks, into the servlet's `api_group`; all problems at once."""
+    crd_spec = _mapping(crd.get("spec"))
+    crd_names = _mapping(crd_spec.get("names"))
+    problems = list(_source_mismatch(crd_spec=crd_spec, crd_names=crd_names, published=published))
+    version, version_problems = _chosen_version(crd_spec=crd_spec, requested=published.spec.resource.version)
+    problems.extend(version_problems)
+    names, names_problems = _projected_names(crd_names=crd_names, projection=published.spec.projection)
+    problems.extend(names_problems)
+    projection = published.spec.projection
+    if projection.version is not None and not _VERSION.match(projection.version):
+        problems.append(Problem(
+            field="spec.projection.version",
+            message=f"'{projection.version}' is not a Kubernetes version name like v1, v1alpha1 or v2beta3",
+        ))
+    local_scope = _scope(crd_spec.get("scope"))
+    if local_scope is None:
+        problems.append(Problem(
+            field="spec.resource.kind",
+            message=f"the CRD has no valid scope ('{crd_spec.get('scope')}')",
+        ))
+    if problems or version is None or local_scope is None:
+        return tuple(problems)
+
+    remote_scope = projection.scope or local_scope
+    remote_version = projection.version or str(version["name"])
+    spec: dict[str, Any] = {
+        "group": api_group,
+        "names": names,
+        "scope": remote_scope.value,
+        "versions": [_projected_version(version, name=remote_version)],
+    }
+    name = schema_name(spec=spec)
+    if len(name) > _DNS1123_SUBDOMAIN_MAX or not _DNS1123_SUBDOMAIN.match(name):
+        return (Problem(
+            field="spec.projection.plural",
+            message=f"the schema name '{name}' is not a valid DNS-1123 subdomain of at most 253 characters",
+        ),)
+    subresources = _mapping(version.get("subresources"))
+    return Projected(
+        schema_name=name,
+        schema_spec=spec,
+        local=ResourceType(
+            group=str(crd_spec.get("group", "")),
+            version=str(version["name"]),
+            kind=str(crd_names.get("kind", "")),
+            plural=str(crd_names.get("plural", "")),
+            namespaced=local_scope is Scope.NAMESPACED,
+        ),
+        remote=ResourceType(
+            group=api_group,
+            version=remote_version,
+            kind=names["kind"],
+            plural=names["plural"],
+            namespaced=remote_scope is Scope.NAMESPACED,
+        ),
+        has_status_subresource="status" in subresources,
+    )
+
+
+def schema_manifest(projected: Projected) -> dict[str, Any]:
+    """The full APIResourceSchema object to create in the org workspace."""
+    return {
+        "apiVersion": SCHEMA_API_VERSION,
+        "kind": SCHEMA_KIND,
+        "metadata": {"name": projected.schema_name},
+        "spec": copy.deepcopy(projected.schema_spec),
+    }
+
+
+def _source_mismatch(
+    *, crd_spec: Mapping[str, Any], crd_names: Mapping[str, Any], published: PublishedResource
+) -> tuple[Problem, ...]:
+    source = published.spec.resource
+    problems: list[Problem] = []
+    if crd_spec.get("group") != source.api_group:
+        problems.append(Problem(
+            field="spec.resource.apiGroup",
+            message=f"'{source.api_group}' does not match the CRD's group '{crd_spec.get('group')}'",
+        ))
+    if crd_names.get("kind") != source.kind:
+        problems.append(Problem(
+            field="spec.resource.kind",
+            message=f"'{source.kind}' does not match the CRD's kind '{crd_names.get('kind')}'",
+        ))
+    return tuple(problems)
+
+
+def _chosen_version(
+    *, crd_spec: Mapping[str, Any], requested: str | None
+) -> tuple[Mapping[str, Any] | None, tuple[Problem, ...]]:
+    """The CRD version to publish: the requested one, else the storage version; it must be served."""
+    versions = [_mapping(v) for v in _sequence(crd_spec.get("versions"))]
+    if requested is not None:
+        chosen = next((v for v in versions if v.get("name") == requested), None)
+        if chosen is None:
+            available = ", ".join(str(v.get("name")) for v in versions) or "none"
+            return None, (Problem(
+                field="spec.resource.version",
+                message=f"the CRD has no version '{requested}' (it has: {available})",
+            ),)
+    else:
+        chosen = next((v for v in versions if v.get("storage") is True), None)
+        if chosen is None:
+            return None, (Problem(
+                field="spec.resource.version",
+                message="not set, and the CRD marks no version as its storage version",
+            ),)
+    name = chosen.get("name")
+    if chosen.get("served") is not True:
+        return None, (Problem(field="spec.resource.version", message=f"the CRD does not serve version '{name}'"),)
+    if not isinstance(_mapping(chosen.get("schema")).get("openAPIV3Schema"), Mapping):
+        return None, (Problem(
+            field="spec.resource.version",
+            message=f"the CRD's version '{name}' has no schema.openAPIV3Schema to publish",
+        ),)
+    return chosen, ()
+
+
+def _projected_names(
+    *, crd_names: Mapping[str, Any], projection: Projection
+) -> tuple[dict[str, Any], tuple[Problem, ...]]:
+    """`spec.names` of the schema (SPEC 3): a projected kind renames everything derived from it."""
+    problems: list[Problem] = []
+    if projection.kind is not None:
+        kind = projection.kind
+        if not _is_dns1035_label(kind.lower()):
+            problems.append(Problem(
+                field="spec.projection.kind",
+                message=f"'{kind}' is not a valid kind: lower-cased it must be a DNS-1035 label "
+                "(letters, digits and '-', starting with a letter, at most 63 characters)",
+            ))
+        list_kind = kind + "List"
+        singular = kind.lower()
+        plural = projection.plural or pluralize(singular)
+    else:
+        kind = str(crd_names.get("kind", ""))
+        # A CRD read from a file may leave these to the API server's defaulting; an ARS may not.
+        list_kind = str(crd_names.get("listKind") or kind + "List")
+        singular = str(crd_names.get("singular") or kind.lower())
+        plural = projection.plural or str(crd_names.get("plural", ""))
+    if projection.plural is not None:
+        problems.extend(_label_problems("spec.projection.plural", [projection.plural], indexed=False))
+    elif projection.kind is not None and _is_dns1035_label(singular) and not _is_dns1035_label(plural):
+        problems.append(Problem(
+            field="spec.projection.plural",
+            message=f"the plural '{plural}' derived from the kind is too long; set spec.projection.plural",
+        ))
+    short_names = _names_list(projection.short_names, crd_names.get("shortNames"))
+    categories = _names_list(projection.categories, crd_names.get("categories"))
+    if projection.short_names is not None:
+        problems.extend(_label_problems("spec.projection.shortNames", projection.short_names))
+    if projection.categories is not None:
+        problems.extend(_label_problems("spec.projection.categories", projection.categories))
+
+    names: dict[str, Any] = {"kind": kind, "listKind": list_kind, "plural": plural, "singular": singular}
+    # Empty lists are left out so "no short names" hashes the same however it was written.
+    if short_names:
+        names["shortNames"] = short_names
+    if categories:
+        names["categories"] = categories
+    return names, tuple(problems)
+
+
+def _projected_version(version: Mapping[str, Any], *, name: str) -> dict[str, Any]:
+    projected: dict[str, Any] = {
+        "name": name,
+        "served": True,
+        "storage": True,
+        "schema": copy.deepcopy(version["schema"]["openAPIV3Schema"]),
+    }
+    for key in _COPIED_VERSION_FIELDS:
+        if key in version:
+            projected[key] = copy.deepcopy(version[key])
+    return projected
+
+
+def _names_list(projected: tuple[str, ...] | None, original: object) -> list[str]:
+    """The projection's list when set (an empty one clears), else the CRD's."""
+    if projected is not None:
+        return list(projected)
+    return [str(item) for item in _sequence(original)]
+
+
+def _label_problems(field_path: str, values: Sequence[str], *, indexed: bool = True) -> tuple[Problem, ...]:
+    return tuple(
+        Problem(
+            field=f"{field_path}[{index}]" if indexed else field_path,
+            message=f"'{value}' is not a valid resource name: use lower-case letters, digits and '-', "
+            "starting with a letter, at most 63 characters",
+        )
+        for index, value in enumerate(values)
+        if not _is_dns1035_label(value)
+    )
+
+
+def _is_dns1035_label(value: str) -> bool:
+    return len(value) <= _DNS1035_MAX and bool(_DNS1035_LABEL.match(value))
+
+
+def _scope(value: object) -> Scope | None:
+    return next((scope for scope in Scope if scope.value == value), None)
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _sequence(value: object) -> Sequence[Any]:
+    return value if isinstance(value, list | tuple) else ()
