@@ -1,0 +1,123 @@
+"""What the servlet adds to its APIExport, and where the export's virtual workspace lives (SPEC 4).
+
+The APIExport belongs to KDP; the servlet only ever adds to it: the schemas of its published
+resources and the permission claims its related resources need. This module computes that
+addition as a JSON merge patch (or None when there is nothing to add), so a reconcile that finds
+the export already complete writes nothing.
+
+It deliberately does not remove anything (a schema leaves the export only when a newer schema for
+the same resource replaces it), does not validate claims it did not write, and does not read or
+write the cluster: the caller fetches the export and sends the patch.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from attrs import frozen
+
+from servlet.core.model import RelatedKind
+
+SCHEMAS_FIELD = "latestResourceSchemas"
+CLAIMS_FIELD = "permissionClaims"
+_CORE_GROUP = ""
+_NAMESPACES = "namespaces"
+
+
+@frozen
+class ExportChange:
+    """A merge patch for the APIExport, and the `spec` the export has once it is applied."""
+
+    patch: dict[str, Any]
+    spec: dict[str, Any]
+
+
+def schema_resource(name: str) -> str:
+    """The `<plural>.<group>` an APIResourceSchema named `<prefix>.<plural>.<group>` defines.
+
+    kcp allows one schema per resource in an export, so this is what two schema names must share
+    for the newer one to replace the older.
+    """
+    return name.split(".", 1)[1] if "." in name else name
+
+
+def plan_export(
+    *, export: Mapping[str, Any], schema_names: Iterable[str], related_kinds: Iterable[RelatedKind]
+) -> ExportChange | None:
+    """The addition `export` needs to serve `schema_names` and claim `related_kinds`; None if none."""
+    spec = _mapping(export.get("spec"))
+    current_schemas = [name for name in _sequence(spec.get(SCHEMAS_FIELD)) if isinstance(name, str)]
+    current_claims = list(_sequence(spec.get(CLAIMS_FIELD)))
+
+    schemas = _merged_schemas(current=current_schemas, wanted=set(schema_names))
+    new_claims = _missing_claims(current=current_claims, kinds=set(related_kinds))
+
+    patch_spec: dict[str, Any] = {}
+    if set(schemas) != set(current_schemas) or len(current_schemas) != len(set(current_schemas)):
+        patch_spec[SCHEMAS_FIELD] = schemas
+    if new_claims:
+        # A merge patch replaces lists whole, so the claims we did not write are sent back as read.
+        patch_spec[CLAIMS_FIELD] = [*current_claims, *new_claims]
+    if not patch_spec:
+        return None
+    # Copies, so a caller editing the patch or the spec changes neither the other nor the export.
+    return ExportChange(patch={"spec": copy.deepcopy(patch_spec)}, spec=copy.deepcopy({**spec, **patch_spec}))
+
+
+def virtual_workspace_url(
+    *, endpoint_slice: Mapping[str, Any] | None, export: Mapping[str, Any] | None
+) -> str | None:
+    """The export's VW URL: the endpoint slice's (kcp 0.28+), else the export's (older kcp), else None."""
+    for obj, field_name in ((endpoint_slice, "endpoints"), (export, "virtualWorkspaces")):
+        status = _mapping(_mapping(obj).get("status"))
+        for entry in _sequence(status.get(field_name)):
+            url = _mapping(entry).get("url")
+            if isinstance(url, str) and url:
+                return url
+    return None
+
+
+def _merged_schemas(*, current: Sequence[str], wanted: set[str]) -> list[str]:
+    """Current schemas plus wanted ones, a wanted schema replacing the current one of its resource.
+
+    Two wanted schemas for the same resource conflict (kcp serves one per resource). The choice
+    must not depend on the order they were asked in: the one already in the export stays, else
+    the lowest name wins. Reporting the conflict is the caller's job.
+    """
+    chosen: dict[str, str] = {}
+    current_set = set(current)
+    for name in sorted(wanted):
+        resource = schema_resource(name)
+        if resource not in chosen or (name in current_set and chosen[resource] not in current_set):
+            chosen[resource] = name
+    kept = {name for name in current if schema_resource(name) not in chosen}
+    return sorted(kept | set(chosen.values()))
+
+
+def _missing_claims(*, current: Sequence[Any], kinds: set[RelatedKind]) -> list[dict[str, Any]]:
+    """The core-group claims the related kinds need that the export does not have yet, sorted."""
+    needed = {kind.plural for kind in kinds}
+    if kinds:
+        # A related object may have to go into a namespace that does not exist in the workspace yet.
+        needed.add(_NAMESPACES)
+    present = {
+        (str(claim.get("group") or ""), claim.get("resource"))
+        for claim in current
+        if isinstance(claim, Mapping)
+    }
+    return [
+        # kcp rejects a v1alpha1 claim that has neither `all: true` nor a resource selector.
+        {"group": _CORE_GROUP, "resource": resource, "all": True}
+        for resource in sorted(needed)
+        if (_CORE_GROUP, resource) not in present
+    ]
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _sequence(value: object) -> Sequence[Any]:
+    return value if isinstance(value, list | tuple) else ()
