@@ -1,0 +1,373 @@
+"""Turning a PublishedResource manifest into the values of `model.py`, or into every problem at once.
+
+A PublishedResource is user input: the parser never raises, whatever the YAML held, and it
+reports all problems in one go, each under the manifest's own field path
+(`spec.related[1].kind: must be Secret or ConfigMap, not "Deployment"`), so one status condition
+tells the author everything to fix.
+
+Deliberately not here: checks that need the CRD or a concrete object (is the version served,
+does a naming pattern yield a DNS name for this object; see `projection.py` and `naming.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from jsonpath_ng.parser import parse as parse_json_path
+from attrs import frozen
+
+from servlet.core.fields import (
+    as_mapping,
+    describe,
+    read_enum,
+    read_string,
+    read_string_list,
+    report_unknown,
+)
+from servlet.core.filtering import parse_label_selector
+from servlet.core.model import (
+    Naming,
+    Origin,
+    Problem,
+    Projection,
+    PublishedResource,
+    PublishedResourceSpec,
+    RegexRule,
+    RelatedKind,
+    RelatedReference,
+    RelatedResource,
+    ResourceFilter,
+    Scope,
+    SourceResource,
+    ValueReference,
+)
+from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain, unknown_placeholders
+
+API_VERSION = "services.kdp.k8c.io/v1alpha1"
+KIND = "PublishedResource"
+IDENTIFIER_MAX = 40
+
+_SPEC_FIELDS = ("resource", "filter", "projection", "naming", "related")
+# Kubernetes requires resource names, versions, short names and categories to be DNS-1035
+# labels; checking here gives a clear message instead of a rejected APIResourceSchema later.
+_DNS1035_RE = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_GO_STYLE_GROUP_RE = re.compile(r"\$\{?\d")
+
+
+@frozen
+class ParseResult:
+    """The parsed PublishedResource, or None together with at least one problem."""
+
+    value: PublishedResource | None
+    problems: tuple[Problem, ...]
+
+
+def parse_published_resource(manifest: Mapping[str, Any]) -> ParseResult:
+    if not isinstance(manifest, Mapping):
+        message = f"a PublishedResource must be a map, not {describe(manifest)}"
+        return ParseResult(value=None, problems=(Problem(field="manifest", message=message),))
+    problems: list[Problem] = []
+    data: Mapping[str, Any] = manifest
+    _check_type_meta(data, problems=problems)
+    name, uid, generation = _parse_metadata(data.get("metadata"), problems=problems)
+    spec = _parse_spec(data.get("spec"), problems=problems)
+    if problems or spec is None:
+        # Every path that loses the spec reports why, so `problems` is never empty here.
+        return ParseResult(value=None, problems=tuple(problems))
+    value = PublishedResource(name=name, spec=spec, uid=uid, generation=generation)
+    return ParseResult(value=value, problems=())
+
+
+def _check_type_meta(data: Mapping[str, Any], *, problems: list[Problem]) -> None:
+    # Absent type meta is fine (a bare dict from a test or a file); a different one is not.
+    for key, expected in (("apiVersion", API_VERSION), ("kind", KIND)):
+        value = data.get(key)
+        if value is not None and value != expected:
+            problems.append(Problem(field=key, message=f"must be {expected}, not {describe(value)}"))
+
+
+def _parse_metadata(data: object, *, problems: list[Problem]) -> tuple[str, str, int]:
+    if data is None:
+        return "", "", 0
+    metadata = as_mapping(data, path="metadata", problems=problems)
+    if metadata is None:
+        return "", "", 0
+    name = read_string(metadata, "name", path="metadata", problems=problems) or ""
+    uid = read_string(metadata, "uid", path="metadata", problems=problems) or ""
+    generation = metadata.get("generation")
+    if generation is None:
+        return name, uid, 0
+    if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
+        message = f"must be a whole number, not {describe(generation)}"
+        problems.append(Problem(field="metadata.generation", message=message))
+        return name, uid, 0
+    return name, uid, generation
+
+
+def _parse_spec(data: object, *, problems: list[Problem]) -> PublishedResourceSpec | None:
+    if data is None:
+        problems.append(Problem(field="spec", message="is required"))
+        return None
+    spec = as_mapping(data, path="spec", problems=problems)
+    if spec is None:
+        return None
+    report_unknown(spec, path="spec", known=_SPEC_FIELDS, problems=problems)
+    resource = _parse_resource(spec.get("resource"), problems=problems)
+    resource_filter = _parse_filter(spec.get("filter"), problems=problems)
+    projection = _parse_projection(spec.get("projection"), problems=problems)
+    naming = _parse_naming(spec.get("naming"), problems=problems)
+    related = _parse_related_list(spec.get("related"), problems=problems)
+    if resource is None:
+        return None
+    return PublishedResourceSpec(
+        resource=resource, filter=resource_filter, projection=projection, naming=naming, related=related,
+    )
+
+
+def _parse_resource(data: object, *, problems: list[Problem]) -> SourceResource | None:
+    path = "spec.resource"
+    if data is None:
+        problems.append(Problem(field=path, message="is required (apiGroup and kind of the CRD to publish)"))
+        return None
+    resource = as_mapping(data, path=path, problems=problems)
+    if resource is None:
+        return None
+    report_unknown(resource, path=path, known=("apiGroup", "kind", "version"), problems=problems)
+    api_group = read_string(resource, "apiGroup", path=path, problems=problems, required=True)
+    if api_group is not None and not is_dns1123_subdomain(api_group):
+        message = f"must be a DNS subdomain such as cert-manager.io, not {describe(api_group)}"
+        problems.append(Problem(field=f"{path}.apiGroup", message=message))
+    kind = read_string(resource, "kind", path=path, problems=problems, required=True)
+    if kind is not None:
+        _check_kind(kind, field=f"{path}.kind", problems=problems)
+    version = read_string(resource, "version", path=path, problems=problems)
+    if version is not None:
+        _check_dns1035(version, field=f"{path}.version", problems=problems)
+    if api_group is None or kind is None:
+        return None
+    return SourceResource(api_group=api_group, kind=kind, version=version)
+
+
+def _parse_filter(data: object, *, problems: list[Problem]) -> ResourceFilter:
+    path = "spec.filter"
+    resource_filter = None if data is None else as_mapping(data, path=path, problems=problems)
+    if resource_filter is None:
+        return ResourceFilter()
+    report_unknown(resource_filter, path=path, known=("namespace", "resource"), problems=problems)
+    namespace = read_string(resource_filter, "namespace", path=path, problems=problems)
+    if namespace is not None and not is_dns1123_label(namespace):
+        message = f"must be a namespace name (a DNS-1123 label), not {describe(namespace)}"
+        problems.append(Problem(field=f"{path}.namespace", message=message))
+    selector, selector_problems = parse_label_selector(resource_filter.get("resource"), path=f"{path}.resource")
+    problems.extend(selector_problems)
+    return ResourceFilter(namespace=namespace, labels=selector)
+
+
+def _parse_projection(data: object, *, problems: list[Problem]) -> Projection:
+    path = "spec.projection"
+    projection = None if data is None else as_mapping(data, path=path, problems=problems)
+    if projection is None:
+        return Projection()
+    report_unknown(
+        projection, path=path, known=("version", "kind", "plural", "shortNames", "categories", "scope"),
+        problems=problems,
+    )
+    version = read_string(projection, "version", path=path, problems=problems)
+    if version is not None:
+        _check_dns1035(version, field=f"{path}.version", problems=problems)
+    kind = read_string(projection, "kind", path=path, problems=problems)
+    if kind is not None:
+        _check_kind(kind, field=f"{path}.kind", problems=problems)
+    plural = read_string(projection, "plural", path=path, problems=problems)
+    if plural is not None:
+        _check_dns1035(plural, field=f"{path}.plural", problems=problems)
+    short_names = read_string_list(projection, "shortNames", path=path, problems=problems)
+    categories = read_string_list(projection, "categories", path=path, problems=problems)
+    for key, names in (("shortNames", short_names), ("categories", categories)):
+        for index, name in enumerate(names or ()):
+            _check_dns1035(name, field=f"{path}.{key}[{index}]", problems=problems)
+    scope = read_enum(projection, "scope", Scope, path=path, problems=problems)
+    return Projection(
+        version=version, kind=kind, plural=plural, short_names=short_names, categories=categories, scope=scope,
+    )
+
+
+def _parse_naming(data: object, *, problems: list[Problem]) -> Naming:
+    path = "spec.naming"
+    naming = None if data is None else as_mapping(data, path=path, problems=problems)
+    if naming is None:
+        return Naming()
+    report_unknown(naming, path=path, known=("namespace", "name"), problems=problems)
+    patterns = {key: read_string(naming, key, path=path, problems=problems) for key in ("namespace", "name")}
+    for key, pattern in patterns.items():
+        problems.extend(
+            Problem(field=f"{path}.{key}", message=f"unknown placeholder {token}")
+            for token in unknown_placeholders(pattern or "")
+        )
+    return Naming(namespace=patterns["namespace"], name=patterns["name"])
+
+
+def _parse_related_list(data: object, *, problems: list[Problem]) -> tuple[RelatedResource, ...]:
+    path = "spec.related"
+    if data is None:
+        return ()
+    if not isinstance(data, list):
+        problems.append(Problem(field=path, message=f"must be a list of related resources, not {describe(data)}"))
+        return ()
+    related: list[RelatedResource] = []
+    first_use: dict[str, int] = {}
+    for index, item in enumerate(data):
+        parsed = _parse_related(item, path=f"{path}[{index}]", problems=problems)
+        identifier = item.get("identifier") if isinstance(item, Mapping) else None
+        if isinstance(identifier, str) and identifier in first_use:
+            problems.append(Problem(
+                field=f"{path}[{index}].identifier",
+                message=f"{describe(identifier)} is already used by {path}[{first_use[identifier]}]; "
+                "identifiers must be unique",
+            ))
+        elif isinstance(identifier, str):
+            first_use[identifier] = index
+        if parsed is not None:
+            related.append(parsed)
+    return tuple(related)
+
+
+def _parse_related(data: object, *, path: str, problems: list[Problem]) -> RelatedResource | None:
+    related = as_mapping(data, path=path, problems=problems)
+    if related is None:
+        return None
+    report_unknown(related, path=path, known=("identifier", "origin", "kind", "reference"), problems=problems)
+    identifier = read_string(related, "identifier", path=path, problems=problems, required=True)
+    if identifier is not None and (len(identifier) > IDENTIFIER_MAX or not is_dns1123_label(identifier)):
+        problems.append(Problem(
+            field=f"{path}.identifier",
+            message=f"must be a DNS-1123 label of at most {IDENTIFIER_MAX} characters (lower-case letters, digits "
+            f"and '-'), not {describe(identifier)}",
+        ))
+        identifier = None
+    origin = read_enum(related, "origin", Origin, path=path, problems=problems, required=True)
+    kind = read_enum(related, "kind", RelatedKind, path=path, problems=problems, required=True)
+    reference = _parse_reference(related.get("reference"), path=f"{path}.reference", problems=problems)
+    if identifier is None or origin is None or kind is None or reference is None:
+        return None
+    return RelatedResource(identifier=identifier, origin=origin, kind=kind, reference=reference)
+
+
+def _parse_reference(data: object, *, path: str, problems: list[Problem]) -> RelatedReference | None:
+    if data is None:
+        problems.append(Problem(field=path, message="is required (where the related object's name is found)"))
+        return None
+    reference = as_mapping(data, path=path, problems=problems)
+    if reference is None:
+        return None
+    report_unknown(reference, path=path, known=("name", "namespace"), problems=problems)
+    name_data = reference.get("name")
+    if name_data is None:
+        problems.append(Problem(field=f"{path}.name", message="is required (a map with path and optional regex)"))
+        name = None
+    else:
+        name = _parse_value_reference(name_data, path=f"{path}.name", problems=problems)
+    namespace_data = reference.get("namespace")
+    namespace = None
+    if namespace_data is not None:
+        namespace = _parse_value_reference(namespace_data, path=f"{path}.namespace", problems=problems)
+    if name is None or (namespace_data is not None and namespace is None):
+        return None
+    return RelatedReference(name=name, namespace=namespace)
+
+
+def _parse_value_reference(data: object, *, path: str, problems: list[Problem]) -> ValueReference | None:
+    reference = as_mapping(data, path=path, problems=problems)
+    if reference is None:
+        return None
+    report_unknown(reference, path=path, known=("path", "regex"), problems=problems)
+    before = len(problems)
+    json_path = read_string(reference, "path", path=path, problems=problems, required=True)
+    if json_path is not None:
+        _check_json_path(json_path, field=f"{path}.path", problems=problems)
+    regex = None
+    if reference.get("regex") is not None:
+        regex = _parse_regex(reference.get("regex"), path=f"{path}.regex", problems=problems)
+    if len(problems) > before or json_path is None:
+        return None
+    return ValueReference(path=json_path, regex=regex)
+
+
+def _check_json_path(json_path: str, *, field: str, problems: list[Problem]) -> None:
+    if json_path.startswith((".", "$")):
+        problems.append(Problem(
+            field=field,
+            message=f"{describe(json_path)} starts with {json_path[0]!r}; write paths without a leading dot or $, "
+            "as in spec.secretName",
+        ))
+        return
+    try:
+        parse_json_path(json_path)
+    except Exception as error:  # jsonpath_ng raises several unrelated types for bad input
+        problems.append(Problem(field=field, message=f"{describe(json_path)} is not a valid JSONPath: {error}"))
+
+
+def _parse_regex(data: object, *, path: str, problems: list[Problem]) -> RegexRule | None:
+    regex = as_mapping(data, path=path, problems=problems)
+    if regex is None:
+        return None
+    report_unknown(regex, path=path, known=("pattern", "replacement"), problems=problems)
+    before = len(problems)
+    texts = {}
+    for key in ("pattern", "replacement"):
+        value = regex.get(key, "")
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            problems.append(Problem(field=f"{path}.{key}", message=f"must be a string, not {describe(value)}"))
+            value = ""
+        texts[key] = value
+    pattern, replacement = texts["pattern"], texts["replacement"]
+    if len(problems) > before:
+        return None
+    if not pattern and not replacement:
+        problems.append(Problem(field=path, message="sets neither pattern nor replacement"))
+        return None
+    try:
+        compiled = re.compile(pattern)
+    except (re.error, OverflowError, RecursionError, ValueError) as error:
+        message = f"{describe(pattern)} is not a valid regular expression: {error}"
+        problems.append(Problem(field=f"{path}.pattern", message=message))
+        return None
+    if _GO_STYLE_GROUP_RE.search(replacement):
+        problems.append(Problem(
+            field=f"{path}.replacement",
+            message=f"{describe(replacement)} refers to a group as $1; write \\1 instead",
+        ))
+        return None
+    try:
+        # Substituting into "" still compiles the template, which checks every group reference.
+        compiled.sub(replacement, "")
+    except (re.error, IndexError, ValueError) as error:
+        problems.append(Problem(
+            field=f"{path}.replacement",
+            message=f"{describe(replacement)} is not a valid replacement for pattern {describe(pattern)}: {error}",
+        ))
+        return None
+    return RegexRule(pattern=pattern, replacement=replacement)
+
+
+def _check_dns1035(value: str, *, field: str, problems: list[Problem]) -> None:
+    if len(value) > 63 or _DNS1035_RE.fullmatch(value) is None:
+        problems.append(Problem(
+            field=field,
+            message=f"must be a lower-case DNS-1035 label (letters, digits and '-', starting with a letter, "
+            f"at most 63 characters), not {describe(value)}",
+        ))
+
+
+def _check_kind(kind: str, *, field: str, problems: list[Problem]) -> None:
+    # The lower-case kind is the singular resource name, which must be a DNS-1035 label.
+    if len(kind) > 63 or _DNS1035_RE.fullmatch(kind.lower()) is None:
+        problems.append(Problem(
+            field=field,
+            message=f"must be a kind name such as Certificate (letters, digits and '-', starting with a letter), "
+            f"not {describe(kind)}",
+        ))
