@@ -1,0 +1,248 @@
+"""Content sync as data: the last-known-state and kubectl's three-way rule over JSON merge patch.
+
+The servlet owns only what it last wrote. Comparing the desired content with the live object
+alone would either wipe fields that webhooks and other controllers add (a two-way "make it equal")
+or never remove a field the tenant deleted (a two-way "add what is missing"). The last-known-state
+annotation remembers what the servlet wrote, so a field is removed exactly when the servlet put it
+there and the tenant has since removed it.
+
+Decisions the rule leaves open, settled here:
+
+- JSON null cannot be written with a merge patch (null means "delete"). A desired `null` is
+  therefore realised as "absent": the patch deletes the live field, and a live field that is
+  absent or null already counts as converged. For a nullable CRD field both read the same.
+- Absent and null are the same on the live side too, so a field removed from the desired content
+  that the live object no longer has (or holds as null) costs no write.
+- The labels and annotations maps in `metadata` (and `metadata` itself) are shared with the API
+  server, webhooks and other controllers, and carry the servlet's own link metadata. The servlet
+  owns single keys there, never the map: when the desired content has no such map, the keys it
+  last wrote are removed one by one and the map is never nulled.
+- Values compare as JSON: `true` differs from `1`, while `1` equals `1.0` (Go writes both as `1`).
+
+This module computes patches; it does not send them, and it does not decide whether content sync
+runs at all (the planner does).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import json
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import frozen
+
+from servlet.core.hashing import canonical_json
+from servlet.core.metadata import LAST_KNOWN_STATE_ANNOTATION, copyable
+from servlet.core.model import Problem
+
+STATE_COMPRESSION_THRESHOLD = 64 * 1024
+ANNOTATIONS_LIMIT = 256 * 1024
+
+_COMPRESSED_PREFIX = "z:"
+# A real state is bounded by what etcd stores for one object (about 1.5 MiB); anything that
+# inflates beyond this is not a state the servlet wrote, and must not exhaust memory.
+_MAX_DECOMPRESSED_STATE = 8 * 1024 * 1024
+_SKIPPED_TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata", "status"})
+# Maps owned key by key (see the module docstring), as paths from the object root.
+_SHARED_MAPS = frozenset({("metadata",), ("metadata", "labels"), ("metadata", "annotations")})
+_UNCHANGED: Any = object()
+
+
+def encode_state(content: Mapping[str, Any]) -> str:
+    """Canonical JSON of `content`; above 64 KiB of UTF-8, zlib-compressed base64 behind `z:`.
+
+    Canonical JSON of a mapping always starts with `{`, so the prefix cannot be mistaken.
+    """
+    text = canonical_json(content)
+    raw = text.encode("utf-8")
+    if len(raw) <= STATE_COMPRESSION_THRESHOLD:
+        return text
+    return _COMPRESSED_PREFIX + base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+
+
+def decode_state(text: str | None) -> dict[str, Any] | None:
+    """The content stored by `encode_state`, or None when absent or unreadable.
+
+    An unreadable state (edited by hand, truncated) is treated like no state: the next patch is
+    computed two-way and a fresh state is written, which is the best the servlet can do.
+    """
+    if not text:
+        return None
+    try:
+        if text.startswith(_COMPRESSED_PREFIX):
+            packed = base64.b64decode(text[len(_COMPRESSED_PREFIX):], validate=True)
+            inflater = zlib.decompressobj()
+            raw = inflater.decompress(packed, _MAX_DECOMPRESSED_STATE)
+            if inflater.unconsumed_tail or not inflater.eof:
+                return None
+            text = raw.decode("utf-8")
+        value = json.loads(text)
+    except (ValueError, binascii.Error, zlib.error, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def primary_content(remote: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a remote primary that is synced down: content fields and copied metadata."""
+    content = {key: copy.deepcopy(value) for key, value in remote.items() if key not in _SKIPPED_TOP_LEVEL}
+    metadata = remote.get("metadata")
+    if isinstance(metadata, Mapping):
+        copied: dict[str, Any] = {}
+        for name in ("labels", "annotations"):
+            values = metadata.get(name)
+            kept = copyable(values) if isinstance(values, Mapping) else {}
+            if kept:
+                copied[name] = kept
+        if copied:
+            content["metadata"] = copied
+    return content
+
+
+def apply_merge_patch(target: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """RFC 7386: null deletes, an object merges, anything else replaces. Inputs are not changed."""
+    result = _merge(target, patch)
+    assert isinstance(result, dict)  # a mapping patch always yields an object
+    return result
+
+
+def _merge(target: Any, patch: Any) -> Any:
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    merged = {key: copy.deepcopy(value) for key, value in target.items()} if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = _merge(merged.get(key), value)
+    return merged
+
+
+def three_way_patch(
+    *, last_known: Mapping[str, Any] | None, desired: Mapping[str, Any], live: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The merge patch that makes `live` carry `desired` by kubectl's three-way rule; {} if none.
+
+    A field in `last_known` but not in `desired` is deleted; a desired field whose live value
+    differs is set; a live field in neither is left alone; maps recurse; lists and scalars are
+    replaced whole. `last_known` None (first sync, unreadable state) removes nothing.
+    """
+    return _diff(last=last_known, desired=desired, live=live, path=())
+
+
+def _diff(
+    *, last: Mapping[str, Any] | None, desired: Mapping[str, Any], live: Mapping[str, Any], path: tuple[str, ...]
+) -> dict[str, Any]:
+    patch: dict[str, Any] = {}
+    removed = [key for key in (last or {}) if key not in desired]
+    for key in [*desired, *removed]:
+        change = _change(
+            previous=last.get(key) if last is not None else None,
+            wanted=desired.get(key),
+            current=live.get(key),
+            path=path + (key,),
+        )
+        if change is not _UNCHANGED:
+            patch[key] = change
+    return patch
+
+
+def _change(*, previous: Any, wanted: Any, current: Any, path: tuple[str, ...]) -> Any:
+    """The patch value for one field, or _UNCHANGED. `wanted` None: removed from desired, or null."""
+    if path in _SHARED_MAPS:
+        # Owned key by key: a missing desired map removes the keys last written, never the map.
+        wanted = wanted if isinstance(wanted, Mapping) else {}
+        if not isinstance(current, Mapping):
+            return _without_null_members(wanted) if wanted else _UNCHANGED
+    if wanted is None:
+        # Absent and null are the same on both sides (module docstring).
+        return None if current is not None else _UNCHANGED
+    if isinstance(wanted, Mapping) and isinstance(current, Mapping):
+        nested = _diff(
+            last=previous if isinstance(previous, Mapping) else None, desired=wanted, live=current, path=path
+        )
+        return nested if nested else _UNCHANGED
+    if _json_equal(wanted, current):
+        return _UNCHANGED
+    return _without_null_members(wanted)
+
+
+def _without_null_members(value: Any) -> Any:
+    """A copy of a map set whole, without null members: they would mean "delete" in the patch."""
+    if isinstance(value, Mapping):
+        return {key: _without_null_members(item) for key, item in value.items() if item is not None}
+    return copy.deepcopy(value)
+
+
+def _json_equal(left: Any, right: Any) -> bool:
+    """Equality of JSON values: Python's `True == 1` must not hide a changed boolean."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    if isinstance(left, Mapping) and isinstance(right, Mapping):
+        return left.keys() == right.keys() and all(_json_equal(left[key], right[key]) for key in left)
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(_json_equal(a, b) for a, b in zip(left, right))
+    if isinstance(left, (Mapping, list)) or isinstance(right, (Mapping, list)):
+        return False
+    return bool(left == right)
+
+
+@frozen
+class ContentPatch:
+    """The merge patch for a local copy: {} when converged, else it carries the new state."""
+
+    patch: dict[str, Any]
+
+
+def content_patch(*, desired: Mapping[str, Any], live: Mapping[str, Any]) -> ContentPatch | Problem:
+    """The three-way patch against the state stored on `live`, with the new state added.
+
+    The state is rewritten also when only it is stale (an old or unreadable annotation), so the
+    next removal is computed against what the object really carries. A patch that would push the
+    live object's annotations past the API's 256 KiB limit is a Problem: the API server would
+    reject it, and a half-written state would be worse than none.
+    """
+    annotations = _live_annotations(live)
+    stored = annotations.get(LAST_KNOWN_STATE_ANNOTATION)
+    last_known = decode_state(stored if isinstance(stored, str) else None)
+    patch = three_way_patch(last_known=last_known, desired=desired, live=live)
+    if not patch and last_known is not None and _json_equal(last_known, desired):
+        return ContentPatch(patch={})
+
+    state = encode_state(desired)
+    patch = apply_merge_patch(patch, {"metadata": {"annotations": {LAST_KNOWN_STATE_ANNOTATION: state}}})
+    annotations_after = apply_merge_patch(annotations, patch["metadata"]["annotations"])
+    size = annotations_size(annotations_after)
+    if size > ANNOTATIONS_LIMIT:
+        return Problem(
+            field="metadata.annotations",
+            message=(
+                f"the object is too large for its last-known-state: the annotations would take {size} "
+                f"bytes (the state alone {len(state.encode('utf-8'))} bytes), "
+                f"more than the limit of {ANNOTATIONS_LIMIT} bytes"
+            ),
+        )
+    return ContentPatch(patch=patch)
+
+
+def _live_annotations(live: Mapping[str, Any]) -> Mapping[str, Any]:
+    metadata = live.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    return annotations if isinstance(annotations, Mapping) else {}
+
+
+def annotations_size(annotations: Mapping[str, Any]) -> int:
+    """The size the API server checks: UTF-8 bytes of every key plus every value."""
+    return sum(len(key.encode("utf-8")) + len(str(value).encode("utf-8")) for key, value in annotations.items())
+
+
+def statuses_differ(local_status: Any, remote_status: Any) -> bool:
+    """Whether the remote status must be rewritten from the local one, compared as JSON values.
+
+    None (absent) and `{}` both mean "no status": copying one over the other would be a write
+    that changes nothing a reader can see.
+    """
+    return not _json_equal({} if local_status is None else local_status, {} if remote_status is None else remote_status)
