@@ -1,0 +1,350 @@
+"""The PublishedResource CRD manifest: a valid apiextensions.k8s.io/v1 CRD whose schema accepts
+the bundled example and rejects broken PublishedResources.
+
+There is no API server here, so the manifest is checked structurally and PublishedResources are
+validated by a small validator for the subset of OpenAPI v3 the schema uses. Unknown fields are
+rejected, as `kubectl apply` does with strict field validation.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+CRD_PATH = REPO / "charts" / "servlet" / "crds" / "publishedresources.yaml"
+EXAMPLE_PATH = REPO / "examples" / "certificates" / "publishedresource.yaml"
+
+# Keywords of a structural schema this manifest may use; anything else (oneOf, $ref, ...) is a
+# mistake here.
+KNOWN_KEYWORDS = {
+    "type", "description", "properties", "required", "items", "enum", "pattern", "maxLength",
+    "minLength", "minimum", "format", "additionalProperties", "x-kubernetes-validations",
+    "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type",
+}
+TYPES = {"object", "array", "string", "integer", "number", "boolean"}
+PRINTER_COLUMN_TYPES = {"integer", "number", "string", "boolean", "date"}
+
+
+def _load_crd() -> dict[str, Any]:
+    document = yaml.safe_load(CRD_PATH.read_text())
+    assert isinstance(document, dict)
+    return document
+
+
+CRD = _load_crd()
+VERSION = CRD["spec"]["versions"][0]
+SCHEMA: dict[str, Any] = VERSION["schema"]["openAPIV3Schema"]
+
+
+def _walk(schema: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    yield path, schema
+    for name, child in schema.get("properties", {}).items():
+        yield from _walk(child, f"{path}.{name}")
+    if "items" in schema:
+        yield from _walk(schema["items"], f"{path}[]")
+    if isinstance(schema.get("additionalProperties"), dict):
+        yield from _walk(schema["additionalProperties"], f"{path}.*")
+
+
+def _type_matches(expected: str, value: Any) -> bool:
+    if expected == "object":
+        return isinstance(value, dict)
+    if expected == "array":
+        return isinstance(value, list)
+    if expected == "string":
+        return isinstance(value, str)
+    if expected == "boolean":
+        return isinstance(value, bool)
+    if expected == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def validate(schema: dict[str, Any], value: Any, path: str = "") -> list[str]:
+    """Errors of `value` against `schema` (the subset of OpenAPI v3 used by the manifest)."""
+    where = path or "<root>"
+    if not _type_matches(schema["type"], value):
+        return [f"{where}: expected {schema['type']}, got {type(value).__name__}"]
+    errors: list[str] = []
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{where}: {value!r} is not one of {schema['enum']}")
+    if isinstance(value, str):
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            errors.append(f"{where}: longer than {schema['maxLength']}")
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            errors.append(f"{where}: shorter than {schema['minLength']}")
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            errors.append(f"{where}: {value!r} does not match {schema['pattern']}")
+    if isinstance(value, int) and "minimum" in schema and value < schema["minimum"]:
+        errors.append(f"{where}: below {schema['minimum']}")
+    if isinstance(value, dict):
+        errors += _validate_object(schema, value, path)
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            errors += validate(schema["items"], item, f"{path}[{index}]")
+        keys = schema.get("x-kubernetes-list-map-keys")
+        if keys:
+            seen = [tuple(item.get(key) for key in keys) for item in value if isinstance(item, dict)]
+            if len(seen) != len(set(seen)):
+                errors.append(f"{where}: duplicate entries for key {keys}")
+    return errors
+
+
+def _validate_object(schema: dict[str, Any], value: dict[str, Any], path: str) -> list[str]:
+    errors = [f"{path}.{name}: required" for name in schema.get("required", []) if name not in value]
+    properties = schema.get("properties")
+    extra = schema.get("additionalProperties")
+    for name, item in value.items():
+        if properties is not None and name in properties:
+            errors += validate(properties[name], item, f"{path}.{name}")
+        elif isinstance(extra, dict):
+            errors += validate(extra, item, f"{path}.{name}")
+        elif properties is not None:
+            errors.append(f"{path}.{name}: unknown field")
+    return errors
+
+
+def _example() -> dict[str, Any]:
+    document = yaml.safe_load(EXAMPLE_PATH.read_text())
+    assert isinstance(document, dict)
+    return document
+
+
+FULL: dict[str, Any] = {
+    "apiVersion": "services.kdp.k8c.io/v1alpha1",
+    "kind": "PublishedResource",
+    "metadata": {"name": "publish-everything", "labels": {"team": "a"}},
+    "spec": {
+        "resource": {"apiGroup": "cert-manager.io", "kind": "Certificate", "version": "v1"},
+        "filter": {
+            "namespace": "my-app",
+            "resource": {
+                "matchLabels": {"foo": "bar"},
+                "matchExpressions": [
+                    {"key": "tier", "operator": "In", "values": ["gold", "silver"]},
+                    {"key": "legacy", "operator": "DoesNotExist"},
+                ],
+            },
+        },
+        "projection": {
+            "version": "v1beta1", "kind": "Zertifikat", "plural": "zertifikate",
+            "shortNames": ["zerts"], "categories": [], "scope": "Namespaced",
+        },
+        "naming": {"namespace": "$remoteClusterName", "name": "cert-$remoteNamespaceHash-$remoteNameHash"},
+        "related": [
+            {"identifier": "tls-secret", "origin": "service", "kind": "Secret",
+             "reference": {"name": {"path": "spec.secretName"}}},
+            {"identifier": "settings", "origin": "platform", "kind": "ConfigMap",
+             "reference": {
+                 "name": {"path": "spec.secretName", "regex": {"pattern": "^(.*)$", "replacement": "\\1-cfg"}},
+                 "namespace": {"path": "metadata.uid", "regex": {"pattern": "", "replacement": "kube-system"}},
+             }},
+        ],
+    },
+    "status": {
+        "resourceSchemaName": "v1a2b3c4d.zertifikate.certificates.example.corp",
+        "conditions": [
+            {"type": "Ready", "status": "False", "reason": "WaitingForVirtualWorkspace",
+             "message": "the APIExport has no virtual workspace URL yet", "observedGeneration": 1,
+             "lastTransitionTime": "2026-01-01T00:00:00Z"},
+        ],
+    },
+}
+
+
+def test_manifest_is_a_cluster_scoped_apiextensions_v1_crd_for_published_resources() -> None:
+    assert CRD["apiVersion"] == "apiextensions.k8s.io/v1"
+    assert CRD["kind"] == "CustomResourceDefinition"
+    spec = CRD["spec"]
+    assert spec["group"] == "services.kdp.k8c.io"
+    assert spec["scope"] == "Cluster"
+    assert spec["names"] == {
+        "kind": "PublishedResource", "listKind": "PublishedResourceList",
+        "plural": "publishedresources", "singular": "publishedresource",
+        "shortNames": ["pr"], "categories": ["kdp"],
+    }
+    # The API server requires the name to be <plural>.<group>.
+    assert CRD["metadata"]["name"] == f"{spec['names']['plural']}.{spec['group']}"
+
+
+def test_the_one_version_is_v1alpha1_served_and_stored_with_a_status_subresource() -> None:
+    assert len(CRD["spec"]["versions"]) == 1
+    assert VERSION["name"] == "v1alpha1"
+    assert VERSION["served"] is True and VERSION["storage"] is True
+    assert VERSION["subresources"] == {"status": {}}
+
+
+def test_spec_is_immutable_through_a_cel_rule() -> None:
+    spec = SCHEMA["properties"]["spec"]
+    assert spec["x-kubernetes-validations"] == [{"rule": "self == oldSelf", "message": "spec is immutable"}]
+    assert "spec" in SCHEMA["required"]
+
+
+@pytest.mark.parametrize("path,node", list(_walk(SCHEMA)), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_schema_node_is_structural(path: str, node: dict[str, Any]) -> None:
+    assert node.get("type") in TYPES, f"{path or '<root>'} has no valid type"
+    assert set(node) <= KNOWN_KEYWORDS, f"{path}: unexpected keywords {set(node) - KNOWN_KEYWORDS}"
+    assert not ("properties" in node and "additionalProperties" in node), path
+    assert ("items" in node) == (node["type"] == "array"), f"{path}: arrays, and only arrays, need items"
+    for name in node.get("required", []):
+        assert name in node.get("properties", {}), f"{path}: required {name} is not a property"
+    if "x-kubernetes-list-type" in node or "x-kubernetes-list-map-keys" in node:
+        assert node["type"] == "array", path
+    if "x-kubernetes-map-type" in node:
+        assert node["type"] == "object", path
+    if "pattern" in node:
+        re.compile(node["pattern"])
+
+
+def _is_scalar_item(path: str, node: dict[str, Any]) -> bool:
+    return path.endswith(("[]", ".*")) and node["type"] not in ("object", "array")
+
+
+@pytest.mark.parametrize(
+    "path,node", [(p, n) for p, n in _walk(SCHEMA) if p != ".metadata" and not _is_scalar_item(p, n)],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_every_field_has_a_description(path: str, node: dict[str, Any]) -> None:
+    # `.metadata` is the exception: the API server forbids anything but `type: object` there.
+    # Strings inside lists and maps are described by their list or map.
+    assert node.get("description", "").strip(), f"{path or '<root>'} has no description"
+
+
+def test_root_metadata_is_only_type_object() -> None:
+    assert SCHEMA["properties"]["metadata"] == {"type": "object"}
+
+
+@pytest.mark.parametrize("path,node", [(p, n) for p, n in _walk(SCHEMA) if "x-kubernetes-list-map-keys" in n],
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_list_map_keys_are_required_strings(path: str, node: dict[str, Any]) -> None:
+    assert node["x-kubernetes-list-type"] == "map"
+    for key in node["x-kubernetes-list-map-keys"]:
+        assert key in node["items"]["required"], f"{path}: map key {key} must be required"
+        assert node["items"]["properties"][key]["type"] == "string"
+
+
+@pytest.mark.parametrize(
+    "path,expected",
+    [
+        (".spec.resource.apiGroup", {"type": "string"}),
+        (".spec.filter.resource.matchExpressions[].operator", {"enum": ["In", "NotIn", "Exists", "DoesNotExist"]}),
+        (".spec.projection.scope", {"enum": ["Namespaced", "Cluster"]}),
+        (".spec.related[].identifier", {"maxLength": 40}),
+        (".spec.related[].origin", {"enum": ["service", "platform"]}),
+        (".spec.related[].kind", {"enum": ["Secret", "ConfigMap"]}),
+        (".spec.related", {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["identifier"]}),
+        (".status.conditions[].observedGeneration", {"type": "integer"}),
+    ],
+)
+def test_schema_constrains_the_documented_fields(path: str, expected: dict[str, Any]) -> None:
+    nodes = dict(_walk(SCHEMA))
+    assert {key: nodes[path].get(key) for key in expected} == expected
+
+
+def _schema_at(json_path: str) -> dict[str, Any]:
+    """The schema node a printer column's JSONPath reads (a filter `[?(...)]` selects items)."""
+    node = SCHEMA
+    for step in re.findall(r"\.(\w+)|\[\?\([^]]*\)\]", json_path):
+        node = node["properties"][step] if step else node["items"]
+    return node
+
+
+@pytest.mark.parametrize(
+    "name,json_path,column_type",
+    [
+        ("Kind", ".spec.resource.kind", "string"),
+        ("API Group", ".spec.resource.apiGroup", "string"),
+        ("Schema", ".status.resourceSchemaName", "string"),
+        ("Ready", '.status.conditions[?(@.type=="Ready")].status', "string"),
+        ("Age", ".metadata.creationTimestamp", "date"),
+    ],
+)
+def test_printer_columns(name: str, json_path: str, column_type: str) -> None:
+    columns = {column["name"]: column for column in VERSION["additionalPrinterColumns"]}
+    assert columns[name]["jsonPath"] == json_path
+    assert columns[name]["type"] == column_type
+    if not json_path.startswith(".metadata"):
+        assert _schema_at(json_path)["type"] == "string"
+
+
+def test_printer_columns_are_well_formed() -> None:
+    columns = VERSION["additionalPrinterColumns"]
+    assert [column["name"] for column in columns] == ["Kind", "API Group", "Schema", "Ready", "Age"]
+    for column in columns:
+        assert column["type"] in PRINTER_COLUMN_TYPES
+        assert column["jsonPath"].startswith(".")
+
+
+def test_bundled_example_is_valid() -> None:
+    assert validate(SCHEMA, _example()) == []
+
+
+def test_a_published_resource_using_every_field_is_valid() -> None:
+    assert validate(SCHEMA, FULL) == []
+
+
+def test_the_smallest_published_resource_is_valid() -> None:
+    smallest = {"apiVersion": "services.kdp.k8c.io/v1alpha1", "kind": "PublishedResource",
+                "metadata": {"name": "x"}, "spec": {"resource": {"apiGroup": "example.com", "kind": "Thing"}}}
+    assert validate(SCHEMA, smallest) == []
+
+
+def _set(document: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """A copy of `document` with the value at a dotted path (list indexes as numbers) replaced;
+    the value `...` deletes the field."""
+    result = copy.deepcopy(document)
+    *parents, last = path.split(".")
+    node: Any = result
+    for step in parents:
+        node = node[int(step)] if isinstance(node, list) else node[step]
+    if value is ...:
+        del node[last]
+    else:
+        node[last] = value
+    return result
+
+
+@pytest.mark.parametrize(
+    "path,value,error",
+    [
+        ("spec", ..., ".spec: required"),
+        ("spec.resource", ..., ".spec.resource: required"),
+        ("spec.resource.kind", ..., ".spec.resource.kind: required"),
+        ("spec.resource.apiGroup", "", ".spec.resource.apiGroup: shorter than 1"),
+        ("spec.resource.version", 1, ".spec.resource.version: expected string"),
+        ("spec.naming.nmae", "$remoteName", ".spec.naming.nmae: unknown field"),
+        ("spec.mutation", {}, ".spec.mutation: unknown field"),
+        ("spec.filter.resource.matchLabels", {"foo": 1}, ".spec.filter.resource.matchLabels.foo: expected string"),
+        ("spec.filter.resource.matchExpressions.0.operator", "Gt", "is not one of"),
+        ("spec.filter.resource.matchExpressions.0.key", ..., "matchExpressions[0].key: required"),
+        ("spec.projection.scope", "Global", ".spec.projection.scope: 'Global' is not one of"),
+        ("spec.projection.shortNames", "zerts", ".spec.projection.shortNames: expected array"),
+        ("spec.related.0.identifier", "x" * 41, ".spec.related[0].identifier: longer than 40"),
+        ("spec.related.0.identifier", "TLS_Secret", ".spec.related[0].identifier: 'TLS_Secret' does not match"),
+        ("spec.related.0.identifier", "-tls", "does not match"),
+        ("spec.related.0.identifier", ..., ".spec.related[0].identifier: required"),
+        ("spec.related.1.identifier", "tls-secret", ".spec.related: duplicate entries"),
+        ("spec.related.0.origin", "cluster", ".spec.related[0].origin: 'cluster' is not one of"),
+        ("spec.related.0.kind", "Deployment", ".spec.related[0].kind: 'Deployment' is not one of"),
+        ("spec.related.0.reference.name", ..., ".spec.related[0].reference.name: required"),
+        ("spec.related.0.reference.name.path", ..., ".spec.related[0].reference.name.path: required"),
+        ("spec.related.1.reference.namespace.regex.flags", "i", "regex.flags: unknown field"),
+        ("status.conditions.0.status", "Maybe", ".status.conditions[0].status: 'Maybe' is not one of"),
+        ("status.conditions.0.observedGeneration", -1, "observedGeneration: below 0"),
+        ("status.phase", "Ready", ".status.phase: unknown field"),
+    ],
+)
+def test_broken_published_resources_are_rejected(path: str, value: Any, error: str) -> None:
+    errors = validate(SCHEMA, _set(FULL, path, value))
+    assert any(error in message for message in errors), errors
+
+
+def test_an_identifier_of_exactly_40_characters_is_allowed() -> None:
+    assert validate(SCHEMA, _set(FULL, "spec.related.0.identifier", "a" * 40)) == []
