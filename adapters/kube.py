@@ -1,0 +1,393 @@
+"""The lightkube plumbing every adapter shares: clients, generic resources, patches, error mapping.
+
+Why it exists:
+
+- lightkube reports a failed request three different ways depending on the response's
+  Content-Type (`ApiError` only for exactly `application/json`, a bare `httpx2.HTTPStatusError`
+  with `; charset=utf-8`, a `KeyError` without the header) plus transport errors. `api_errors()`
+  turns all of them into the classes of `errors.py`, so no caller depends on those quirks.
+- lightkube has no per-request cluster: one client per base URL (a cluster, a workspace
+  `/clusters/<lc>`, the VW wildcard `/clusters/*`). `async_client()`, `http_client()` and
+  `ClusterClients` build them from one kubeconfig with the same auth and TLS.
+- lightkube's generic-resource registry is process-wide and raises when a kind is asked for
+  again with another plural; `resource_class()` keeps its own cache and never registers.
+- `patch()` defaults to strategic merge, which custom resources reject: `merge_patch()` and
+  `json_patch()` are the only patch paths the adapters use.
+
+What it deliberately does not do: decide anything about objects, retry, or log.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, cast
+
+import httpx2
+import msgspec
+from lightkube import AsyncClient, KubeConfig
+from lightkube.config import client_adapter
+from lightkube.config.kubeconfig import SingleConfig
+from lightkube.core import resource as lk_resource
+from lightkube.core.exceptions import ApiError
+from lightkube.generic_resource import (
+    GenericGlobalResource,
+    GenericGlobalStatus,
+    GenericNamespacedResource,
+    GenericNamespacedStatus,
+)
+from lightkube.types import PatchType
+
+from servlet.adapters.errors import (
+    AlreadyExists,
+    ApiFailure,
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    Operation,
+    Transient,
+)
+
+FIELD_MANAGER = "kdp-servlet"
+DEFAULT_TIMEOUT = 10.0
+# Long enough to identify a server's error page, short enough to keep log lines readable.
+_MAX_BODY_IN_MESSAGE = 300
+
+
+# -- error mapping ---------------------------------------------------------------------------
+
+
+def failure_for(
+    *,
+    operation: Operation,
+    code: int,
+    message: str,
+    reason: str = "",
+    retry_after: float | None = None,
+) -> ApiFailure:
+    """The failure class for an HTTP status code (and, for 409, the Status reason)."""
+    if code == 404:
+        return NotFound(operation=operation, code=code, message=message, reason=reason)
+    if code == 409:
+        # Without a readable Status body a 409 on a create can only mean the name is taken.
+        if reason == "AlreadyExists" or (not reason and operation.verb == "create"):
+            return AlreadyExists(operation=operation, code=code, message=message, reason=reason)
+        return Conflict(operation=operation, code=code, message=message, reason=reason)
+    if code == 410:
+        return Gone(operation=operation, code=code, message=message, reason=reason)
+    if code in (401, 403):
+        return Forbidden(operation=operation, code=code, message=message, reason=reason)
+    if code in (400, 413, 415, 422):
+        return Invalid(operation=operation, code=code, message=message, reason=reason)
+    if code in (408, 429) or code >= 500:
+        return Transient(operation=operation, code=code, message=message, reason=reason, retry_after=retry_after)
+    return ApiFailure(operation=operation, code=code, message=message, reason=reason)
+
+
+def failure_from_status(status: Mapping[str, Any], *, operation: Operation) -> ApiFailure:
+    """The failure a `metav1.Status` describes (an error response body or a watch ERROR event)."""
+    details = status.get("details")
+    retry_after = details.get("retryAfterSeconds") if isinstance(details, Mapping) else None
+    code = status.get("code")
+    return failure_for(
+        operation=operation,
+        code=code if isinstance(code, int) else 500,
+        message=str(status.get("message") or status.get("reason") or "no message"),
+        reason=str(status.get("reason") or ""),
+        retry_after=float(retry_after) if isinstance(retry_after, (int, float)) and retry_after > 0 else None,
+    )
+
+
+def failure_from_response(
+    *, operation: Operation, code: int, headers: Mapping[str, str], body: bytes
+) -> ApiFailure:
+    """The failure for an error response, whatever its Content-Type says."""
+    status = _status_body(body)
+    header_retry = _retry_after_seconds(headers.get("retry-after"))
+    if status is not None:
+        failure = failure_from_status({**status, "code": code}, operation=operation)
+        if isinstance(failure, Transient) and header_retry is not None:
+            failure.retry_after = header_retry
+        return failure
+    text = body.decode("utf-8", errors="replace").strip()[:_MAX_BODY_IN_MESSAGE] or f"HTTP {code} with an empty body"
+    return failure_for(operation=operation, code=code, message=text, retry_after=header_retry)
+
+
+def failure_from_exception(exc: BaseException, *, operation: Operation) -> ApiFailure | None:
+    """Our failure for an exception lightkube or httpx2 raised; None if it is not an API failure."""
+    if isinstance(exc, ApiFailure):
+        return exc
+    if isinstance(exc, ApiError) and exc.response is None:
+        # Built from a watch ERROR event: there is no response, only the decoded Status.
+        return failure_from_status(msgspec.to_builtins(exc.status), operation=operation)
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return _from_response(exc.response, operation=operation)
+    if isinstance(exc, KeyError) and isinstance(exc.__context__, httpx2.HTTPStatusError):
+        # lightkube looks up the Content-Type header while handling an error response; a response
+        # without one surfaces as this KeyError, with the real error as its context.
+        return _from_response(exc.__context__.response, operation=operation)
+    if isinstance(exc, httpx2.TimeoutException):
+        return Transient(operation=operation, code=0, message=f"timed out ({type(exc).__name__}): {exc}")
+    if isinstance(exc, httpx2.TransportError):
+        return Transient(operation=operation, code=0, message=f"connection failed ({type(exc).__name__}): {exc}")
+    return None
+
+
+class _ApiErrors:
+    def __init__(self, operation: Operation) -> None:
+        self.operation = operation
+
+    def __enter__(self) -> _ApiErrors:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: types.TracebackType | None
+    ) -> None:
+        # Never swallows: either re-raises as our failure or lets the exception pass unchanged.
+        if exc is None:
+            return
+        failure = failure_from_exception(exc, operation=self.operation)
+        if failure is not None and failure is not exc:
+            raise failure from exc
+
+    async def __aenter__(self) -> _ApiErrors:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: types.TracebackType | None
+    ) -> None:
+        self.__exit__(exc_type, exc, tb)
+
+
+def api_errors(operation: Operation) -> _ApiErrors:
+    """Around every API call: `with api_errors(op): await client.get(...)` (or `async with`).
+
+    lightkube and httpx2 failures leave the block as the matching `ApiFailure`; any other
+    exception passes through unchanged.
+    """
+    return _ApiErrors(operation)
+
+
+def _from_response(response: httpx2.Response, *, operation: Operation) -> ApiFailure:
+    try:
+        body = response.content
+    except httpx2.ResponseNotRead:  # a streamed (watch) response whose body was never read
+        body = b""
+    return failure_from_response(operation=operation, code=response.status_code, headers=response.headers, body=body)
+
+
+def _status_body(body: bytes) -> dict[str, Any] | None:
+    try:
+        decoded = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(decoded, dict) and decoded.get("kind") == "Status":
+        return decoded
+    return None
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    # Only the delta-seconds form: an HTTP date would need a clock, and API servers send seconds.
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+# -- clients -----------------------------------------------------------------------------------
+
+
+def single_config(config: KubeConfig | SingleConfig, *, server: str | None = None) -> SingleConfig:
+    """The kubeconfig's current context, pointed at `server` instead of its own URL if given."""
+    chosen = config.get() if isinstance(config, KubeConfig) else config
+    if chosen is None:
+        raise ValueError("the kubeconfig has no current context")
+    if server is None:
+        return chosen
+    return chosen._replace(cluster=msgspec.structs.replace(chosen.cluster, server=server.rstrip("/")))
+
+
+def cluster_url(base: str, cluster: str) -> str:
+    """`<base>/clusters/<cluster>`: one workspace (or `*`, every workspace) under a kcp or VW URL."""
+    return f"{base.rstrip('/')}/clusters/{cluster}"
+
+
+def async_client(
+    config: KubeConfig | SingleConfig,
+    *,
+    server: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    transport: httpx2.AsyncBaseTransport | None = None,
+) -> AsyncClient:
+    """A lightkube client for one base URL, writing as field manager `kdp-servlet`."""
+    return AsyncClient(
+        single_config(config, server=server),
+        timeout=httpx2.Timeout(timeout),
+        field_manager=FIELD_MANAGER,
+        lazy=False,
+        transport=transport,
+    )
+
+
+def http_client(
+    config: KubeConfig | SingleConfig, *, server: str | None = None, timeout: float = DEFAULT_TIMEOUT
+) -> httpx2.AsyncClient:
+    """A plain httpx2 client with the kubeconfig's auth and TLS, for requests lightkube cannot make
+    (watches with bookmarks). Its base URL is the cluster's server; use paths without a leading `/`.
+    """
+    params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeout))
+    return client_adapter.AsyncClient(single_config(config, server=server), params)
+
+
+class ClusterClients:
+    """One lightkube client per logical cluster under a base URL (kcp host or VW), made on demand."""
+
+    def __init__(self, config: KubeConfig | SingleConfig, *, base_url: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self._config = single_config(config)
+        self.base_url = base_url.rstrip("/")
+        self._timeout = timeout
+        self._clients: dict[str, AsyncClient] = {}
+
+    def get(self, cluster: str) -> AsyncClient:
+        client = self._clients.get(cluster)
+        if client is None:
+            client = async_client(self._config, server=cluster_url(self.base_url, cluster), timeout=self._timeout)
+            self._clients[cluster] = client
+        return client
+
+    async def aclose(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.close()
+
+
+# -- generic resources -----------------------------------------------------------------------
+
+
+class ResourceTypeLike(Protocol):
+    """Anything naming one served resource, e.g. `servlet.core.model.ResourceType`."""
+
+    @property
+    def group(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def plural(self) -> str: ...
+    @property
+    def namespaced(self) -> bool: ...
+
+
+GenericResourceClass = type[GenericNamespacedResource] | type[GenericGlobalResource]
+
+_VERBS = ["delete", "deletecollection", "get", "global_list", "global_watch", "list", "patch", "post", "put", "watch"]
+_generic_classes: dict[tuple[str, str, str, str, bool], GenericResourceClass] = {}
+
+
+def resource_class(resource: ResourceTypeLike) -> GenericResourceClass:
+    """The lightkube class for a resource, with a `.Status` subresource class.
+
+    Cached per (group, version, kind, plural, scope) and kept out of lightkube's process-wide
+    registry, so the same kind with another plural (a projection, another cluster) never clashes.
+    """
+    key = (resource.group, resource.version, resource.kind, resource.plural, resource.namespaced)
+    cached = _generic_classes.get(key)
+    if cached is not None:
+        return cached
+    definition = lk_resource.ResourceDef(resource.group, resource.version, resource.kind)
+    info = lk_resource.ApiInfo(resource=definition, plural=resource.plural, verbs=list(_VERBS))
+    status_info = lk_resource.ApiInfo(
+        resource=definition, parent=definition, plural=resource.plural, verbs=["get", "patch", "put"], action="status"
+    )
+    main_base: type = GenericNamespacedResource if resource.namespaced else GenericGlobalResource
+    status_base: type = GenericNamespacedStatus if resource.namespaced else GenericGlobalStatus
+    status_cls = type(f"{resource.kind}Status", (status_base,), {"_api_info": status_info})
+    cls = cast(GenericResourceClass, type(resource.kind, (main_base,), {"_api_info": info, "Status": status_cls}))
+    _generic_classes[key] = cls
+    return cls
+
+
+def resource_label(resource: type[Any]) -> str:
+    """`<plural>.<group>` (or `<plural>` for the core group), as the API server names resources."""
+    info = lk_resource.api_info(resource)
+    plural = info.plural
+    group = (info.parent or info.resource).group
+    return f"{plural}.{group}" if group else plural
+
+
+# -- patches -----------------------------------------------------------------------------------
+
+
+async def merge_patch(
+    client: AsyncClient,
+    resource: type[Any],
+    name: str,
+    patch: Mapping[str, Any],
+    *,
+    namespace: str | None = None,
+    status: bool = False,
+    where: str = "",
+) -> dict[str, Any]:
+    """Apply a JSON merge patch (RFC 7386) to one object, or its `status` subresource.
+
+    Returns the object the server answered with, as a plain dict.
+    """
+    return await _patch(
+        client, resource, name, dict(patch), patch_type=PatchType.MERGE, namespace=namespace, status=status, where=where
+    )
+
+
+async def json_patch(
+    client: AsyncClient,
+    resource: type[Any],
+    name: str,
+    operations: Sequence[Mapping[str, Any]],
+    *,
+    namespace: str | None = None,
+    status: bool = False,
+    where: str = "",
+) -> dict[str, Any]:
+    """Apply a JSON patch (RFC 6902), e.g. with a `test` operation as a precondition."""
+    return await _patch(
+        client,
+        resource,
+        name,
+        [dict(op) for op in operations],
+        patch_type=PatchType.JSON,
+        namespace=namespace,
+        status=status,
+        where=where,
+    )
+
+
+async def _patch(
+    client: AsyncClient,
+    resource: type[Any],
+    name: str,
+    body: dict[str, Any] | list[dict[str, Any]],
+    *,
+    patch_type: PatchType,
+    namespace: str | None,
+    status: bool,
+    where: str,
+) -> dict[str, Any]:
+    target = resource.Status if status else resource
+    verb = "patch status" if status else "patch"
+    operation = Operation(verb=verb, resource=resource_label(resource), namespace=namespace or "", name=name, where=where)
+    with api_errors(operation):
+        result = await client.patch(target, name, body, namespace=namespace, patch_type=patch_type)
+    return as_dict(result)
+
+
+def as_dict(obj: Any) -> dict[str, Any]:
+    """A lightkube object (generic dict subclass or typed model) as a plain JSON-like dict."""
+    if isinstance(obj, dict):
+        return json.loads(json.dumps(obj))  # type: ignore[no-any-return]
+    return cast(dict[str, Any], obj.to_dict())
