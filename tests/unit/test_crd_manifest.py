@@ -135,7 +135,7 @@ FULL: dict[str, Any] = {
         },
         "projection": {
             "version": "v1beta1", "kind": "Zertifikat", "plural": "zertifikate",
-            "shortNames": ["zerts"], "categories": [], "scope": "Namespaced",
+            "shortNames": ["zerts"], "categories": ["security"], "scope": "Namespaced",
         },
         "naming": {"namespace": "$remoteClusterName", "name": "cert-$remoteNamespaceHash-$remoteNameHash"},
         "related": [
@@ -304,10 +304,11 @@ def _set(document: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     node: Any = result
     for step in parents:
         node = node[int(step)] if isinstance(node, list) else node[step]
+    key: Any = int(last) if isinstance(node, list) else last
     if value is ...:
-        del node[last]
+        del node[key]
     else:
-        node[last] = value
+        node[key] = value
     return result
 
 
@@ -348,3 +349,108 @@ def test_broken_published_resources_are_rejected(path: str, value: Any, error: s
 
 def test_an_identifier_of_exactly_40_characters_is_allowed() -> None:
     assert validate(SCHEMA, _set(FULL, "spec.related.0.identifier", "a" * 40)) == []
+
+
+# The schema and the servlet's parser must agree on which fields exist: a field the CRD accepts but
+# the parser does not know would be reported as invalid by the servlet after kubectl accepted it,
+# and a field only the parser knows could never be set.
+
+
+def _object_locations(schema: dict[str, Any], value: Any, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every map in `value` whose schema lists its properties, with its parser-style path."""
+    if isinstance(value, dict) and "properties" in schema:
+        yield path, schema
+        for name, item in value.items():
+            if name in schema["properties"]:
+                yield from _object_locations(schema["properties"][name], item, f"{path}.{name}")
+    if isinstance(value, list) and "items" in schema:
+        for index, item in enumerate(value):
+            yield from _object_locations(schema["items"], item, f"{path}[{index}]")
+
+
+def _paths_in(schema: dict[str, Any], value: Any, path: str = "") -> set[str]:
+    """The schema paths (lists as `[]`) that `value` actually uses."""
+    used = {path}
+    if isinstance(value, dict) and "properties" in schema:
+        for name, item in value.items():
+            used |= _paths_in(schema["properties"][name], item, f"{path}.{name}")
+    if isinstance(value, dict) and isinstance(schema.get("additionalProperties"), dict):
+        for item in value.values():
+            used |= _paths_in(schema["additionalProperties"], item, f"{path}.*")
+    if isinstance(value, list) and "items" in schema:
+        for item in value:
+            used |= _paths_in(schema["items"], item, f"{path}[]")
+    return used
+
+
+def _set_at(document: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """Like `_set`, for a parser-style path such as `spec.related[1].reference`."""
+    return _set(document, re.sub(r"\[(\d+)\]", r".\1", path), value)
+
+
+SPEC_LOCATIONS = [(p[1:], n) for p, n in _object_locations(SCHEMA["properties"]["spec"], FULL["spec"], ".spec")]
+
+
+def test_the_full_example_uses_every_spec_field_of_the_schema() -> None:
+    in_schema = {path for path, _ in _walk(SCHEMA) if path.startswith(".spec")}
+    assert _paths_in(SCHEMA["properties"]["spec"], FULL["spec"], ".spec") == in_schema
+
+
+def test_the_parser_accepts_every_field_the_schema_allows() -> None:
+    from servlet.core.parsing import parse_published_resource
+
+    assert parse_published_resource(FULL).problems == ()
+
+
+@pytest.mark.parametrize("path,node", SPEC_LOCATIONS, ids=[p for p, _ in SPEC_LOCATIONS])
+def test_schema_and_parser_both_reject_an_unknown_field(path: str, node: dict[str, Any]) -> None:
+    from servlet.core.parsing import parse_published_resource
+
+    parent = _set_at(FULL, path, {**_value_at(FULL, path), "surplus": "x"})
+    assert f"{_schema_style(path)}.surplus: unknown field" in validate(SCHEMA, parent)
+    fields = [problem.field for problem in parse_published_resource(parent).problems]
+    assert fields == [f"{path}.surplus"]
+
+
+@pytest.mark.parametrize(
+    "path,name",
+    [(path, name) for path, node in SPEC_LOCATIONS for name in node.get("required", [])],
+)
+def test_schema_and_parser_both_require_the_same_fields(path: str, name: str) -> None:
+    from servlet.core.parsing import parse_published_resource
+
+    broken = _set_at(FULL, f"{path}.{name}", ...)
+    assert f"{_schema_style(path)}.{name}: required" in validate(SCHEMA, broken)
+    fields = [problem.field for problem in parse_published_resource(broken).problems]
+    assert f"{path}.{name}" in fields
+
+
+@pytest.mark.parametrize(
+    "path,value",
+    [
+        ("spec.projection.categories", []),
+        ("spec.projection.scope", "Cluster"),
+        ("spec.projection.scope", "Namespaced"),
+        ("spec.related[0].origin", "platform"),
+        ("spec.related[0].kind", "ConfigMap"),
+        ("spec.filter.resource.matchExpressions[0]", {"key": "tier", "operator": "NotIn", "values": ["x"]}),
+        ("spec.filter.resource.matchExpressions[0]", {"key": "tier", "operator": "Exists"}),
+    ],
+)
+def test_the_parser_accepts_every_enum_value_and_empty_list_of_the_schema(path: str, value: Any) -> None:
+    from servlet.core.parsing import parse_published_resource
+
+    variant = _set_at(FULL, path, value)
+    assert validate(SCHEMA, variant) == []
+    assert parse_published_resource(variant).problems == ()
+
+
+def _value_at(document: dict[str, Any], path: str) -> Any:
+    node: Any = document
+    for step in re.sub(r"\[(\d+)\]", r".\1", path).split("."):
+        node = node[int(step)] if isinstance(node, list) else node[step]
+    return node
+
+
+def _schema_style(path: str) -> str:
+    return "." + path
