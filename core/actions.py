@@ -1,0 +1,350 @@
+"""The typed steps of a sync plan: what to write where, decided completely by the planner.
+
+An action names its target precisely (which side, which logical cluster, the resource type, the
+namespace and the name) and carries the exact object or merge patch to send, so an adapter
+executes it without deciding anything and the offline `servlet plan` prints it as data
+(`to_dict()`, a stable JSON form whose `"type"` names the action).
+
+Deliberately not here: deciding which actions are needed (`plan.py`, `related.py`) and executing
+them (adapters). `Conflict` and `Error` are reports, not writes: they explain why the planner
+refused to write.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, ClassVar
+
+from attrs import frozen
+
+from servlet.core.model import Problem, RelatedKind, ResourceType
+
+
+class Side(enum.Enum):
+    """Which cluster an action touches: the service cluster or the remote object's workspace."""
+
+    LOCAL = "local"
+    REMOTE = "remote"
+
+
+NAMESPACE_TYPE = ResourceType(group="", version="v1", kind="Namespace", plural="namespaces", namespaced=False)
+SECRET_TYPE = ResourceType(group="", version="v1", kind="Secret", plural="secrets", namespaced=True)
+CONFIGMAP_TYPE = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)
+
+
+def related_resource_type(kind: RelatedKind) -> ResourceType:
+    return SECRET_TYPE if kind is RelatedKind.SECRET else CONFIGMAP_TYPE
+
+
+@frozen
+class ObjectRef:
+    """One object on one side. `cluster` is the logical cluster for the remote side, "" locally;
+    `namespace` is "" for cluster-scoped objects."""
+
+    side: Side
+    resource: ResourceType
+    namespace: str
+    name: str
+    cluster: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "side": self.side.value,
+            "apiVersion": self.resource.api_version,
+            "kind": self.resource.kind,
+            "resource": self.resource.plural,
+        }
+        if self.cluster:
+            data["cluster"] = self.cluster
+        if self.namespace:
+            data["namespace"] = self.namespace
+        data["name"] = self.name
+        return data
+
+
+def _finalizer_patch(finalizers: tuple[str, ...], resource_version: str) -> dict[str, Any]:
+    # Finalizers are a list, which a merge patch replaces whole; the resourceVersion makes the
+    # write fail instead of dropping a finalizer someone else added since the object was read.
+    metadata: dict[str, Any] = {"finalizers": list(finalizers)}
+    if resource_version:
+        metadata["resourceVersion"] = resource_version
+    return {"metadata": metadata}
+
+
+@frozen
+class AddFinalizer:
+    """Put our finalizer on the remote primary; `finalizers` is the complete resulting list."""
+
+    type: ClassVar[str] = "addFinalizer"
+    is_write: ClassVar[bool] = True
+    target: ObjectRef
+    finalizers: tuple[str, ...]
+    resource_version: str = ""
+
+    @property
+    def patch(self) -> dict[str, Any]:
+        return _finalizer_patch(self.finalizers, self.resource_version)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **self.target.to_dict(), "patch": self.patch}
+
+
+@frozen
+class RemoveFinalizer:
+    """Take our finalizer off the remote primary after its local copy is gone."""
+
+    type: ClassVar[str] = "removeFinalizer"
+    is_write: ClassVar[bool] = True
+    target: ObjectRef
+    finalizers: tuple[str, ...]
+    resource_version: str = ""
+
+    @property
+    def patch(self) -> dict[str, Any]:
+        return _finalizer_patch(self.finalizers, self.resource_version)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **self.target.to_dict(), "patch": self.patch}
+
+
+@frozen
+class Release:
+    """Take our finalizer off a remote primary that left the filter; its local copy is kept."""
+
+    type: ClassVar[str] = "release"
+    is_write: ClassVar[bool] = True
+    target: ObjectRef
+    finalizers: tuple[str, ...]
+    resource_version: str = ""
+
+    @property
+    def patch(self) -> dict[str, Any]:
+        return _finalizer_patch(self.finalizers, self.resource_version)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **self.target.to_dict(), "patch": self.patch}
+
+
+@frozen
+class CreateNamespace:
+    """Create a namespace on either side (`target.resource` is always NAMESPACE_TYPE)."""
+
+    type: ClassVar[str] = "createNamespace"
+    is_write: ClassVar[bool] = True
+    target: ObjectRef
+
+    @property
+    def object(self) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.target.name}}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **self.target.to_dict(), "object": self.object}
+
+
+@frozen
+class Create:
+    """Create the local primary; `object` is complete, link metadata and last-known-state included."""
+
+    type: ClassVar[str] = "create"
+    is_write: ClassVar[bool] = True
+    target: ObjectRef
+    object: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **self.target.to_dict(), "object": self.object}
+
+
+@frozen
+class Adopt:
+    """Repair the link labels and annotations of a local object proven to be our copy."""
+
+    type: ClassVar[str] = "adopt"
+    is_write: ClassVar[bool] = True
+    target: ObjectRef
+    patch: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **self.target.to_dict(), "patch": self.patch}
+
+
+@frozen
+class Patch:
+    """A JSON merge patch (RFC 7386) on the local primary, new last-known-state included."""
+
+    type: ClassVar[str] = "patch"
+    is_write: ClassVar[bool] = True
+    target: ObjectRef
+    patch: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **self.target.to_dict(), "patch": self.patch}
+
+
+@frozen
+class PatchRemoteStatus:
+    """Make the remote status equal `status` through the status subresource.
+
+    `patch` is the merge patch that does it (`{"status": ...}`, with nulls for fields only the
+    remote status has), for adapters that patch rather than replace."""
+
+    type: ClassVar[str] = "patchRemoteStatus"
+    is_write: ClassVar[bool] = True
+    target: ObjectRef
+    status: Any
+    patch: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **self.target.to_dict(), "status": self.status, "patch": self.patch}
+
+
+@frozen
+class DeleteLocal:
+    """Delete the local primary (its own finalizers may keep it around for a while)."""
+
+    type: ClassVar[str] = "deleteLocal"
+    is_write: ClassVar[bool] = True
+    target: ObjectRef
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **self.target.to_dict()}
+
+
+@frozen
+class Conflict:
+    """An object is in the way and cannot be proven ours: nothing is written to it."""
+
+    type: ClassVar[str] = "conflict"
+    is_write: ClassVar[bool] = False
+    target: ObjectRef
+    reason: str
+    identifier: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type, **self.target.to_dict(), "reason": self.reason}
+        if self.identifier:
+            data["identifier"] = self.identifier
+        return data
+
+
+@frozen
+class Error:
+    """The planner cannot continue for this object (or one related resource); `reason` says why.
+
+    `field` names the PublishedResource field at fault when the input is to blame ("" otherwise);
+    `reason` is a full sentence that names it too, so it reads well on its own."""
+
+    type: ClassVar[str] = "error"
+    is_write: ClassVar[bool] = False
+    reason: str
+    target: ObjectRef | None = None
+    identifier: str = ""
+    field: str = ""
+
+    @classmethod
+    def of(cls, problem: Problem, *, target: ObjectRef | None = None, identifier: str = "") -> Error:
+        return cls(reason=str(problem), target=target, identifier=identifier, field=problem.field)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type}
+        if self.target is not None:
+            data.update(self.target.to_dict())
+        if self.identifier:
+            data["identifier"] = self.identifier
+        if self.field:
+            data["field"] = self.field
+        data["reason"] = self.reason
+        return data
+
+
+@frozen
+class CreateRelated:
+    """Create the destination copy of a related object (`target.side` says where)."""
+
+    type: ClassVar[str] = "createRelated"
+    is_write: ClassVar[bool] = True
+    identifier: str
+    target: ObjectRef
+    object: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "identifier": self.identifier, **self.target.to_dict(), "object": self.object}
+
+
+@frozen
+class PatchRelated:
+    """A merge patch on the destination copy of a related object."""
+
+    type: ClassVar[str] = "patchRelated"
+    is_write: ClassVar[bool] = True
+    identifier: str
+    target: ObjectRef
+    patch: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "identifier": self.identifier, **self.target.to_dict(), "patch": self.patch}
+
+
+@frozen
+class DeleteRelated:
+    """Delete a destination copy the servlet created (its origin or its primary is gone)."""
+
+    type: ClassVar[str] = "deleteRelated"
+    is_write: ClassVar[bool] = True
+    identifier: str
+    target: ObjectRef
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "identifier": self.identifier, **self.target.to_dict()}
+
+
+@frozen
+class RecordRelatedState:
+    """Write (or clear, with a null value) the related-state annotation on the local primary.
+
+    `target` is the local primary; `patch` touches only that one annotation."""
+
+    type: ClassVar[str] = "recordRelatedState"
+    is_write: ClassVar[bool] = True
+    identifier: str
+    target: ObjectRef
+    patch: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "identifier": self.identifier, **self.target.to_dict(), "patch": self.patch}
+
+
+Action = (
+    AddFinalizer
+    | RemoveFinalizer
+    | Release
+    | CreateNamespace
+    | Create
+    | Adopt
+    | Patch
+    | PatchRemoteStatus
+    | DeleteLocal
+    | Conflict
+    | Error
+    | CreateRelated
+    | PatchRelated
+    | DeleteRelated
+    | RecordRelatedState
+)
+
+ACTION_TYPES: tuple[str, ...] = (
+    AddFinalizer.type,
+    CreateNamespace.type,
+    Create.type,
+    Adopt.type,
+    Patch.type,
+    PatchRemoteStatus.type,
+    DeleteLocal.type,
+    RemoveFinalizer.type,
+    Release.type,
+    Conflict.type,
+    Error.type,
+    CreateRelated.type,
+    PatchRelated.type,
+    DeleteRelated.type,
+    RecordRelatedState.type,
+)
