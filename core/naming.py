@@ -40,7 +40,10 @@ _LABEL_RULE = (
     "a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter "
     "or digit, at most 63 characters)"
 )
-_SUBDOMAIN_RULE = "a DNS-1123 subdomain (dot-separated DNS-1123 labels, at most 253 characters)"
+_SUBDOMAIN_RULE = (
+    "a DNS-1123 subdomain (dot-separated parts of lower-case letters, digits and '-' that start and end "
+    "with a letter or digit, at most 253 characters)"
+)
 
 
 def is_dns1123_label(value: str) -> bool:
@@ -48,7 +51,8 @@ def is_dns1123_label(value: str) -> bool:
 
 
 def is_dns1123_subdomain(value: str) -> bool:
-    return len(value) <= DNS_SUBDOMAIN_MAX and all(is_dns1123_label(part) for part in value.split("."))
+    # As the API server checks it: only the total length is limited, not each part's.
+    return len(value) <= DNS_SUBDOMAIN_MAX and all(_DNS_LABEL_RE.fullmatch(part) for part in value.split("."))
 
 
 def unknown_placeholders(pattern: str) -> tuple[str, ...]:
