@@ -79,7 +79,9 @@ def test_the_same_plural_in_another_group_is_another_resource() -> None:
     ([CERTS_B], CERTS_B),
     ([CERTS_A], CERTS_A),
 ])
-def test_two_wanted_schemas_for_one_resource_resolve_the_same_way_in_any_order(current: list[str], chosen: str) -> None:
+def test_two_wanted_schemas_for_one_resource_resolve_the_same_way_in_any_order(
+    current: list[str], chosen: str,
+) -> None:
     for asked in ([CERTS_A, CERTS_B], [CERTS_B, CERTS_A]):
         change = plan_export(export=_export(latestResourceSchemas=current), schema_names=asked, related_kinds=())
         resulting = change.spec["latestResourceSchemas"] if change else current
@@ -153,7 +155,8 @@ def test_schemas_and_claims_change_in_one_patch_and_the_rest_of_the_spec_is_unto
 
 
 def test_the_planned_spec_needs_no_further_change() -> None:
-    export = _export(latestResourceSchemas=[CERTS_A, ORDERS], permissionClaims=[{"resource": "roles", "all": True}])
+    roles = {"resource": "roles", "all": True}
+    export = _export(latestResourceSchemas=[CERTS_A, ORDERS], permissionClaims=[roles])
     change = _change(export, [CERTS_B, ISSUERS], (RelatedKind.SECRET, RelatedKind.CONFIGMAP))
 
     assert plan_export(export={**export, "spec": change.spec}, schema_names=[ISSUERS, CERTS_B],

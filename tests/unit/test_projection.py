@@ -23,8 +23,12 @@ from servlet.core.model import (
 from servlet.core.projection import Projected, pluralize, project, schema_manifest, schema_name
 
 GROUP = "certificates.example.corp"
+SCALE = {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}
 EXAMPLE_CRD = Path(__file__).resolve().parents[2] / "examples" / "certificates" / "crd-certificates.yaml"
-SCHEMA = {"type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
+SCHEMA = {
+    "type": "object",
+    "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+}
 
 
 def _version(name: str, *, served: bool = True, storage: bool = False, **extra: Any) -> dict[str, Any]:
@@ -140,7 +144,9 @@ def test_without_a_projection_the_crd_names_are_published_in_the_servlet_group()
 def test_short_names_and_categories_are_copied_unless_projected_and_an_empty_list_clears_them(
     projection: Projection, short_names: list[str] | None, categories: list[str] | None,
 ) -> None:
-    names = _projected(_crd(shortNames=["wd"], categories=["all"]), _published(projection=projection)).schema_spec["names"]
+    crd = _crd(shortNames=["wd"], categories=["all"])
+
+    names = _projected(crd, _published(projection=projection)).schema_spec["names"]
 
     assert names.get("shortNames") == short_names
     assert names.get("categories") == categories
@@ -192,7 +198,8 @@ def test_a_requested_version_is_published_as_the_only_served_storage_version() -
 
 @pytest.mark.parametrize(("crd", "version", "message_part"), [
     (_crd(_version("v1", storage=True)), "v2", "no version 'v2'"),
-    (_crd(_version("v1", storage=True), _version("v1beta1", served=False)), "v1beta1", "does not serve version 'v1beta1'"),
+    (_crd(_version("v1", storage=True), _version("v1beta1", served=False)), "v1beta1",
+     "does not serve version 'v1beta1'"),
     (_crd(_version("v1", served=False, storage=True)), None, "does not serve version 'v1'"),
     (_crd(_version("v1")), None, "no version as its storage version"),
 ])
@@ -217,14 +224,14 @@ def test_a_crd_that_is_not_the_published_resource_is_a_problem(group: str, kind:
 
 @pytest.mark.parametrize(("subresources", "has_status"), [
     ({"status": {}}, True),
-    ({"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}}, True),
-    ({"scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}}, False),
+    ({"status": {}, "scale": SCALE}, True),
+    ({"scale": SCALE}, False),
     (None, False),
 ])
 def test_the_status_subresource_of_the_chosen_version_is_reported_and_copied(
     subresources: dict[str, Any] | None, has_status: bool,
 ) -> None:
-    extra = {} if subresources is None else {"subresources": subresources}
+    extra: dict[str, Any] = {} if subresources is None else {"subresources": subresources}
     crd = _crd(_version("v1", storage=True, **extra), _version("v2", subresources={"status": {}}))
 
     projected = _projected(crd, _published(version="v1"))
@@ -247,7 +254,9 @@ def test_the_status_subresource_of_the_chosen_version_is_reported_and_copied(
     (Projection(short_names=("ok", "Bad")), "spec.projection.shortNames[1]"),
     (Projection(categories=("all tools",)), "spec.projection.categories[0]"),
 ])
-def test_a_projection_that_yields_an_invalid_kubernetes_name_is_a_problem(projection: Projection, field: str) -> None:
+def test_a_projection_that_yields_an_invalid_kubernetes_name_is_a_problem(
+    projection: Projection, field: str,
+) -> None:
     problems = _problems(_crd(), _published(projection=projection))
 
     assert [p.field for p in problems] == [field]
