@@ -314,6 +314,18 @@ def resource_class(resource: ResourceTypeLike) -> GenericResourceClass:
     return cls
 
 
+def wrap(resource: GenericResourceClass, obj: Mapping[str, Any]) -> Any:
+    """A plain dict as an instance of a generic resource class, for lightkube's create/replace."""
+    constructor: Any = resource
+    return constructor(dict(obj))
+
+
+def collection_path(resource: ResourceTypeLike) -> str:
+    """The all-namespaces collection path of a resource, relative to a base URL (no leading `/`)."""
+    prefix = f"apis/{resource.group}/{resource.version}" if resource.group else f"api/{resource.version}"
+    return f"{prefix}/{resource.plural}"
+
+
 def resource_label(resource: type[Any]) -> str:
     """`<plural>.<group>` (or `<plural>` for the core group), as the API server names resources."""
     info = lk_resource.api_info(resource)

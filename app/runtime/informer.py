@@ -1,0 +1,325 @@
+"""An informer-style cache of one resource at one base URL, kept current by list + watch.
+
+The base URL is a plain cluster, one workspace (`.../clusters/<lc>`) or the VW wildcard
+(`.../clusters/*`); objects are keyed by (logical cluster from `kcp.io/cluster` or "",
+namespace, name), because in a wildcard view names repeat across workspaces.
+
+Why not lightkube's `watch()`: it cannot ask for bookmarks and, on 410, silently restarts
+without a resourceVersion, so deletions in the gap are never seen. Here the watch request is
+made directly over an httpx2 client built from the same kubeconfig (`kube.http_client`), and:
+
+- a list (following `continue`) fills the store; the watch starts from the list's
+  resourceVersion with `allowWatchBookmarks=true` and a server-side `timeoutSeconds`;
+- a watch the server ends cleanly resumes from the last resourceVersion seen (event or bookmark);
+- a 410 (response or ERROR event) or a broken stream leads to a relist, and the relist is
+  compared with the store so every difference is emitted: ADDED, MODIFIED, and DELETED for
+  objects that vanished meanwhile.
+
+Handlers are plain callables run on the event loop; they should only enqueue work. Stored
+objects are shared, not copied: treat them as read-only.
+
+Deliberately not here: any decision about the objects, and metrics objects (the counters
+`restarts`, `relists` and the `last_alive` timestamp are read by the observability layer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import httpx2
+from attrs import frozen
+
+from servlet.adapters.errors import ApiFailure, Gone, Operation
+from servlet.adapters.kube import failure_from_response, failure_from_status
+from servlet.app.runtime.workqueue import Backoff
+
+CLUSTER_ANNOTATION = "kcp.io/cluster"
+
+_log = logging.getLogger(__name__)
+
+Object = dict[str, Any]
+
+
+class EventType(enum.Enum):
+    ADDED = "ADDED"
+    MODIFIED = "MODIFIED"
+    DELETED = "DELETED"
+
+
+@frozen
+class ObjectKey:
+    """Where an object lives: logical cluster ("" outside kcp), namespace ("" if cluster-scoped), name."""
+
+    cluster: str
+    namespace: str
+    name: str
+
+    @classmethod
+    def of(cls, obj: Mapping[str, Any]) -> ObjectKey:
+        metadata = obj.get("metadata") or {}
+        annotations = metadata.get("annotations") or {}
+        return cls(
+            cluster=str(annotations.get(CLUSTER_ANNOTATION, "")),
+            namespace=str(metadata.get("namespace") or ""),
+            name=str(metadata.get("name") or ""),
+        )
+
+
+@frozen(eq=False)
+class Event:
+    """One change seen by the informer; `old` is the previous object for MODIFIED."""
+
+    type: EventType
+    key: ObjectKey
+    obj: Object
+    old: Object | None = None
+
+
+Handler = Callable[[Event], None]
+
+
+class _BrokenStream(Exception):
+    """The watch stream ended in a way that may have lost events."""
+
+
+class Informer:
+    """List + watch of `path` (e.g. `apis/g/v/plural`) over `http`, whose base URL picks the cluster."""
+
+    def __init__(
+        self,
+        http: httpx2.AsyncClient,
+        *,
+        path: str,
+        name: str = "",
+        label_selector: str | None = None,
+        timeout_seconds: int = 300,
+        page_size: int = 500,
+        backoff: Backoff = Backoff(base=0.5, cap=30.0),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._http = http
+        self._path = path.lstrip("/")
+        self.name = name or self._path
+        self._label_selector = label_selector
+        self._timeout_seconds = timeout_seconds
+        self._page_size = page_size
+        self._backoff = backoff
+        self._clock = clock
+        self._handlers: list[Handler] = []
+        self._store: dict[ObjectKey, Object] = {}
+        self._synced = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.resource_version = ""
+        #: Watches re-opened for any reason after the first (clean server timeout, break, 410).
+        self.restarts = 0
+        #: Lists after the first one (after a 410, a broken stream or an error).
+        self.relists = 0
+        #: `clock()` when the loop last made progress or tried to; /healthz compares it to now.
+        self.last_alive = clock()
+        #: The last error that interrupted the loop, for diagnostics (None once healthy again).
+        self.last_error: BaseException | None = None
+
+    # -- reading the cache -------------------------------------------------------------------
+
+    def add_handler(self, handler: Handler) -> None:
+        self._handlers.append(handler)
+
+    @property
+    def has_synced(self) -> bool:
+        """True once the first list has been stored and its ADDED events delivered."""
+        return self._synced.is_set()
+
+    async def wait_synced(self) -> None:
+        await self._synced.wait()
+
+    def get(self, key: ObjectKey) -> Object | None:
+        return self._store.get(key)
+
+    def objects(self, *, cluster: str | None = None, namespace: str | None = None) -> list[Object]:
+        return [obj for key, obj in self._items(cluster, namespace)]
+
+    def keys(self, *, cluster: str | None = None, namespace: str | None = None) -> list[ObjectKey]:
+        return [key for key, _ in self._items(cluster, namespace)]
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def _items(self, cluster: str | None, namespace: str | None) -> Iterator[tuple[ObjectKey, Object]]:
+        for key, obj in self._store.items():
+            if (cluster is None or key.cluster == cluster) and (namespace is None or key.namespace == namespace):
+                yield key, obj
+
+    # -- running -----------------------------------------------------------------------------
+
+    def start(self) -> asyncio.Task[None]:
+        if self._task is None:
+            self._task = asyncio.create_task(self.run(), name=f"informer {self.name}")
+        return self._task
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def run(self) -> None:
+        """List, then watch, forever (until cancelled), relisting whenever events may be lost."""
+        failures = 0
+        listed_once = False
+        must_list = True
+        while True:
+            self._alive()
+            try:
+                if must_list:
+                    if listed_once:
+                        self.relists += 1
+                    await self._relist()
+                    listed_once = True
+                    must_list = False
+                    failures = 0
+                    self.last_error = None
+                await self._watch()
+                self.restarts += 1  # the server ended the watch cleanly: resume from the last version
+            except Gone as exc:
+                _log.info("watch expired, relisting", extra={"informer": self.name, "error": str(exc)})
+                self.restarts += 1
+                must_list = True
+            except (ApiFailure, httpx2.HTTPError, _BrokenStream, ValueError) as exc:
+                failures += 1
+                self.last_error = exc
+                if listed_once:
+                    self.restarts += 1
+                must_list = True
+                delay = self._backoff.delay(failures)
+                _log.warning(
+                    "list/watch failed, relisting after a pause",
+                    extra={"informer": self.name, "error": str(exc), "retry_in": delay},
+                )
+                self._alive()
+                await asyncio.sleep(delay)
+
+    # -- list --------------------------------------------------------------------------------
+
+    async def _relist(self) -> None:
+        items, version = await self._list_all()
+        fresh: dict[ObjectKey, Object] = {ObjectKey.of(obj): obj for obj in items}
+        old_store, self._store = self._store, fresh
+        self.resource_version = version
+        events: list[Event] = []
+        for key, obj in fresh.items():
+            before = old_store.get(key)
+            if before is None:
+                events.append(Event(EventType.ADDED, key, obj))
+            elif _version(before) != _version(obj):
+                events.append(Event(EventType.MODIFIED, key, obj, before))
+        for key, obj in old_store.items():
+            if key not in fresh:
+                events.append(Event(EventType.DELETED, key, obj))
+        for event in events:
+            self._emit(event)
+        self._synced.set()
+
+    async def _list_all(self) -> tuple[list[Object], str]:
+        items: list[Object] = []
+        version = ""
+        params: dict[str, str] = {"limit": str(self._page_size)}
+        if self._label_selector:
+            params["labelSelector"] = self._label_selector
+        while True:
+            response = await self._http.get(self._path, params=params)
+            if response.status_code != 200:
+                raise self._failure("list", response)
+            page = response.json()
+            metadata = page.get("metadata") or {}
+            # Every page of one paginated list carries the same snapshot version; keep the first.
+            version = version or str(metadata.get("resourceVersion") or "")
+            items.extend(page.get("items") or [])
+            token = metadata.get("continue")
+            self._alive()
+            if not token:
+                return items, version
+            params["continue"] = token
+
+    # -- watch -------------------------------------------------------------------------------
+
+    async def _watch(self) -> None:
+        params: dict[str, str] = {
+            "watch": "true",
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(self._timeout_seconds),
+            "resourceVersion": self.resource_version,
+        }
+        if self._label_selector:
+            params["labelSelector"] = self._label_selector
+        # The server closes the stream after timeoutSeconds; a read that waits much longer means
+        # the connection died silently.
+        timeout = httpx2.Timeout(10.0, read=self._timeout_seconds + 30.0)
+        async with self._http.stream("GET", self._path, params=params, timeout=timeout) as response:
+            if response.status_code != 200:
+                await response.aread()
+                raise self._failure("watch", response)
+            self._alive()
+            async for line in response.aiter_lines():
+                if line.strip():
+                    self._handle_line(line)
+
+    def _handle_line(self, line: str) -> None:
+        self._alive()
+        try:
+            event = json.loads(line)
+            kind = event["type"]
+            obj = event["object"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise _BrokenStream(f"unreadable watch event: {line[:200]!r}") from exc
+        if kind == "ERROR":
+            raise failure_from_status(obj, operation=self._operation("watch"))
+        version = _version(obj)
+        if kind == "BOOKMARK":
+            self.resource_version = version or self.resource_version
+            return
+        key = ObjectKey.of(obj)
+        if kind == "DELETED":
+            before = self._store.pop(key, None)
+            self.resource_version = version or self.resource_version
+            self._emit(Event(EventType.DELETED, key, obj, before))
+            return
+        if kind not in ("ADDED", "MODIFIED"):
+            raise _BrokenStream(f"unknown watch event type {kind!r}")
+        before = self._store.get(key)
+        self._store[key] = obj
+        self.resource_version = version or self.resource_version
+        # The store decides ADDED vs MODIFIED, so a replayed ADDED never looks like a new object.
+        self._emit(Event(EventType.ADDED if before is None else EventType.MODIFIED, key, obj, before))
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _emit(self, event: Event) -> None:
+        for handler in self._handlers:
+            try:
+                handler(event)
+            except Exception:  # a faulty handler must not stop the cache from following changes
+                _log.exception("informer event handler failed", extra={"informer": self.name})
+
+    def _alive(self) -> None:
+        self.last_alive = self._clock()
+
+    def _operation(self, verb: str) -> Operation:
+        return Operation(verb=verb, resource=self._path, where=str(self._http.base_url))
+
+    def _failure(self, verb: str, response: httpx2.Response) -> ApiFailure:
+        return failure_from_response(
+            operation=self._operation(verb),
+            code=response.status_code,
+            headers=response.headers,
+            body=response.content,
+        )
+
+
+def _version(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")

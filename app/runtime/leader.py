@@ -1,0 +1,258 @@
+"""Leader election with a `coordination.k8s.io/v1` Lease, so only one replica writes.
+
+The protocol is client-go's:
+
+- a candidate takes the Lease when it does not exist, has no holder, or has expired
+  (`renewTime + leaseDurationSeconds` before now); every write carries the resourceVersion it
+  read, so of two candidates racing for one Lease exactly one wins (the other gets a 409);
+- the leader renews every `retry_period`; when it has not managed to renew for `renew_deadline`
+  it steps down at once (before anyone else may take over, as `renew_deadline` <
+  `lease_duration`), so a partitioned leader stops writing before a new one starts;
+- on shutdown the leader releases the Lease (clears `holderIdentity`) so a follower takes over
+  immediately instead of waiting for expiry.
+
+The clock and the identity are injected: the daemon passes the real UTC clock and a pod-unique
+identity; tests pass a controllable clock. Waiting between attempts uses real (short) sleeps.
+
+Deliberately not here: stopping the controllers. The elector only reports (`is_leader`,
+`became_leader`, `on_lost`); the daemon decides what losing the lease stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from attrs import frozen
+from lightkube import AsyncClient
+
+from servlet.adapters.errors import AlreadyExists, ApiFailure, Conflict, NotFound, Operation
+from servlet.adapters.kube import api_errors, as_dict, resource_class, wrap
+from servlet.core.model import ResourceType
+
+LEASE = ResourceType(group="coordination.k8s.io", version="v1", kind="Lease", plural="leases", namespaced=True)
+
+_log = logging.getLogger(__name__)
+
+
+@frozen
+class LeaseTiming:
+    """Seconds. `lease_duration` is written into the Lease, so it is whole seconds there."""
+
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+
+    def __attrs_post_init__(self) -> None:
+        if not 0 < self.retry_period < self.renew_deadline < self.lease_duration:
+            raise ValueError(
+                "lease timing must satisfy 0 < retry_period < renew_deadline < lease_duration, got "
+                f"{self.retry_period} / {self.renew_deadline} / {self.lease_duration}"
+            )
+
+
+def format_micro_time(moment: datetime) -> str:
+    """A Kubernetes MicroTime: RFC 3339 in UTC with exactly six fractional digits."""
+    return moment.astimezone(_UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(value: str) -> datetime | None:
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=_UTC)
+
+
+_UTC = datetime.fromisoformat("2000-01-01T00:00:00+00:00").tzinfo
+
+
+class LeaderElector:
+    """Campaigns for the Lease `namespace/name` as `identity` until stopped."""
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        *,
+        name: str,
+        namespace: str,
+        identity: str,
+        clock: Callable[[], datetime],
+        timing: LeaseTiming = LeaseTiming(),
+        on_lost: Callable[[], None] | None = None,
+    ) -> None:
+        self._client = client
+        self.name = name
+        self.namespace = namespace
+        self.identity = identity
+        self._clock = clock
+        self._timing = timing
+        self._on_lost = on_lost
+        self._resource = resource_class(LEASE)
+        self._leader = False
+        self._last_renew: datetime | None = None
+        #: Set while this replica leads; cleared the moment it stops.
+        self.became_leader = asyncio.Event()
+        #: Whether the first attempt has completed, so /readyz can tell "follower" from "unknown".
+        self.leadership_known = False
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def is_leader(self) -> bool:
+        return self._leader
+
+    # -- running -------------------------------------------------------------------------------
+
+    def start(self) -> asyncio.Task[None]:
+        if self._task is None:
+            self._task = asyncio.create_task(self.run(), name=f"leader election {self.name}")
+        return self._task
+
+    async def stop(self, *, release: bool = True) -> None:
+        """Stop campaigning; a leader stops leading and (by default) hands the Lease back."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        if release:
+            await self.release()
+        else:
+            self._step_down("stopped")
+
+    async def run(self) -> None:
+        while True:
+            await self.attempt()
+            await asyncio.sleep(self._timing.retry_period)
+
+    async def attempt(self) -> bool:
+        """One acquire-or-renew round; returns whether this replica leads afterwards."""
+        try:
+            won = await asyncio.wait_for(self._try_acquire_or_renew(), timeout=self._timing.renew_deadline)
+        except (ApiFailure, asyncio.TimeoutError) as exc:
+            _log.warning("lease update failed", extra={"lease": self.name, "error": str(exc)})
+            won = False
+        self.leadership_known = True
+        if won:
+            self._last_renew = self._clock()
+            if not self._leader:
+                self._leader = True
+                self.became_leader.set()
+                _log.info("became leader", extra={"lease": self.name, "identity": self.identity})
+        elif self._leader and self._renew_deadline_passed():
+            self._step_down("could not renew the lease in time")
+        return self._leader
+
+    async def release(self) -> None:
+        """Stop leading and clear the holder, so another replica can take over at once."""
+        was_leader = self._leader
+        self._step_down("released")
+        if not was_leader:
+            return
+        try:
+            lease = await self._get()
+            if lease is None or _spec(lease).get("holderIdentity") != self.identity:
+                return
+            now = format_micro_time(self._clock())
+            spec = _spec(lease)
+            spec["holderIdentity"] = None
+            spec["leaseDurationSeconds"] = 1
+            spec["renewTime"] = now
+            spec["acquireTime"] = now
+            await self._replace(lease)
+        except ApiFailure as exc:
+            # The lease expires on its own; releasing only makes the hand-over faster.
+            _log.warning("could not release the lease", extra={"lease": self.name, "error": str(exc)})
+
+    # -- internals -----------------------------------------------------------------------------
+
+    async def _try_acquire_or_renew(self) -> bool:
+        now = self._clock()
+        lease = await self._get()
+        if lease is None:
+            try:
+                await self._create(now)
+            except AlreadyExists:
+                return False  # another candidate created it first
+            return True
+        spec = _spec(lease)
+        holder = spec.get("holderIdentity") or ""
+        if holder and holder != self.identity and not self._expired(spec, now):
+            return False
+        if holder != self.identity:
+            spec["acquireTime"] = format_micro_time(now)
+            spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
+        spec["holderIdentity"] = self.identity
+        spec["leaseDurationSeconds"] = self._duration_seconds()
+        spec["renewTime"] = format_micro_time(now)
+        try:
+            await self._replace(lease)
+        except Conflict:
+            return False  # someone wrote the lease since we read it: they won this round
+        return True
+
+    def _expired(self, spec: dict[str, Any], now: datetime) -> bool:
+        renewed = parse_time(str(spec.get("renewTime") or ""))
+        duration = spec.get("leaseDurationSeconds")
+        if renewed is None or not isinstance(duration, int):
+            return True
+        return renewed + timedelta(seconds=duration) < now
+
+    def _renew_deadline_passed(self) -> bool:
+        if self._last_renew is None:
+            return True
+        return self._clock() - self._last_renew >= timedelta(seconds=self._timing.renew_deadline)
+
+    def _step_down(self, why: str) -> None:
+        if not self._leader:
+            return
+        self._leader = False
+        self.became_leader.clear()
+        _log.warning("stopped leading", extra={"lease": self.name, "identity": self.identity, "reason": why})
+        if self._on_lost is not None:
+            self._on_lost()
+
+    def _duration_seconds(self) -> int:
+        return max(1, round(self._timing.lease_duration))
+
+    def _operation(self, verb: str) -> Operation:
+        return Operation(verb=verb, resource="leases.coordination.k8s.io", namespace=self.namespace, name=self.name)
+
+    async def _get(self) -> dict[str, Any] | None:
+        try:
+            with api_errors(self._operation("get")):
+                return as_dict(await self._client.get(self._resource, self.name, namespace=self.namespace))
+        except NotFound:
+            return None
+
+    async def _create(self, now: datetime) -> None:
+        stamp = format_micro_time(now)
+        lease = {
+            "apiVersion": LEASE.api_version,
+            "kind": LEASE.kind,
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "spec": {
+                "holderIdentity": self.identity,
+                "leaseDurationSeconds": self._duration_seconds(),
+                "acquireTime": stamp,
+                "renewTime": stamp,
+                "leaseTransitions": 0,
+            },
+        }
+        with api_errors(self._operation("create")):
+            await self._client.create(wrap(self._resource, lease))
+
+    async def _replace(self, lease: dict[str, Any]) -> None:
+        # A PUT with the resourceVersion we read: the server answers 409 if anyone wrote since.
+        with api_errors(self._operation("update")):
+            await self._client.replace(wrap(self._resource, lease))
+
+
+def _spec(lease: dict[str, Any]) -> dict[str, Any]:
+    spec = lease.get("spec")
+    if not isinstance(spec, dict):
+        spec = {}
+        lease["spec"] = spec
+    return spec
