@@ -46,7 +46,11 @@ def schema_resource(name: str) -> str:
 def plan_export(
     *, export: Mapping[str, Any], schema_names: Iterable[str], related_kinds: Iterable[RelatedKind]
 ) -> ExportChange | None:
-    """The addition `export` needs to serve `schema_names` and claim `related_kinds`; None if none."""
+    """The addition `export` needs to serve `schema_names` and claim `related_kinds`; None if none.
+
+    Written schema lists are sorted and free of duplicates; an export that already lists exactly
+    the right schemas in another order is left alone, since kcp reads the list as a set.
+    """
     spec = _mapping(export.get("spec"))
     current_schemas = [name for name in _sequence(spec.get(SCHEMAS_FIELD)) if isinstance(name, str)]
     current_claims = list(_sequence(spec.get(CLAIMS_FIELD)))
