@@ -145,7 +145,7 @@ def test_a_fresh_object_gets_finalizer_namespace_and_a_complete_local_copy() -> 
     assert isinstance(create, Create)
     assert create.object["apiVersion"] == "cert-manager.io/v1" and create.object["kind"] == "Certificate"
     assert create.object["spec"] == remote["spec"]
-    meta = create.object["metadata"]
+    meta = copy.deepcopy(create.object["metadata"])
     assert (meta["namespace"], meta["name"]) == (CLUSTER, LOCAL_NAME)
     assert meta["labels"] == {
         "team": "b",
