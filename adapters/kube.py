@@ -125,15 +125,21 @@ def failure_from_exception(exc: BaseException, *, operation: Operation) -> ApiFa
         return failure_from_status(msgspec.to_builtins(exc.status), operation=operation)
     if isinstance(exc, httpx2.HTTPStatusError):
         return _from_response(exc.response, operation=operation)
-    if isinstance(exc, KeyError) and isinstance(exc.__context__, httpx2.HTTPStatusError):
-        # lightkube looks up the Content-Type header while handling an error response; a response
-        # without one surfaces as this KeyError, with the real error as its context.
-        return _from_response(exc.__context__.response, operation=operation)
+    if isinstance(exc, _DECODING_ERRORS):
+        # lightkube inspects an error response while handling it: a missing Content-Type header
+        # surfaces as KeyError, a non-JSON or non-Status body labelled `application/json` as a
+        # decoding error; the real error is in their context chain.
+        original = _status_error_behind(exc)
+        if original is not None:
+            return _from_response(original.response, operation=operation)
     if isinstance(exc, httpx2.TimeoutException):
         return Transient(operation=operation, code=0, message=f"timed out ({type(exc).__name__}): {exc}")
     if isinstance(exc, httpx2.TransportError):
         return Transient(operation=operation, code=0, message=f"connection failed ({type(exc).__name__}): {exc}")
     return None
+
+
+_DECODING_ERRORS = (KeyError, ValueError, TypeError, msgspec.MsgspecError)
 
 
 class _ApiErrors:
@@ -169,6 +175,17 @@ def api_errors(operation: Operation) -> _ApiErrors:
     exception passes through unchanged.
     """
     return _ApiErrors(operation)
+
+
+def _status_error_behind(exc: BaseException) -> httpx2.HTTPStatusError | None:
+    context = exc.__context__
+    for _ in range(5):  # a decoder may add a level or two of its own between us and the error
+        if context is None:
+            return None
+        if isinstance(context, httpx2.HTTPStatusError):
+            return context
+        context = context.__context__
+    return None
 
 
 def _from_response(response: httpx2.Response, *, operation: Operation) -> ApiFailure:

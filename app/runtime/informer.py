@@ -184,8 +184,11 @@ class Informer:
                     must_list = False
                     failures = 0
                     self.last_error = None
-                await self._watch()
+                lines = await self._watch()
                 self.restarts += 1  # the server ended the watch cleanly: resume from the last version
+                if lines == 0:
+                    # A server (or proxy) that ends every watch at once must not cause a hot loop.
+                    await asyncio.sleep(self._backoff.base)
             except Gone as exc:
                 _log.info("watch expired, relisting", extra={"informer": self.name, "error": str(exc)})
                 self.restarts += 1
@@ -248,7 +251,8 @@ class Informer:
 
     # -- watch -------------------------------------------------------------------------------
 
-    async def _watch(self) -> None:
+    async def _watch(self) -> int:
+        """Follow one watch request to its end; returns how many lines it carried."""
         params: dict[str, str] = {
             "watch": "true",
             "allowWatchBookmarks": "true",
@@ -265,9 +269,12 @@ class Informer:
                 await response.aread()
                 raise self._failure("watch", response)
             self._alive()
+            lines = 0
             async for line in response.aiter_lines():
                 if line.strip():
+                    lines += 1
                     self._handle_line(line)
+            return lines
 
     def _handle_line(self, line: str) -> None:
         self._alive()

@@ -1,0 +1,308 @@
+"""Every way lightkube and httpx2 report a failed request ends up as one of our own errors.
+
+Two levels: the real HTTP round trip against kcpsim (status codes a server really sends), and a
+transport-level fake (an httpx2 transport, not a mocked client) for what kcpsim never sends on
+purpose: the three Content-Type variants lightkube treats differently, and dropped connections.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx2
+import pytest
+from lightkube import KubeConfig
+from lightkube.config.models import Cluster, User
+from lightkube.core.exceptions import ApiError
+from lightkube.core.internal_models import meta_v1
+from lightkube.core.resource_registry import resource_registry
+
+from servlet.adapters.errors import (
+    AlreadyExists,
+    ApiFailure,
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    Operation,
+    Transient,
+)
+from servlet.adapters.kube import (
+    api_errors,
+    async_client,
+    failure_for,
+    failure_from_exception,
+    json_patch,
+    merge_patch,
+    resource_class,
+)
+from servlet.core.model import ResourceType
+
+T = TypeVar("T")
+REPO = Path(__file__).resolve().parents[2]
+WIDGETS = ResourceType(group="example.test", version="v1", kind="Widget", plural="widgets", namespaced=True)
+OP = Operation(verb="get", resource="widgets.example.test", namespace="ns", name="w")
+
+
+def run(main: Callable[[], Awaitable[T]]) -> T:
+    async def bounded() -> T:
+        return await asyncio.wait_for(main(), timeout=10)
+
+    return asyncio.run(bounded())
+
+
+# -- classification ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "reason", "verb", "expected"),
+    [
+        (404, "NotFound", "get", NotFound),
+        (409, "AlreadyExists", "create", AlreadyExists),
+        (409, "Conflict", "update", Conflict),
+        (409, "", "create", AlreadyExists),
+        (409, "", "patch", Conflict),
+        (410, "Expired", "watch", Gone),
+        (401, "Unauthorized", "get", Forbidden),
+        (403, "Forbidden", "create", Forbidden),
+        (400, "BadRequest", "list", Invalid),
+        (413, "RequestEntityTooLarge", "update", Invalid),
+        (415, "UnsupportedMediaType", "patch", Invalid),
+        (422, "Invalid", "create", Invalid),
+        (408, "Timeout", "get", Transient),
+        (429, "TooManyRequests", "get", Transient),
+        (500, "InternalError", "get", Transient),
+        (503, "ServiceUnavailable", "get", Transient),
+        (504, "Timeout", "get", Transient),
+        (418, "", "get", ApiFailure),
+    ],
+)
+def test_status_codes_map_to_our_error_classes(code: int, reason: str, verb: str, expected: type) -> None:
+    operation = Operation(verb=verb, resource="widgets.example.test", name="w")
+    failure = failure_for(operation=operation, code=code, message="m", reason=reason)
+    assert type(failure) is expected
+    assert (failure.code, failure.operation) == (code, operation)
+
+
+def test_a_failure_says_what_was_being_done_and_what_the_server_said() -> None:
+    failure = failure_for(
+        operation=Operation(verb="patch", resource="widgets.example.test", namespace="ns", name="w", where="https://kcp/clusters/x"),
+        code=422,
+        message='Widget.example.test "w" is invalid: spec.size: must be positive',
+        reason="Invalid",
+    )
+    assert str(failure) == (
+        "patch widgets.example.test ns/w at https://kcp/clusters/x failed (HTTP 422, Invalid): "
+        'Widget.example.test "w" is invalid: spec.size: must be positive'
+    )
+
+
+# -- the Content-Type variants, through lightkube, over an httpx2 transport -------------------
+
+
+def _config() -> KubeConfig:
+    return KubeConfig.from_one(cluster=Cluster(server="http://api.test"), user=User(token="t"))
+
+
+def _status(code: int, reason: str, message: str, **details: Any) -> bytes:
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason, "message": message}
+    if details:
+        body["details"] = details
+    return json.dumps(body).encode()
+
+
+async def _get_through(transport: httpx2.AsyncBaseTransport) -> None:
+    client = async_client(_config(), transport=transport)
+    try:
+        with api_errors(OP):
+            await client.get(resource_class(WIDGETS), "w", namespace="ns")
+    finally:
+        await client.close()
+
+
+def _answer(code: int, body: bytes, content_type: str | None, **headers: str) -> httpx2.MockTransport:
+    def respond(request: httpx2.Request) -> httpx2.Response:
+        all_headers = dict(headers)
+        if content_type is not None:
+            all_headers["Content-Type"] = content_type
+        return httpx2.Response(code, content=body, headers=all_headers)
+
+    return httpx2.MockTransport(respond)
+
+
+CONTENT_TYPES = ["application/json", "application/json; charset=utf-8", None, "text/plain"]
+
+
+@pytest.mark.parametrize("content_type", CONTENT_TYPES, ids=["json", "json-charset", "no-header", "text"])
+@pytest.mark.parametrize(
+    ("code", "reason", "expected"),
+    [(404, "NotFound", NotFound), (409, "Conflict", Conflict), (410, "Gone", Gone), (403, "Forbidden", Forbidden),
+     (422, "Invalid", Invalid), (500, "InternalError", Transient)],
+)
+def test_every_content_type_gives_the_same_error_with_the_servers_message(
+    content_type: str | None, code: int, reason: str, expected: type
+) -> None:
+    transport = _answer(code, _status(code, reason, f"widgets \"w\" says {reason}"), content_type)
+    with pytest.raises(expected) as caught:
+        run(lambda: _get_through(transport))
+    assert caught.value.code == code
+    assert caught.value.reason == reason
+    assert caught.value.message == f'widgets "w" says {reason}'
+    assert caught.value.operation == OP
+
+
+@pytest.mark.parametrize("content_type", CONTENT_TYPES, ids=["json", "json-charset", "no-header", "text"])
+def test_a_non_json_error_page_keeps_its_text_as_the_message(content_type: str | None) -> None:
+    transport = _answer(502, b"<html>bad gateway</html>", content_type)
+    with pytest.raises(Transient) as caught:
+        run(lambda: _get_through(transport))
+    assert (caught.value.code, caught.value.message) == (502, "<html>bad gateway</html>")
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "expected"),
+    [
+        (_status(429, "TooManyRequests", "slow down"), {"Retry-After": "7"}, 7.0),
+        (_status(429, "TooManyRequests", "slow down", retryAfterSeconds=3), {}, 3.0),
+        (b"slow down", {"Retry-After": "2"}, 2.0),
+        (_status(429, "TooManyRequests", "slow down"), {"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"}, None),
+        (_status(429, "TooManyRequests", "slow down"), {}, None),
+    ],
+    ids=["header", "status-details", "plain-body", "http-date-ignored", "none"],
+)
+def test_too_many_requests_is_transient_with_the_servers_retry_after(
+    body: bytes, headers: dict[str, str], expected: float | None
+) -> None:
+    transport = _answer(429, body, "application/json; charset=utf-8", **headers)
+    with pytest.raises(Transient) as caught:
+        run(lambda: _get_through(transport))
+    assert caught.value.retry_after == expected
+
+
+@pytest.mark.parametrize(
+    "error",
+    [httpx2.ConnectError("refused"), httpx2.ReadTimeout("slow"), httpx2.RemoteProtocolError("cut"), httpx2.ConnectTimeout("no")],
+    ids=lambda e: type(e).__name__,
+)
+def test_connection_errors_and_timeouts_are_transient_without_a_code(error: Exception) -> None:
+    def fail(request: httpx2.Request) -> httpx2.Response:
+        raise error
+
+    with pytest.raises(Transient) as caught:
+        run(lambda: _get_through(httpx2.MockTransport(fail)))
+    assert caught.value.code == 0
+    assert type(error).__name__ in caught.value.message
+    assert isinstance(caught.value.__cause__, httpx2.TransportError)
+
+
+def test_a_watch_error_event_without_a_response_maps_from_its_status() -> None:
+    event_error = ApiError(status=meta_v1.Status(code=410, reason="Expired", message="too old resource version: 5 (9)"))
+    failure = failure_from_exception(event_error, operation=OP)
+    assert isinstance(failure, Gone)
+    assert failure.message == "too old resource version: 5 (9)"
+
+
+@pytest.mark.parametrize("error", [ValueError("bug"), KeyError("missing"), RuntimeError("other")], ids=repr)
+def test_errors_that_are_not_api_failures_pass_through_unchanged(error: Exception) -> None:
+    with pytest.raises(type(error)) as caught:
+        with api_errors(OP):
+            raise error
+    assert caught.value is error
+
+
+def test_async_with_maps_the_same_way() -> None:
+    async def main() -> None:
+        async with api_errors(OP):
+            raise httpx2.ConnectError("refused")
+
+    with pytest.raises(Transient):
+        run(main)
+
+
+# -- patches -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("helper", "body", "status", "content_type", "path"),
+    [
+        (merge_patch, {"spec": {"size": 2}}, False, "application/merge-patch+json", "/apis/example.test/v1/namespaces/ns/widgets/w"),
+        (merge_patch, {"status": {"ok": True}}, True, "application/merge-patch+json", "/apis/example.test/v1/namespaces/ns/widgets/w/status"),
+        (json_patch, [{"op": "remove", "path": "/spec/size"}], False, "application/json-patch+json", "/apis/example.test/v1/namespaces/ns/widgets/w"),
+    ],
+    ids=["merge", "merge-status", "json"],
+)
+def test_patches_are_merge_or_json_patches_never_strategic(
+    helper: Any, body: Any, status: bool, content_type: str, path: str
+) -> None:
+    seen: list[httpx2.Request] = []
+
+    def respond(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(200, json={"apiVersion": "example.test/v1", "kind": "Widget", "metadata": {"name": "w"}})
+
+    async def main() -> dict[str, Any]:
+        client = async_client(_config(), transport=httpx2.MockTransport(respond))
+        try:
+            result: dict[str, Any] = await helper(client, resource_class(WIDGETS), "w", body, namespace="ns", status=status)
+            return result
+        finally:
+            await client.close()
+
+    result = run(main)
+    assert result["metadata"] == {"name": "w"}
+    assert type(result) is dict
+    [request] = seen
+    assert request.headers["Content-Type"] == content_type
+    assert request.url.path == path
+    assert request.url.params["fieldManager"] == "kdp-servlet"
+    assert json.loads(request.content) == body
+
+
+def test_a_rejected_patch_names_the_object_in_the_error() -> None:
+    transport = _answer(422, _status(422, "Invalid", "spec.size: Invalid value"), "application/json")
+
+    async def main() -> None:
+        client = async_client(_config(), transport=transport)
+        try:
+            await merge_patch(client, resource_class(WIDGETS), "w", {"spec": {"size": -1}}, namespace="ns", where="svc")
+        finally:
+            await client.close()
+
+    with pytest.raises(Invalid) as caught:
+        run(main)
+    assert caught.value.operation == Operation(verb="patch", resource="widgets.example.test", namespace="ns", name="w", where="svc")
+
+
+def _patch_calls_outside_kube(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return [
+        f"{path.relative_to(REPO)}:{node.lineno}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "patch"
+    ]
+
+
+def test_only_the_patch_helpers_call_lightkubes_patch() -> None:
+    modules = [p for folder in ("adapters", "app") for p in sorted((REPO / folder).rglob("*.py"))]
+    offenders = [hit for module in modules if module.name != "kube.py" for hit in _patch_calls_outside_kube(module)]
+    assert not offenders, f"use merge_patch()/json_patch(), never client.patch() (strategic by default): {offenders}"
+
+
+# -- generic resources -------------------------------------------------------------------------
+
+
+def test_generic_resources_with_another_plural_do_not_clash_and_stay_out_of_lightkubes_registry() -> None:
+    plain = resource_class(WIDGETS)
+    again = resource_class(ResourceType(group="example.test", version="v1", kind="Widget", plural="widgets", namespaced=True))
+    other_plural = resource_class(ResourceType(group="example.test", version="v1", kind="Widget", plural="widgetz", namespaced=True))
+    assert plain is again
+    assert other_plural is not plain
+    assert other_plural._api_info.plural == "widgetz"
+    assert plain.Status._api_info.action == "status"
+    assert resource_registry.get("example.test/v1", "Widget") is None
