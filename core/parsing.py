@@ -69,10 +69,9 @@ def parse_published_resource(manifest: Mapping[str, Any]) -> ParseResult:
         message = f"a PublishedResource must be a map, not {describe(manifest)}"
         return ParseResult(value=None, problems=(Problem(field="manifest", message=message),))
     problems: list[Problem] = []
-    data: Mapping[str, Any] = manifest
-    _check_type_meta(data, problems=problems)
-    name, uid, generation = _parse_metadata(data.get("metadata"), problems=problems)
-    spec = _parse_spec(data.get("spec"), problems=problems)
+    _check_type_meta(manifest, problems=problems)
+    name, uid, generation = _parse_metadata(manifest.get("metadata"), problems=problems)
+    spec = _parse_spec(manifest.get("spec"), problems=problems)
     if problems or spec is None:
         # Every path that loses the spec reports why, so `problems` is never empty here.
         return ParseResult(value=None, problems=tuple(problems))
