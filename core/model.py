@@ -8,7 +8,7 @@ can depend on it without pulling in validation logic.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from attrs import field, frozen
 
@@ -50,8 +50,10 @@ class SelectorOperator(enum.Enum):
     DOES_NOT_EXIST = "DoesNotExist"
 
 
-def _frozen_mapping(value: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted(value.items()))
+def _frozen_mapping(value: Mapping[str, str] | Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """Accepts a dict or the pairs themselves, so defaults and `attrs.evolve` round-trip."""
+    pairs = value.items() if isinstance(value, Mapping) else value
+    return tuple(sorted(pairs))
 
 
 @frozen
