@@ -77,7 +77,7 @@ def decode_state(text: str | None) -> dict[str, Any] | None:
             packed = base64.b64decode(text[len(_COMPRESSED_PREFIX):], validate=True)
             inflater = zlib.decompressobj()
             raw = inflater.decompress(packed, _MAX_DECOMPRESSED_STATE)
-            if inflater.unconsumed_tail or not inflater.eof:
+            if inflater.unconsumed_tail or inflater.unused_data or not inflater.eof:
                 return None
             text = raw.decode("utf-8")
         value = json.loads(text)
@@ -104,20 +104,16 @@ def primary_content(remote: Mapping[str, Any]) -> dict[str, Any]:
 
 def apply_merge_patch(target: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
     """RFC 7386: null deletes, an object merges, anything else replaces. Inputs are not changed."""
-    result = _merge(target, patch)
-    assert isinstance(result, dict)  # a mapping patch always yields an object
-    return result
-
-
-def _merge(target: Any, patch: Any) -> Any:
-    if not isinstance(patch, Mapping):
-        return copy.deepcopy(patch)
-    merged = {key: copy.deepcopy(value) for key, value in target.items()} if isinstance(target, Mapping) else {}
+    merged = {key: copy.deepcopy(value) for key, value in target.items()}
     for key, value in patch.items():
         if value is None:
             merged.pop(key, None)
+        elif isinstance(value, Mapping):
+            current = merged.get(key)
+            # A map patched onto anything but a map starts from an empty map (RFC 7386).
+            merged[key] = apply_merge_patch(current if isinstance(current, Mapping) else {}, value)
         else:
-            merged[key] = _merge(merged.get(key), value)
+            merged[key] = copy.deepcopy(value)
     return merged
 
 
@@ -183,9 +179,9 @@ def _json_equal(left: Any, right: Any) -> bool:
         return isinstance(left, bool) and isinstance(right, bool) and left == right
     if isinstance(left, Mapping) and isinstance(right, Mapping):
         return left.keys() == right.keys() and all(_json_equal(left[key], right[key]) for key in left)
-    if isinstance(left, list) and isinstance(right, list):
+    if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
         return len(left) == len(right) and all(_json_equal(a, b) for a, b in zip(left, right))
-    if isinstance(left, (Mapping, list)) or isinstance(right, (Mapping, list)):
+    if isinstance(left, (Mapping, list, tuple)) or isinstance(right, (Mapping, list, tuple)):
         return False
     return bool(left == right)
 

@@ -65,6 +65,7 @@ def test_threshold_counts_utf8_bytes_not_characters() -> None:
         "z:" + base64.b64encode(zlib.compress(b"[1]")).decode(),
         "z:" + base64.b64encode(zlib.compress(b"\xff\xfe")).decode(),
         "z:" + base64.b64encode(zlib.compress(b"{}")[:-3]).decode(),  # truncated stream
+        "z:" + base64.b64encode(zlib.compress(b"{}") + b"junk").decode(),  # trailing data
         "[" * 100_000,
     ],
 )
@@ -412,6 +413,7 @@ def test_size_check_allows_exactly_the_limit() -> None:
         (None, {"ready": True}, True),
         ({"ready": True}, {"ready": 1}, True),
         ({"n": 1}, {"n": 1.0}, False),
+        ({"list": (1, 2)}, {"list": [1, 2]}, False),
         ({"conditions": [{"type": "Ready"}]}, {"conditions": [{"type": "Ready"}, {"type": "X"}]}, True),
         ({"a": {"b": 1}}, {"a": {"b": 1}, "c": 2}, True),
     ],
