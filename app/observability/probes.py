@@ -168,6 +168,7 @@ class ProbeServer:
         self._health_address = health_address
         self._metrics_address = metrics_address
         self._servers: list[asyncio.Server] = []
+        self._connections: set[asyncio.Task[Any]] = set()
         self._bound: dict[str, Address] = {}
 
     @property
@@ -200,9 +201,14 @@ class ProbeServer:
             raise
 
     async def stop(self) -> None:
+        """Stop listening and drop open connections (an idle client must not delay shutdown)."""
         servers, self._servers = self._servers, []
         for server in servers:
             server.close()
+        connections = list(self._connections)
+        for connection in connections:
+            connection.cancel()
+        await asyncio.gather(*connections, return_exceptions=True)
         for server in servers:
             await server.wait_closed()
 
@@ -217,7 +223,13 @@ class ProbeServer:
 
     async def _listen(self, address: Address, routes: Mapping[str, Route]) -> Address:
         async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await _serve_one(reader, writer, routes)
+            task = asyncio.current_task()
+            assert task is not None  # a connection callback always runs in its own task
+            self._connections.add(task)
+            try:
+                await _serve_one(reader, writer, routes)
+            finally:
+                self._connections.discard(task)
 
         server = await asyncio.start_server(handle, host=address.host or None, port=address.port)
         self._servers.append(server)

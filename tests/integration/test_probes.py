@@ -326,3 +326,38 @@ def test_parse_address_reports_bad_input_as_a_problem(text: str, message: str) -
 
 def test_address_prints_as_host_port() -> None:
     assert [str(Address(host="::1", port=80)), str(Address(host="", port=8080))] == ["[::1]:80", ":8080"]
+
+
+def test_a_client_that_sends_nothing_does_not_block_others() -> None:
+    async def scenario(server: ProbeServer) -> int:
+        port = server.health_address.port
+        _, idle = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            return (await _get(port, "/healthz")).status
+        finally:
+            idle.close()
+            await idle.wait_closed()
+
+    assert _run_with_server(HealthChecks(), scenario) == 200
+
+
+def test_stopping_closes_idle_connections_at_once() -> None:
+    async def main() -> tuple[float, bytes]:
+        server = ProbeServer(checks=HealthChecks(), metrics=Metrics(version="x"),
+                             health_address=LOCAL, metrics_address=LOCAL)
+        await server.start()
+        reader, idle = await asyncio.open_connection("127.0.0.1", server.health_address.port)
+        try:
+            await asyncio.sleep(0.05)  # let the server accept the connection
+            started = asyncio.get_running_loop().time()
+            await server.stop()
+            elapsed = asyncio.get_running_loop().time() - started
+            return elapsed, await asyncio.wait_for(reader.read(), 1.0)
+        finally:
+            idle.close()
+            await idle.wait_closed()
+
+    # Left alone, the idle connection would hold the server for the 5-second read timeout.
+    elapsed, received = asyncio.run(main())
+    assert elapsed < 1.0
+    assert received == b""
