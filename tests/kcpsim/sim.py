@@ -24,7 +24,7 @@ from aiohttp import web
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 
-from tests.kcpsim import tls
+from tests.kcpsim import crds, tls
 from tests.kcpsim.faults import FaultPlan, Faults
 from tests.kcpsim.kcp import Kcp, vw_url
 from tests.kcpsim.requestlog import RequestLog
@@ -53,6 +53,7 @@ class KcpSim:
     def __init__(self, config: SimConfig | None = None) -> None:
         self.config = config or SimConfig()
         self.world = World(history_size=self.config.history_size, seed=self.config.seed)
+        crds.install(self.world)
         self.kcp = Kcp(self.world, deprecated_vw_urls=self.config.deprecated_vw_urls, identity_seed=self.config.seed)
         self.faults = Faults(self.config.faults)
         self.requests = RequestLog()
