@@ -16,6 +16,13 @@ from typing import Any
 
 import pytest
 import yaml
+from lightkube import ApiError
+from lightkube.codecs import load_all_yaml
+from lightkube.generic_resource import create_global_resource
+from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
+from lightkube.types import PatchType
+
+from tests.kcpsim.sim import KcpSim
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_PATH = REPO / "charts" / "servlet" / "crds" / "publishedresources.yaml"
@@ -454,3 +461,28 @@ def _value_at(document: dict[str, Any], path: str) -> Any:
 
 def _schema_style(path: str) -> str:
     return "." + path
+
+
+def test_the_manifest_installs_and_serves_published_resources_with_status(kcpsim: KcpSim) -> None:
+    """On an API server (the simulator): established, the example stored as written, a broken one
+    refused, and status written through the status subresource."""
+    resource = create_global_resource("services.kdp.k8c.io", "v1alpha1", "PublishedResource", "publishedresources")
+    client = kcpsim.client(kcpsim.service_config())
+    try:
+        client.create(load_all_yaml(CRD_PATH.read_text())[0])
+        crd = client.get(CustomResourceDefinition, name=CRD["metadata"]["name"])
+        assert crd.status is not None and crd.status.conditions is not None
+        assert {(c.type, c.status) for c in crd.status.conditions} >= {("Established", "True")}
+
+        created = client.create(resource(_example()))
+        assert created["spec"] == _example()["spec"]
+        with pytest.raises(ApiError) as refused:
+            client.create(resource(_set(_set(_example(), "metadata.name", "broken"),
+                                        "spec.related.0.origin", "cluster")))
+        assert refused.value.status.code == 422
+
+        status = {"status": FULL["status"]}
+        patched = client.patch(resource.Status, "publish-certmanager-certs", status, patch_type=PatchType.MERGE)
+        assert patched["status"] == FULL["status"]
+    finally:
+        client.close()
