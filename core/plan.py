@@ -146,6 +146,43 @@ def _ref(resource: ResourceType, *, side: Side, namespace: str, name: str, clust
                      cluster=cluster)
 
 
+@frozen
+class _Subject:
+    """The remote object being planned and what every step needs to know about it."""
+
+    context: SyncContext
+    remote: Mapping[str, Any]
+    key: RemoteKey
+    ref: ObjectRef
+    finalizers: tuple[str, ...]
+    resource_version: str
+
+    @classmethod
+    def of(cls, context: SyncContext, remote: Mapping[str, Any]) -> _Subject:
+        key = remote_key_of(remote)
+        return cls(
+            context=context, remote=remote, key=key,
+            ref=_ref(context.projected.remote, side=Side.REMOTE, namespace=key.namespace, name=key.name,
+                     cluster=key.cluster),
+            finalizers=_finalizers(remote),
+            resource_version=_string(_metadata(remote).get("resourceVersion")),
+        )
+
+    @property
+    def has_finalizer(self) -> bool:
+        return metadata.FINALIZER in self.finalizers
+
+    def without_finalizer(self) -> tuple[str, ...]:
+        return tuple(item for item in self.finalizers if item != metadata.FINALIZER)
+
+    def local_ref(self, key: LocalKey) -> ObjectRef:
+        return _ref(self.context.projected.local, side=Side.LOCAL, namespace=key.namespace, name=key.name)
+
+    def primaries(self, local: Mapping[str, Any], local_ref: ObjectRef) -> Primaries:
+        return Primaries(servlet_name=self.context.servlet.name, remote_key=self.key, remote=self.remote,
+                         local=local, local_ref=local_ref)
+
+
 def plan_object(
     *,
     context: SyncContext,
@@ -161,112 +198,106 @@ def plan_object(
     whatever local object sits at the computed local namespace/name (it matters only when there
     is no candidate); `local_namespace_exists` is about the computed local namespace.
     """
-    remote_key = remote_key_of(remote)
-    projected = context.projected
-    remote_ref = _ref(projected.remote, side=Side.REMOTE, namespace=remote_key.namespace, name=remote_key.name,
-                      cluster=remote_key.cluster)
-    finalizers = _finalizers(remote)
-    has_finalizer = metadata.FINALIZER in finalizers
-    resource_version = _string(_metadata(remote).get("resourceVersion"))
-
-    def done(actions: Iterable[Action], local: LocalKey | None = None) -> ObjectPlan:
-        return ObjectPlan(remote=remote_key, local=local, actions=tuple(actions))
-
-    if not remote_key.cluster:
-        return done([Error(target=remote_ref, reason=f"the remote object {remote_key.namespace}/{remote_key.name} "
-                           f"carries no {CLUSTER_ANNOTATION} annotation, so its workspace is unknown")])
+    subject = _Subject.of(context, remote)
+    if not subject.key.cluster:
+        return ObjectPlan(remote=subject.key, local=None, actions=(Error(
+            target=subject.ref, reason=f"the remote object {subject.key.namespace}/{subject.key.name} carries no "
+            f"{CLUSTER_ANNOTATION} annotation, so its workspace is unknown"),))
 
     # 1. Find.
     if len(local_candidates) > 1:
         found = ", ".join(sorted(_describe_local(candidate) for candidate in local_candidates))
-        return done([Error(target=remote_ref, reason=f"{len(local_candidates)} local objects carry the link labels "
-                           f"of this remote object ({found}); refusing to pick one")])
+        return ObjectPlan(remote=subject.key, local=None, actions=(Error(
+            target=subject.ref, reason=f"{len(local_candidates)} local objects carry the link labels of this "
+            f"remote object ({found}); refusing to pick one"),))
     local = local_candidates[0] if local_candidates else None
     local_key = None if local is None else local_key_of(local)
 
     # 2. Filter.
     labels = _string_map(_metadata(remote).get("labels"))
-    if not filtering.filter_admits(context.published.spec.filter, namespace=remote_key.namespace, labels=labels):
-        if not has_finalizer:
-            return done([], local_key)
-        remaining = tuple(item for item in finalizers if item != metadata.FINALIZER)
-        return done([Release(target=remote_ref, finalizers=remaining, resource_version=resource_version)], local_key)
+    if not filtering.filter_admits(context.published.spec.filter, namespace=subject.key.namespace, labels=labels):
+        released = [Release(target=subject.ref, finalizers=subject.without_finalizer(),
+                            resource_version=subject.resource_version)] if subject.has_finalizer else []
+        return ObjectPlan(remote=subject.key, local=local_key, actions=tuple(released))
 
     # 3. Deletion.
     if _is_deleting(remote):
-        if not has_finalizer:
-            return done([], local_key)
-        if local is None:
-            remaining = tuple(item for item in finalizers if item != metadata.FINALIZER)
-            return done([RemoveFinalizer(target=remote_ref, finalizers=remaining, resource_version=resource_version)])
-        assert local_key is not None
-        local_ref = _ref(projected.local, side=Side.LOCAL, namespace=local_key.namespace, name=local_key.name)
-        # Related copies first: the service-origin ones are known only from the local primary.
-        actions: list[Action] = list(plan_related_cleanup(
-            primaries=_primaries(context, remote_key, remote, local, local_ref),
-            related=context.published.spec.related, snapshot=related,
-        ))
-        if not _is_deleting(local):
-            actions.append(DeleteLocal(target=local_ref))
-        return done(actions, local_key)
+        return ObjectPlan(remote=subject.key, local=local_key, actions=_deletion(subject, local, related))
 
     # 4. Existence.
-    actions = []
-    add_finalizer = [] if has_finalizer else [
-        AddFinalizer(target=remote_ref, finalizers=(*finalizers, metadata.FINALIZER), resource_version=resource_version)
-    ]
     if local is None:
-        computed = naming.local_key_for(
-            naming=context.published.spec.naming, remote=remote_key,
-            local_namespaced=projected.local.namespaced, remote_namespaced=projected.remote.namespaced,
-        )
-        if isinstance(computed, Problem):
-            return done([Error.of(computed, target=remote_ref)])
-        local_key = computed
-        local_ref = _ref(projected.local, side=Side.LOCAL, namespace=computed.namespace, name=computed.name)
-        if occupant is None:
-            return done([*add_finalizer, *_create(context, remote_key, remote, local_ref, local_namespace_exists)],
-                        local_key)
-        if not metadata.links_to(occupant, servlet_name=context.servlet.name, remote=remote_key):
-            # No write at all, not even the finalizer: nothing here is ours yet.
-            return done([Conflict(target=local_ref, reason=_conflict_reason(local_ref, remote_key))], local_key)
-        actions.extend(add_finalizer)
-        repair = _link_repair(context, remote_key, occupant)
-        if repair:
-            actions.append(Adopt(target=local_ref, patch=repair))
-        local = occupant
-    else:
-        assert local_key is not None
-        local_ref = _ref(projected.local, side=Side.LOCAL, namespace=local_key.namespace, name=local_key.name)
-        actions.extend(add_finalizer)
+        return _existence(subject, occupant=occupant, namespace_exists=local_namespace_exists, related=related)
+    local_key = local_key_of(local)
+    actions = [*_add_finalizer(subject), *_sync(subject, local, subject.local_ref(local_key), related)]
+    return ObjectPlan(remote=subject.key, local=local_key, actions=tuple(actions))
 
-    # 5. Content.
-    change = patch.content_patch(desired=patch.primary_content(remote), live=local)
+
+def _add_finalizer(subject: _Subject) -> list[Action]:
+    if subject.has_finalizer:
+        return []
+    return [AddFinalizer(target=subject.ref, finalizers=(*subject.finalizers, metadata.FINALIZER),
+                         resource_version=subject.resource_version)]
+
+
+def _deletion(subject: _Subject, local: Mapping[str, Any] | None, related: RelatedSnapshot) -> tuple[Action, ...]:
+    """Related copies and the local copy go first; the finalizer only once the local copy is gone."""
+    if not subject.has_finalizer:
+        return ()
+    if local is None:
+        return (RemoveFinalizer(target=subject.ref, finalizers=subject.without_finalizer(),
+                                resource_version=subject.resource_version),)
+    local_ref = subject.local_ref(local_key_of(local))
+    # Related copies first: the service-origin ones are known only from the local primary.
+    actions = list(plan_related_cleanup(primaries=subject.primaries(local, local_ref),
+                                        related=subject.context.published.spec.related, snapshot=related))
+    if not _is_deleting(local):
+        actions.append(DeleteLocal(target=local_ref))
+    return tuple(actions)
+
+
+def _existence(
+    subject: _Subject, *, occupant: Mapping[str, Any] | None, namespace_exists: bool, related: RelatedSnapshot
+) -> ObjectPlan:
+    """No linked local copy yet: create one, adopt the occupant that is provably ours, or refuse."""
+    projected = subject.context.projected
+    computed = naming.local_key_for(
+        naming=subject.context.published.spec.naming, remote=subject.key,
+        local_namespaced=projected.local.namespaced, remote_namespaced=projected.remote.namespaced,
+    )
+    if isinstance(computed, Problem):
+        return ObjectPlan(remote=subject.key, local=None, actions=(Error.of(computed, target=subject.ref),))
+    local_ref = subject.local_ref(computed)
+
+    def planned(*actions: Action) -> ObjectPlan:
+        return ObjectPlan(remote=subject.key, local=computed, actions=actions)
+
+    if occupant is None:
+        created = _create(subject, local_ref, namespace_exists=namespace_exists)
+        if any(isinstance(action, Error) for action in created):
+            return planned(*created)  # nothing can be created: leave no finalizer either
+        return planned(*_add_finalizer(subject), *created)
+    if not metadata.links_to(occupant, servlet_name=subject.context.servlet.name, remote=subject.key):
+        # No write at all, not even the finalizer: nothing here is ours yet.
+        return planned(Conflict(target=local_ref, reason=_conflict_reason(local_ref, subject.key)))
+    repair = _link_repair(subject, occupant)
+    adopt = [Adopt(target=local_ref, patch=repair)] if repair else []
+    return planned(*_add_finalizer(subject), *adopt, *_sync(subject, occupant, local_ref, related))
+
+
+def _sync(
+    subject: _Subject, local: Mapping[str, Any], local_ref: ObjectRef, related: RelatedSnapshot
+) -> list[Action]:
+    """Content down, status up, then the related objects: the steps once a local copy exists."""
+    change = patch.content_patch(desired=patch.primary_content(subject.remote), live=local)
     if isinstance(change, Problem):
-        actions.append(Error.of(change, target=local_ref))
-        return done(actions, local_key)
-    if change.patch:
-        actions.append(Patch(target=local_ref, patch=change.patch))
-
-    # 6. Status, up only.
-    status_update = _status_update(context, remote, local, remote_ref)
+        return [Error.of(change, target=local_ref)]
+    actions: list[Action] = [Patch(target=local_ref, patch=change.patch)] if change.patch else []
+    status_update = _status_update(subject, local)
     if status_update is not None:
         actions.append(status_update)
-
-    # 7. Related objects.
-    actions.extend(plan_related(
-        primaries=_primaries(context, remote_key, remote, local, local_ref),
-        related=context.published.spec.related, snapshot=related,
-    ))
-    return done(actions, local_key)
-
-
-def _primaries(
-    context: SyncContext, remote_key: RemoteKey, remote: Mapping[str, Any], local: Mapping[str, Any],
-    local_ref: ObjectRef,
-) -> Primaries:
-    return Primaries(servlet_name=context.servlet.name, remote_key=remote_key, remote=remote, local=local,
-                     local_ref=local_ref)
+    actions.extend(plan_related(primaries=subject.primaries(local, local_ref),
+                                related=subject.context.published.spec.related, snapshot=related))
+    return actions
 
 
 def _describe_local(obj: Mapping[str, Any]) -> str:
@@ -284,20 +315,18 @@ def _conflict_reason(local_ref: ObjectRef, remote_key: RemoteKey) -> str:
             f"remote object {remote} in workspace {remote_key.cluster} and this servlet; it is never overwritten")
 
 
-def _create(
-    context: SyncContext, remote_key: RemoteKey, remote: Mapping[str, Any], local_ref: ObjectRef,
-    namespace_exists: bool,
-) -> list[Action]:
-    local_type = context.projected.local
+def _create(subject: _Subject, local_ref: ObjectRef, *, namespace_exists: bool) -> list[Action]:
+    """The local copy with link metadata, content and last-known-state; its namespace first."""
+    local_type = subject.context.projected.local
     meta: dict[str, Any] = {"name": local_ref.name}
     if local_type.namespaced:
         meta["namespace"] = local_ref.namespace
-    meta["labels"] = metadata.link_labels(servlet_name=context.servlet.name, remote=remote_key)
-    meta["annotations"] = metadata.link_annotations(remote=remote_key)
+    meta["labels"] = metadata.link_labels(servlet_name=subject.context.servlet.name, remote=subject.key)
+    meta["annotations"] = metadata.link_annotations(remote=subject.key)
     skeleton = {"apiVersion": local_type.api_version, "kind": local_type.kind, "metadata": meta}
     # The content patch against the bare skeleton is the whole content plus its state, and checks
     # the annotation size limit the same way every later patch does.
-    initial = patch.content_patch(desired=patch.primary_content(remote), live=skeleton)
+    initial = patch.content_patch(desired=patch.primary_content(subject.remote), live=skeleton)
     if isinstance(initial, Problem):
         return [Error.of(initial, target=local_ref)]
     actions: list[Action] = []
@@ -315,13 +344,14 @@ _LINK_LABEL_KEYS = (
 _LINK_ANNOTATION_KEYS = (metadata.REMOTE_NAMESPACE_ANNOTATION, metadata.REMOTE_NAME_ANNOTATION)
 
 
-def _link_repair(context: SyncContext, remote_key: RemoteKey, occupant: Mapping[str, Any]) -> dict[str, Any]:
+def _link_repair(subject: _Subject, occupant: Mapping[str, Any]) -> dict[str, Any]:
     """The merge patch that sets every link label and annotation, and drops stale ones."""
     meta = _metadata(occupant)
     repair: dict[str, Any] = {}
+    servlet_name = subject.context.servlet.name
     for section, keys, wanted in (
-        ("labels", _LINK_LABEL_KEYS, metadata.link_labels(servlet_name=context.servlet.name, remote=remote_key)),
-        ("annotations", _LINK_ANNOTATION_KEYS, metadata.link_annotations(remote=remote_key)),
+        ("labels", _LINK_LABEL_KEYS, metadata.link_labels(servlet_name=servlet_name, remote=subject.key)),
+        ("annotations", _LINK_ANNOTATION_KEYS, metadata.link_annotations(remote=subject.key)),
     ):
         current = _string_map(meta.get(section))
         changes = {key: wanted.get(key) for key in keys if current.get(key) != wanted.get(key)}
@@ -330,13 +360,12 @@ def _link_repair(context: SyncContext, remote_key: RemoteKey, occupant: Mapping[
     return {"metadata": repair} if repair else {}
 
 
-def _status_update(
-    context: SyncContext, remote: Mapping[str, Any], local: Mapping[str, Any], remote_ref: ObjectRef
-) -> PatchRemoteStatus | None:
-    if not context.projected.has_status_subresource or "status" not in local:
+def _status_update(subject: _Subject, local: Mapping[str, Any]) -> PatchRemoteStatus | None:
+    """The remote status made equal to the local one, only through a status subresource."""
+    if not subject.context.projected.has_status_subresource or "status" not in local:
         return None
     local_status = local["status"]
-    remote_status = remote.get("status")
+    remote_status = subject.remote.get("status")
     if local_status is None or not patch.statuses_differ(local_status, remote_status):
         return None
     if isinstance(local_status, Mapping) and isinstance(remote_status, Mapping):
@@ -346,7 +375,7 @@ def _status_update(
         status_patch: dict[str, Any] = {"status": diff}
     else:
         status_patch = {"status": local_status}
-    return PatchRemoteStatus(target=remote_ref, status=local_status, patch=status_patch)
+    return PatchRemoteStatus(target=subject.ref, status=local_status, patch=status_patch)
 
 
 # --- a whole world at once ---------------------------------------------------------------------
