@@ -261,11 +261,13 @@ def test_a_spec_change_on_the_platform_is_exactly_one_patch() -> None:
     assert plan(context, after, local=apply_merge_patch(local, change.patch)).actions == ()
 
 
-def test_an_object_too_large_for_its_state_is_an_error_not_a_write() -> None:
+@pytest.mark.parametrize("finalizers", [(), (FINALIZER,)], ids=["fresh", "finalized"])
+def test_an_object_too_large_for_its_state_is_an_error_and_gets_no_finalizer(finalizers: tuple[str, ...]) -> None:
     context = make_context()
     # Random-looking text defeats compression, so the state cannot fit the annotation limit.
     blob = "".join(sha1_hex(str(i)) for i in range(20000))
-    result = plan(context, make_remote(spec={"secretName": "x", "blob": blob}), namespace_exists=True)
+    result = plan(context, make_remote(spec={"secretName": "x", "blob": blob}, finalizers=finalizers),
+                  namespace_exists=True)
     assert types(result) == ["error"]
     assert "too large" in result.actions[0].to_dict()["reason"]
 
@@ -425,6 +427,20 @@ def test_related_objects_wait_for_the_local_primary_to_exist() -> None:
     source = RelatedKey(Side.LOCAL, RelatedKind.SECRET, CLUSTER, "api-tls")
     snapshot = RelatedSnapshot(objects={source: {"apiVersion": "v1", "kind": "Secret", "data": {"a": "b"}}})
     assert types(plan(context, make_remote(), related=snapshot)) == ["createNamespace", "create"]
+
+
+def test_a_related_object_without_a_namespace_is_an_error_that_does_not_stop_the_primary() -> None:
+    context = make_context(related=(TLS_SECRET,), local_namespaced=False, remote_namespaced=False)
+    remote = make_remote(namespace="", spec={"secretName": "api-tls", "x": 2})
+    local = created_local(context, make_remote(namespace="", spec={"secretName": "api-tls", "x": 1}))
+
+    result = plan(context, remote, local=local)
+
+    assert types(result) == ["patch", "error"]
+    error = result.actions[1]
+    assert isinstance(error, Error)
+    assert error.field == "spec.related[0].reference.namespace" and error.identifier == "tls-secret"
+    assert [p.field for p in result.problems] == ["spec.related[0].reference.namespace"]
 
 
 # --- a whole world -----------------------------------------------------------------------------
