@@ -348,3 +348,28 @@ ACTION_TYPES: tuple[str, ...] = (
     DeleteRelated.type,
     RecordRelatedState.type,
 )
+
+
+REDACTED = "<redacted>"
+
+
+def _redact_values(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: None if item is None else REDACTED for key, item in value.items()}
+    return value
+
+
+def redacted(action: Action) -> dict[str, Any]:
+    """`action.to_dict()` with Secret values replaced, for printing plans where people read them.
+
+    Executing needs the values; showing them does not. Keys stay visible (and a null still shows
+    a key being removed), so a reader sees what changes without seeing the secret.
+    """
+    data = action.to_dict()
+    if action.target is None or action.target.resource != SECRET_TYPE:
+        return data
+    for section in ("object", "patch"):
+        body = data.get(section)
+        if isinstance(body, dict) and "data" in body:
+            data[section] = {**body, "data": _redact_values(body["data"])}
+    return data

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -14,8 +15,10 @@ from servlet.core.actions import (
     DeleteRelated,
     ObjectRef,
     PatchRelated,
+    REDACTED,
     RecordRelatedState,
     Side,
+    redacted,
 )
 from servlet.core.hashing import sha1_hex
 from servlet.core.metadata import LAST_KNOWN_STATE_ANNOTATION, related_state_annotation
@@ -378,3 +381,20 @@ def test_reads_name_every_object_and_foreign_namespace_the_planner_may_look_at()
         RelatedKey(Side.LOCAL, RelatedKind.CONFIGMAP, LOCAL_NS, "cert-1-settings"),
     }
     assert reads.namespaces == ()
+
+
+def test_printed_plans_show_which_secret_keys_change_but_not_their_values() -> None:
+    pair, _, source = converged_service_world()
+    renewed = copy.deepcopy(source)
+    renewed["data"] = {"tls.crt": PASSWORD}
+    workspace_copy = secret("prod", "api-tls", data=dict(source["data"]))
+    patched = plan_related(primaries=pair, related=[TLS_SECRET],
+                           snapshot=snapshot((Side.LOCAL, renewed), (Side.REMOTE, workspace_copy)))
+    created = plan_related(primaries=primaries(), related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, renewed)))
+
+    shown = [redacted(action) for action in (*patched, *created)]
+
+    assert PASSWORD not in json.dumps(shown)
+    assert shown[0]["patch"] == {"data": {"tls.crt": REDACTED, "tls.key": None}}
+    assert shown[-1]["object"]["data"] == {"tls.crt": REDACTED}
+    assert json.dumps(patched[0].to_dict()).count(PASSWORD) == 1  # the executable form keeps it
