@@ -291,3 +291,46 @@ def test_plans_are_deterministic_and_leave_their_inputs_alone(
     assert json.dumps([p.to_dict() for p in first], sort_keys=True) == json.dumps(
         [p.to_dict() for p in second], sort_keys=True)
     assert (remote_objects, local_objects) == before
+
+
+def mangle_link_labels(world: World) -> None:
+    labels = local_certificate(world)["metadata"]["labels"]
+    labels["syncer.kdp.k8c.io/remote-object-name-hash"] = "mangled"
+
+
+def delete_local_copy(world: World) -> None:
+    (key,) = [key for key in world.objects[Side.LOCAL] if key[1] == "Certificate"]
+    del world.objects[Side.LOCAL][key]
+
+
+def drift_local_spec(world: World) -> None:
+    local_certificate(world)["spec"]["secretName"] = "drifted"
+
+
+def delete_workspace_secret(world: World) -> None:
+    for key in [key for key in world.objects[Side.REMOTE] if key[1] == "Secret"]:
+        del world.objects[Side.REMOTE][key]
+
+
+DISTURBANCES = st.sampled_from([mangle_link_labels, delete_local_copy, drift_local_spec, delete_workspace_secret])
+
+
+@given(spec=SPECS, labels=LABELS, scopes=SCOPES, config=CONFIG_DATA, disturbance=DISTURBANCES)
+def test_a_disturbed_world_is_repaired_without_duplicates_or_conflicts(
+    spec: dict[str, Any], labels: dict[str, str], scopes: tuple[bool, bool], config: dict[str, str] | None,
+    disturbance: Any,
+) -> None:
+    local_namespaced, remote_namespaced = scopes
+    context = make_context(local_namespaced=local_namespaced, remote_namespaced=remote_namespaced)
+    world = World([make_remote(spec, labels, namespaced=remote_namespaced),
+                   *workspace_configmap(config, scopes=scopes)])
+    reconcile_until_quiet(world, context)
+    disturbance(world)
+
+    assert reconcile_until_quiet(world, context) <= RECONCILES_TO_SETTLE
+
+    assert without_nulls(local_certificate(world)["spec"]) == without_nulls(spec)
+    plans = plan_all(world, context)
+    assert not any(action.type in {"conflict", "error"} for p in plans for action in p.actions)
+    copies = [key for key in world.objects[Side.REMOTE] if key[1] == "Secret"]
+    assert [key[4] for key in copies] == [spec["secretName"]]
