@@ -1,0 +1,21 @@
+"""The wheel must carry every sub-package: setuptools only installs the ones listed."""
+
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+TOP_LEVEL = {"core": "servlet.core", "adapters": "servlet.adapters", "app": "servlet.app"}
+
+
+def test_every_source_package_is_listed_for_installation() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    on_disk = {
+        ".".join([TOP_LEVEL[init.relative_to(REPO).parts[0]], *init.relative_to(REPO).parts[1:-1]])
+        for folder in TOP_LEVEL
+        for init in (REPO / folder).rglob("__init__.py")
+    }
+    assert on_disk == set(config["packages"])
+    assert config["package-dir"] == TOP_LEVEL_MAPPING
+
+
+TOP_LEVEL_MAPPING = {package: folder for folder, package in TOP_LEVEL.items()}
