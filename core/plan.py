@@ -81,7 +81,9 @@ class ObjectPlan:
         for action in self.actions:
             if isinstance(action, Error):
                 prefix = f"{action.field}: "
-                message = action.reason[len(prefix):] if action.field and action.reason.startswith(prefix) else action.reason
+                message = action.reason
+                if action.field and message.startswith(prefix):
+                    message = message[len(prefix):]
                 found.append(Problem(field=action.field, message=message))
             elif isinstance(action, Conflict):
                 found.append(Problem(field="", message=action.reason))
@@ -398,7 +400,8 @@ class _Index:
         namespaces: set[tuple[str, str]] = set()
         for obj in objects:
             key = remote_key_of(obj)
-            by_key[(_string(obj.get("apiVersion")), _string(obj.get("kind")), key.cluster, key.namespace, key.name)] = obj
+            type_key = (_string(obj.get("apiVersion")), _string(obj.get("kind")))
+            by_key[(*type_key, key.cluster, key.namespace, key.name)] = obj
             # A namespace exists when its object is given or when anything lives in it.
             if _is_of(obj, NAMESPACE_TYPE):
                 namespaces.add((key.cluster, key.name))

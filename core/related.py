@@ -286,8 +286,9 @@ def _record_state(
             return Error(
                 target=primaries.local_ref,
                 identifier=identifier,
-                reason=f"the sync state of related object {identifier!r} would push the annotations of the local "
-                f"object past the API limit of {patch.ANNOTATIONS_LIMIT} bytes; the related object is too large to sync",
+                reason=f"the sync state of related object {identifier!r} would push the annotations of the "
+                f"local object past the API limit of {patch.ANNOTATIONS_LIMIT} bytes; the related object is too "
+                "large to sync",
             )
     return RecordRelatedState(
         identifier=identifier, target=primaries.local_ref, patch={"metadata": {"annotations": {key: value}}}
@@ -418,7 +419,8 @@ def _delete_recorded_copy(
     copy = snapshot.get(Side.REMOTE, item.kind, state.coordinates)
     if not state.created or copy is None or _is_deleting(copy):
         return []
-    return [DeleteRelated(identifier=item.identifier, target=_ref(primaries, Side.REMOTE, item.kind, state.coordinates))]
+    target = _ref(primaries, Side.REMOTE, item.kind, state.coordinates)
+    return [DeleteRelated(identifier=item.identifier, target=target)]
 
 
 def _plan_platform_origin(
@@ -518,7 +520,9 @@ def related_reads(
             objects[RelatedKey(side, item.kind, coordinates.namespace, coordinates.name)] = None
             if coordinates.namespace != _namespace_of(primary):
                 namespaces[(side, coordinates.namespace)] = None
-        state = read_service_state(local, item.identifier) if local is not None and item.origin is Origin.SERVICE else None
-        if state is not None:
-            objects[RelatedKey(Side.REMOTE, item.kind, state.namespace, state.name)] = None
+        if local is not None and item.origin is Origin.SERVICE:
+            # A copy recorded at older coordinates may be due for deletion.
+            state = read_service_state(local, item.identifier)
+            if state is not None:
+                objects[RelatedKey(Side.REMOTE, item.kind, state.namespace, state.name)] = None
     return RelatedReads(objects=tuple(objects), namespaces=tuple(namespaces))

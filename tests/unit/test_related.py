@@ -93,7 +93,8 @@ def primaries(remote: dict[str, Any] | None = None, local: dict[str, Any] | None
 
 def secret(namespace: str, name: str, *, data: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Secret", "metadata": {"namespace": namespace, "name": name, **extra},
-            "type": "kubernetes.io/tls", "data": data if data is not None else {"tls.crt": "Y2VydA==", "tls.key": PASSWORD}}
+            "type": "kubernetes.io/tls",
+            "data": data if data is not None else {"tls.crt": "Y2VydA==", "tls.key": PASSWORD}}
 
 
 def configmap(namespace: str, name: str, *, data: dict[str, str] | None = None, **meta: Any) -> dict[str, Any]:
@@ -144,9 +145,10 @@ def test_a_broken_regex_is_a_problem_naming_the_field() -> None:
 
 
 def test_the_namespace_defaults_to_the_primarys_namespace_on_each_side() -> None:
-    assert resolve_side(TLS_SECRET, index=0, primary=remote_primary(), side=Side.REMOTE) == Coordinates("prod", "api-tls")
-    assert resolve_side(TLS_SECRET, index=0, primary=local_primary(), side=Side.LOCAL) == Coordinates(LOCAL_NS,
-                                                                                                      "cert-1-tls")
+    remote = resolve_side(TLS_SECRET, index=0, primary=remote_primary(), side=Side.REMOTE)
+    local = resolve_side(TLS_SECRET, index=0, primary=local_primary(), side=Side.LOCAL)
+    assert remote == Coordinates("prod", "api-tls")
+    assert local == Coordinates(LOCAL_NS, "cert-1-tls")
 
 
 def test_a_cluster_scoped_primary_without_a_namespace_reference_is_an_error() -> None:
