@@ -15,7 +15,4 @@ def test_every_source_package_is_listed_for_installation() -> None:
         for init in (REPO / folder).rglob("__init__.py")
     }
     assert on_disk == set(config["packages"])
-    assert config["package-dir"] == TOP_LEVEL_MAPPING
-
-
-TOP_LEVEL_MAPPING = {package: folder for folder, package in TOP_LEVEL.items()}
+    assert config["package-dir"] == {package: folder for folder, package in TOP_LEVEL.items()}
