@@ -29,7 +29,7 @@ from tests.kcpsim.faults import FaultPlan, Faults
 from tests.kcpsim.kcp import Kcp, vw_url
 from tests.kcpsim.requestlog import RequestLog
 from tests.kcpsim.server import Server
-from tests.kcpsim.topology import Topology, bind, seed
+from tests.kcpsim.topology import Topology, bind, seed, seed_service_cluster
 from tests.kcpsim.world import World
 
 T = TypeVar("T")
@@ -82,6 +82,7 @@ class KcpSim:
         await self._runner.setup()
         await self._bind(self.config.port)
         self.kcp.base_url = self.base_url
+        seed_service_cluster(self.kcp)
         if self.config.topology is not None:
             seed(self.kcp, self.config.topology)
         elif self.world.resolve("root") is None:
@@ -210,12 +211,11 @@ class KcpSim:
         topo = self.topology
 
         def run() -> str:
-            from tests.kcpsim.topology import WorkspaceSpec, _namespace, _workspace_object, add_workspace_cluster
+            from tests.kcpsim.topology import WorkspaceSpec, _workspace_object, add_workspace_cluster
             ws = WorkspaceSpec(name)
             path, org = topo.workspace_path(ws), topo.org_cluster_name()
             cluster = add_workspace_cluster(self.kcp, path=path, parent=org)
             _workspace_object(self.kcp, org, name, cluster, path, ("root", "universal"))
-            _namespace(self.kcp, cluster, "default")
             if bind_export:
                 bind(self.kcp, cluster=cluster, org=topo.org, export=topo.export, accept_claims=accept_claims)
             return cluster

@@ -97,6 +97,7 @@ def add_workspace_cluster(kcp: Kcp, *, path: str, parent: str | None, owner: Obj
         "apiVersion": "core.kcp.io/v1alpha1", "kind": "LogicalCluster",
         "metadata": {"name": "cluster", "annotations": annotations, "finalizers": ["core.kcp.io/logicalcluster-deletion"]},
         "spec": spec})
+    _namespace(kcp, name, "default")  # kcp creates `default` in every workspace
     rdef = _rdef(world, name, "core.kcp.io", "logicalclusters")
     with kcp.system():
         world.update(rdef, name, "", "cluster", {**obj, "status": {"URL": f"{kcp.base_url}/clusters/{name}", "phase": "Ready",
@@ -143,6 +144,13 @@ def schema_for(topology: Topology) -> Obj:
                                    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}]}}
 
 
+def seed_service_cluster(kcp: Kcp) -> None:
+    """The namespaces every Kubernetes cluster starts with."""
+    for name in ("default", "kube-system", "kube-public", "kube-node-lease"):
+        if kcp.world.store.get("/namespaces", "", "", name) is None:
+            _namespace(kcp, "", name)
+
+
 def seed(kcp: Kcp, topology: Topology) -> None:
     """Create the topology in an empty world (the root workspace is created if missing)."""
     world = kcp.world
@@ -172,7 +180,6 @@ def seed(kcp: Kcp, topology: Topology) -> None:
         cluster = topology.workspace_cluster(ws)
         add_workspace_cluster(kcp, path=path, parent=org, name=cluster)
         _workspace_object(kcp, org, ws.name, cluster, path, ("root", "universal"))
-        _namespace(kcp, cluster, "default")
         bind(kcp, cluster=cluster, org=topology.org, export=topology.export)
     if topology.with_samples and topology.with_schema:
         _samples(kcp, topology)

@@ -247,8 +247,8 @@ class World:
         else:
             new = incoming
             new_meta = _meta(new)
-            for field in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
-                          "managedFields"):
+            kept = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+            for field in kept if managed_fields_done else (*kept, "managedFields"):
                 if field in old_meta:
                     new_meta[field] = old_meta[field]
                 else:
@@ -425,6 +425,9 @@ class World:
     def _same(old: Obj, new: Obj) -> bool:
         def strip(obj: Obj) -> Obj:
             meta = {k: v for k, v in obj["metadata"].items() if k not in ("managedFields", "resourceVersion")}
+            # Ownership changes are real changes; only the timestamps of entries are not.
+            meta["managedFields"] = [{k: v for k, v in e.items() if k != "time"}
+                                     for e in obj["metadata"].get("managedFields") or []]
             return {**obj, "metadata": meta}
         return strip(old) == strip(new)
 

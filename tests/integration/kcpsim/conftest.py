@@ -1,0 +1,53 @@
+"""Fixtures of the kcpsim contract suite: raw HTTP and lightkube clients bound to a simulator."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from lightkube import Client
+
+from tests.kcpsim import KcpSim
+from tests.integration.kcpsim.helpers import Raw
+
+
+@pytest.fixture
+def raw(kcpsim: KcpSim) -> Iterator[Raw]:
+    client = Raw(kcpsim)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def service(kcpsim: KcpSim) -> Iterator[Client]:
+    client = kcpsim.client(kcpsim.service_config())
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def org(kcpsim: KcpSim) -> Iterator[Client]:
+    client = kcpsim.client(kcpsim.kcp_config())
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def team_a(kcpsim: KcpSim) -> Iterator[Client]:
+    client = kcpsim.client(kcpsim.workspace_config("team-a"))
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def team_b(kcpsim: KcpSim) -> Iterator[Client]:
+    client = kcpsim.client(kcpsim.workspace_config("team-b"))
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def vw(kcpsim: KcpSim) -> Iterator[Client]:
+    client = kcpsim.client(kcpsim.vw_config("*"))
+    yield client
+    client.close()
