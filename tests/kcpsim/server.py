@@ -63,7 +63,7 @@ class Call:
     resource: str = ""
 
 
-@attrs.define
+@attrs.define(eq=False)
 class ActiveWatch:
     watcher: Watcher
     request: web.Request

@@ -77,3 +77,14 @@ class Raw:
 
 def stream_lines(response: httpx2.Response) -> list[dict[str, Any]]:
     return [json.loads(line) for line in response.iter_lines() if line.strip()]
+
+
+def read_events(response: httpx2.Response, count: int) -> list[dict[str, Any]]:
+    """The first `count` events of a watch stream (without waiting for it to end)."""
+    events: list[dict[str, Any]] = []
+    for line in response.iter_lines():
+        if line.strip():
+            events.append(json.loads(line))
+        if len(events) == count:
+            break
+    return events
