@@ -241,40 +241,58 @@ def async_client(
     server: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     transport: httpx2.AsyncBaseTransport | None = None,
+    trust_env: bool = True,
 ) -> AsyncClient:
-    """A lightkube client for one base URL, writing as field manager `kdp-servlet`."""
+    """A lightkube client for one base URL, writing as field manager `kdp-servlet`.
+
+    `trust_env=False` ignores proxy and CA settings from the environment.
+    """
     return AsyncClient(
         single_config(config, server=server),
         timeout=httpx2.Timeout(timeout),
         field_manager=FIELD_MANAGER,
         lazy=False,
         transport=transport,
+        trust_env=trust_env,
     )
 
 
 def http_client(
-    config: KubeConfig | SingleConfig, *, server: str | None = None, timeout: float = DEFAULT_TIMEOUT
+    config: KubeConfig | SingleConfig,
+    *,
+    server: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    trust_env: bool = True,
 ) -> httpx2.AsyncClient:
     """A plain httpx2 client with the kubeconfig's auth and TLS, for requests lightkube cannot make
     (watches with bookmarks). Its base URL is the cluster's server; use paths without a leading `/`.
     """
-    params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeout))
+    params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeout), trust_env=trust_env)
     return client_adapter.AsyncClient(single_config(config, server=server), params)
 
 
 class ClusterClients:
     """One lightkube client per logical cluster under a base URL (kcp host or VW), made on demand."""
 
-    def __init__(self, config: KubeConfig | SingleConfig, *, base_url: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        config: KubeConfig | SingleConfig,
+        *,
+        base_url: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        trust_env: bool = True,
+    ) -> None:
         self._config = single_config(config)
         self.base_url = base_url.rstrip("/")
         self._timeout = timeout
+        self._trust_env = trust_env
         self._clients: dict[str, AsyncClient] = {}
 
     def get(self, cluster: str) -> AsyncClient:
         client = self._clients.get(cluster)
         if client is None:
-            client = async_client(self._config, server=cluster_url(self.base_url, cluster), timeout=self._timeout)
+            server = cluster_url(self.base_url, cluster)
+            client = async_client(self._config, server=server, timeout=self._timeout, trust_env=self._trust_env)
             self._clients[cluster] = client
         return client
 

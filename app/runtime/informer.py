@@ -36,7 +36,7 @@ import httpx2
 from attrs import frozen
 
 from servlet.adapters.errors import ApiFailure, Gone, Operation
-from servlet.adapters.kube import failure_from_response, failure_from_status
+from servlet.adapters.kube import failure_from_exception, failure_from_response, failure_from_status
 from servlet.app.runtime.workqueue import Backoff
 
 CLUSTER_ANNOTATION = "kcp.io/cluster"
@@ -195,7 +195,8 @@ class Informer:
                 must_list = True
             except (ApiFailure, httpx2.HTTPError, _BrokenStream, ValueError) as exc:
                 failures += 1
-                self.last_error = exc
+                verb = "list" if must_list else "watch"
+                self.last_error = failure_from_exception(exc, operation=self._operation(verb)) or exc
                 if listed_once:
                     self.restarts += 1
                 must_list = True
