@@ -69,6 +69,9 @@ class ObjectPlan:
     remote: RemoteKey
     local: LocalKey | None
     actions: tuple[Action, ...]
+    # The resource types on both sides, for readers of the plan (None when built by hand).
+    remote_type: ResourceType | None = None
+    local_type: ResourceType | None = None
 
     @property
     def writes(self) -> bool:
@@ -95,11 +98,16 @@ class ObjectPlan:
         return f"{self.remote.cluster}:{where}" if self.remote.cluster else where
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "remote": {"cluster": self.remote.cluster, "namespace": self.remote.namespace, "name": self.remote.name},
-            "local": None if self.local is None else {"namespace": self.local.namespace, "name": self.local.name},
-            "actions": [action.to_dict() for action in self.actions],
-        }
+        remote: dict[str, Any] = {**_type_dict(self.remote_type), "cluster": self.remote.cluster,
+                                  "namespace": self.remote.namespace, "name": self.remote.name}
+        local: dict[str, Any] | None = None
+        if self.local is not None:
+            local = {**_type_dict(self.local_type), "namespace": self.local.namespace, "name": self.local.name}
+        return {"remote": remote, "local": local, "actions": [action.to_dict() for action in self.actions]}
+
+
+def _type_dict(resource: ResourceType | None) -> dict[str, str]:
+    return {} if resource is None else {"apiVersion": resource.api_version, "kind": resource.kind}
 
 
 def plan_writes(plan: ObjectPlan) -> bool:
@@ -177,6 +185,11 @@ class _Subject:
     def without_finalizer(self) -> tuple[str, ...]:
         return tuple(item for item in self.finalizers if item != metadata.FINALIZER)
 
+    def plan(self, local: LocalKey | None, actions: Iterable[Action]) -> ObjectPlan:
+        projected = self.context.projected
+        return ObjectPlan(remote=self.key, local=local, actions=tuple(actions), remote_type=projected.remote,
+                          local_type=projected.local)
+
     def local_ref(self, key: LocalKey) -> ObjectRef:
         return _ref(self.context.projected.local, side=Side.LOCAL, namespace=key.namespace, name=key.name)
 
@@ -202,16 +215,16 @@ def plan_object(
     """
     subject = _Subject.of(context, remote)
     if not subject.key.cluster:
-        return ObjectPlan(remote=subject.key, local=None, actions=(Error(
+        return subject.plan(None, [Error(
             target=subject.ref, reason=f"the remote object {subject.key.namespace}/{subject.key.name} carries no "
-            f"{CLUSTER_ANNOTATION} annotation, so its workspace is unknown"),))
+            f"{CLUSTER_ANNOTATION} annotation, so its workspace is unknown")])
 
     # 1. Find.
     if len(local_candidates) > 1:
         found = ", ".join(sorted(_describe_local(candidate) for candidate in local_candidates))
-        return ObjectPlan(remote=subject.key, local=None, actions=(Error(
+        return subject.plan(None, [Error(
             target=subject.ref, reason=f"{len(local_candidates)} local objects carry the link labels of this "
-            f"remote object ({found}); refusing to pick one"),))
+            f"remote object ({found}); refusing to pick one")])
     local = local_candidates[0] if local_candidates else None
     local_key = None if local is None else local_key_of(local)
 
@@ -220,18 +233,18 @@ def plan_object(
     if not filtering.filter_admits(context.published.spec.filter, namespace=subject.key.namespace, labels=labels):
         released = [Release(target=subject.ref, finalizers=subject.without_finalizer(),
                             resource_version=subject.resource_version)] if subject.has_finalizer else []
-        return ObjectPlan(remote=subject.key, local=local_key, actions=tuple(released))
+        return subject.plan(local_key, released)
 
     # 3. Deletion.
     if _is_deleting(remote):
-        return ObjectPlan(remote=subject.key, local=local_key, actions=_deletion(subject, local, related))
+        return subject.plan(local_key, _deletion(subject, local, related))
 
     # 4. Existence.
     if local is None:
         return _existence(subject, occupant=occupant, namespace_exists=local_namespace_exists, related=related)
     local_key = local_key_of(local)
     actions = [*_add_finalizer(subject), *_sync(subject, local, subject.local_ref(local_key), related)]
-    return ObjectPlan(remote=subject.key, local=local_key, actions=tuple(actions))
+    return subject.plan(local_key, actions)
 
 
 def _add_finalizer(subject: _Subject) -> list[Action]:
@@ -267,11 +280,11 @@ def _existence(
         local_namespaced=projected.local.namespaced, remote_namespaced=projected.remote.namespaced,
     )
     if isinstance(computed, Problem):
-        return ObjectPlan(remote=subject.key, local=None, actions=(Error.of(computed, target=subject.ref),))
+        return subject.plan(None, [Error.of(computed, target=subject.ref)])
     local_ref = subject.local_ref(computed)
 
     def planned(*actions: Action) -> ObjectPlan:
-        return ObjectPlan(remote=subject.key, local=computed, actions=actions)
+        return subject.plan(computed, actions)
 
     if occupant is None:
         created = _create(subject, local_ref, namespace_exists=namespace_exists)

@@ -465,7 +465,10 @@ def test_plans_have_a_stable_json_form() -> None:
     result = plan(make_context(), make_remote(finalizers=()))
     data = result.to_dict()
     assert json.loads(json.dumps(data)) == data
-    assert data["remote"] == {"cluster": CLUSTER, "namespace": "prod", "name": "api"}
+    assert data["remote"] == {"apiVersion": "certificates.example.corp/v1beta1", "kind": "Zertifikat",
+                              "cluster": CLUSTER, "namespace": "prod", "name": "api"}
+    assert data["local"] == {"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+                             "namespace": CLUSTER, "name": LOCAL_NAME}
     assert [a["type"] for a in data["actions"]] == ["addFinalizer", "createNamespace", "create"]
     assert data["actions"][2]["side"] == "local" and data["actions"][2]["resource"] == "certificates"
     assert result.describe() == f"{CLUSTER}:prod/api"
