@@ -9,7 +9,10 @@ cluster: a workspace copy carries nothing of the servlet.
 
 - service origin: the state lives in the annotation `related_state_annotation(identifier)` on
   the local primary and records where the copy is, whether the servlet created it and the content
-  last synced. Only a copy the servlet created is ever deleted.
+  last synced (Secret values left out). Only a copy the servlet created is ever deleted. A
+  workspace object already at the name the tenant put into the primary is synced into but marked
+  as not created (the tenant chose that name; a copy whose state was lost looks the same). The
+  state is written before a create, so a created copy is never mistaken for such an object.
 - platform origin: the local copy carries link metadata naming its remote origin object plus its
   own last-known-state; a local object in the way without that link is a conflict.
 
