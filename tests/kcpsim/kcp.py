@@ -298,6 +298,9 @@ class Kcp:
         world.controllers.append(Controller(frozenset({EXPORT_KEY, BINDING_KEY, SCHEMA_KEY, SECRET_KEY}), self.reconcile_exports))
         world.controllers.append(Controller(frozenset({EXPORT_KEY, BINDING_KEY, SCHEMA_KEY}), self.reconcile_bindings))
         world.controllers.append(Controller(frozenset({WORKSPACE_KEY}), self.reconcile_workspaces))
+        # Deleting bindings wait for objects of any resource to go away, so they watch everything.
+        world.controllers.append(Controller(frozenset(), self.finish_binding_deletions))
+        self.deleting_bindings: set[tuple[str, str]] = set()
 
     @contextmanager
     def system(self) -> Iterator[None]:
@@ -567,6 +570,7 @@ class Kcp:
     def _reconcile_binding(self, cluster: str, binding: Obj) -> None:
         meta = binding["metadata"]
         if meta.get("deletionTimestamp"):
+            self.deleting_bindings.add((cluster, meta["name"]))
             self._delete_binding(cluster, binding)
             return
         status = clone(binding.get("status") or {})
@@ -621,6 +625,14 @@ class Kcp:
         status["conditions"] = conditions
         if status != (binding.get("status") or {}):
             self._write(("apis.kcp.io", "apibindings"), cluster, {**binding, "status": status}, old=binding, status=True)
+
+    def finish_binding_deletions(self, events: list[Event]) -> None:
+        for cluster, name in list(self.deleting_bindings):
+            binding = self.world.store.get(BINDING_KEY, cluster, "", name)
+            if binding is None:
+                self.deleting_bindings.discard((cluster, name))
+            elif not any(e.storage_key == BINDING_KEY and e.cluster == cluster for e in events):
+                self._delete_binding(cluster, binding)
 
     def _delete_binding(self, cluster: str, binding: Obj) -> None:
         remaining = 0
