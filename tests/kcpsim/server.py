@@ -463,8 +463,7 @@ class Server:
             await response.write_eof()
             return response
         except (ConnectionResetError, asyncio.CancelledError):
-            status = 499
-            raise
+            raise  # the client hung up; the stream was fine until then
         finally:
             store.unsubscribe(watcher)
             self.watches.discard(active)

@@ -78,7 +78,8 @@ class KcpSim:
         self._stopped = asyncio.Event()
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self.server.handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5,
+                                   handler_cancellation=True)  # notice watchers that hang up
         await self._runner.setup()
         await self._bind(self.config.port)
         self.kcp.base_url = self.base_url
