@@ -38,9 +38,11 @@ from servlet.adapters.kube import (
     async_client,
     failure_for,
     failure_from_exception,
+    http_client,
     json_patch,
     merge_patch,
     resource_class,
+    wrap,
 )
 from servlet.core.model import ResourceType
 
@@ -306,3 +308,120 @@ def test_generic_resources_with_another_plural_do_not_clash_and_stay_out_of_ligh
     assert other_plural._api_info.plural == "widgetz"
     assert plain.Status._api_info.action == "status"
     assert resource_registry.get("example.test/v1", "Widget") is None
+
+
+# -- the real thing: kcpsim over HTTP ----------------------------------------------------------
+
+CONFIGMAPS = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)
+CERTIFICATES = ResourceType(
+    group="certificates.example.corp", version="v1alpha1", kind="Certificate", plural="certificates", namespaced=True
+)
+LOGICAL_CLUSTERS = ResourceType(group="core.kcp.io", version="v1alpha1", kind="LogicalCluster", plural="logicalclusters", namespaced=False)
+
+
+def _configmap(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}}
+
+
+async def _missing(sim: Any) -> None:
+    client = async_client(sim.service_config(), trust_env=False)
+    try:
+        with api_errors(Operation(verb="get", resource="configmaps", namespace="default", name="nope")):
+            await client.get(resource_class(CONFIGMAPS), "nope", namespace="default")
+    finally:
+        await client.close()
+
+
+async def _created_twice(sim: Any) -> None:
+    client = async_client(sim.service_config(), trust_env=False)
+    try:
+        for _ in range(2):
+            with api_errors(Operation(verb="create", resource="configmaps", namespace="default", name="twice")):
+                await client.create(wrap(resource_class(CONFIGMAPS), _configmap("twice")))
+    finally:
+        await client.close()
+
+
+async def _stale_update(sim: Any) -> None:
+    client = async_client(sim.service_config(), trust_env=False)
+    try:
+        created = dict(await client.create(wrap(resource_class(CONFIGMAPS), _configmap("stale"))))
+        await merge_patch(client, resource_class(CONFIGMAPS), "stale", {"data": {"k": "v"}}, namespace="default")
+        with api_errors(Operation(verb="update", resource="configmaps", namespace="default", name="stale")):
+            await client.replace(wrap(resource_class(CONFIGMAPS), created))
+    finally:
+        await client.close()
+
+
+async def _expired_watch(sim: Any) -> None:
+    http = http_client(sim.service_config(), trust_env=False)
+    try:
+        with api_errors(Operation(verb="watch", resource="configmaps")):
+            response = await http.get("api/v1/configmaps", params={"watch": "true", "resourceVersion": "1"})
+            response.raise_for_status()
+    finally:
+        await http.aclose()
+
+
+async def _unknown_workspace(sim: Any) -> None:
+    client = async_client(sim.kcp_config("root:nope"), trust_env=False)
+    try:
+        with api_errors(Operation(verb="get", resource="logicalclusters.core.kcp.io", name="cluster")):
+            await client.get(resource_class(LOGICAL_CLUSTERS), "cluster")
+    finally:
+        await client.close()
+
+
+async def _invalid_object(sim: Any) -> None:
+    client = async_client(sim.workspace_config("team-a"), trust_env=False)
+    body = {"apiVersion": "certificates.example.corp/v1alpha1", "kind": "Certificate",
+            "metadata": {"name": "bad", "namespace": "default"}, "spec": {"secretName": "x"}}
+    try:
+        with api_errors(Operation(verb="create", resource="certificates.certificates.example.corp", name="bad")):
+            await client.create(wrap(resource_class(CERTIFICATES), body))
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "expected", "code", "words"),
+    [
+        (_missing, NotFound, 404, 'configmaps "nope" not found'),
+        (_created_twice, AlreadyExists, 409, "already exists"),
+        (_stale_update, Conflict, 409, "the object has been modified"),
+        (_expired_watch, Gone, 410, "too old resource version"),
+        (_unknown_workspace, Forbidden, 403, "workspace access not permitted"),
+        (_invalid_object, Invalid, 422, "commonName"),
+    ],
+    ids=["404", "409-exists", "409-conflict", "410", "403", "422"],
+)
+def test_kcpsim_errors_map_to_our_classes_with_the_servers_message(
+    kcpsim_factory: Callable[..., Any], scenario: Callable[[Any], Awaitable[None]], expected: type, code: int, words: str
+) -> None:
+    sim = kcpsim_factory(watch_gone_as_status=True)
+    with pytest.raises(expected) as caught:
+        run(lambda: scenario(sim))
+    assert caught.value.code == code
+    assert words in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("rule", "retry_after"),
+    [({"status": 500}, None), ({"status": 503, "retry_after": 4}, 4.0), ({"status": 429, "retry_after": 3}, 3.0)],
+    ids=["500", "503", "429"],
+)
+def test_kcpsim_server_errors_and_throttling_are_transient(kcpsim: Any, rule: dict[str, Any], retry_after: float | None) -> None:
+    from tests.kcpsim import ErrorRule, FaultPlan
+
+    kcpsim.set_faults(FaultPlan(errors=(ErrorRule(resource="configmaps", **rule),)))
+    with pytest.raises(Transient) as caught:
+        run(lambda: _missing(kcpsim))
+    assert caught.value.code == rule["status"]
+    assert caught.value.retry_after == retry_after
+
+
+def test_a_refused_connection_is_transient(kcpsim: Any) -> None:
+    kcpsim.refuse_connections(1.0)
+    with pytest.raises(Transient) as caught:
+        run(lambda: _missing(kcpsim))
+    assert caught.value.code == 0
