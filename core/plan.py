@@ -35,6 +35,7 @@ from servlet.core.actions import (
     ObjectRef,
     Patch,
     PatchRemoteStatus,
+    redacted,
     Release,
     RemoveFinalizer,
     Side,
@@ -103,7 +104,8 @@ class ObjectPlan:
         local: dict[str, Any] | None = None
         if self.local is not None:
             local = {**_type_dict(self.local_type), "namespace": self.local.namespace, "name": self.local.name}
-        return {"remote": remote, "local": local, "actions": [action.to_dict() for action in self.actions]}
+        # Plans are printed for people and tools to read: Secret values never leave in that form.
+        return {"remote": remote, "local": local, "actions": [redacted(action) for action in self.actions]}
 
 
 def _type_dict(resource: ResourceType | None) -> dict[str, str]:

@@ -1,0 +1,170 @@
+"""Everything the servlet would do with an inventory, as one plan.
+
+This is the library entry point for tools that want to preview projections and plans without a
+cluster (`servlet plan` uses it for both its offline and live modes): schemas to create, the
+APIExport change, and per remote object its local coordinates and actions. The daemon does not
+use it; it plans one object at a time with the same core functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from attrs import frozen
+
+from servlet.core.apiexport import plan_export
+from servlet.core.inventory import Inventory
+from servlet.core.model import PublishedResource, ServletIdentity
+from servlet.core.parsing import parse_published_resource
+from servlet.core.plan import ObjectPlan, SyncContext, plan_world
+from servlet.core.projection import Projected, project
+
+Manifest = Mapping[str, Any]
+
+
+@frozen
+class PlanError:
+    """An input the servlet cannot act on: which object, which field, what is wrong."""
+
+    object: str
+    field: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"object": self.object, "field": self.field, "message": self.message}
+
+
+@frozen
+class SchemaStep:
+    published_resource: str
+    name: str
+    action: str  # "create", or "exists" when an identical schema is already in the org workspace
+    spec: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"publishedResource": self.published_resource, "name": self.name,
+                "action": self.action, "spec": self.spec}
+
+
+@frozen
+class ExportStep:
+    name: str
+    action: str  # "patch", "none", or "missing" when the APIExport is not among the inputs
+    spec: dict[str, Any] | None
+    patch: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "action": self.action, "spec": self.spec, "patch": self.patch}
+
+
+@frozen
+class ServletPlan:
+    servlet: ServletIdentity
+    schemas: tuple[SchemaStep, ...]
+    api_export: ExportStep
+    objects: tuple[ObjectPlan, ...]
+    errors: tuple[PlanError, ...]
+
+    @property
+    def writes(self) -> int:
+        """How many write requests executing the plan would send."""
+        schema_writes = sum(1 for step in self.schemas if step.action == "create")
+        export_writes = 1 if self.api_export.action == "patch" else 0
+        object_writes = sum(1 for obj in self.objects for action in obj.actions if action.is_write)
+        return schema_writes + export_writes + object_writes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "servlet": self.servlet.fq_name,
+            "schemas": [step.to_dict() for step in self.schemas],
+            "apiExport": self.api_export.to_dict(),
+            "objects": [obj.to_dict() for obj in self.objects],
+            "errors": [error.to_dict() for error in self.errors],
+        }
+
+
+def _find_crd(crds: Sequence[Manifest], published: PublishedResource) -> Manifest | None:
+    for crd in crds:
+        spec = crd.get("spec") or {}
+        names = spec.get("names") or {}
+        if spec.get("group") == published.spec.resource.api_group and names.get("kind") == published.spec.resource.kind:
+            return crd
+    return None
+
+
+def _choose_export(exports: Sequence[Manifest], name: str | None) -> tuple[Manifest | None, list[PlanError]]:
+    if name is not None:
+        matching = [export for export in exports if (export.get("metadata") or {}).get("name") == name]
+        if not matching:
+            return None, [PlanError(object=f"APIExport {name}", field="",
+                                    message="is not among the inputs; the servlet never creates its APIExport")]
+        return matching[0], []
+    if len(exports) > 1:
+        names = ", ".join(sorted(str((export.get("metadata") or {}).get("name")) for export in exports))
+        return None, [PlanError(object="APIExport", field="",
+                                message=f"the inputs hold several APIExports ({names}); choose one with --apiexport")]
+    return (exports[0] if exports else None), []
+
+
+def _project_all(
+    inventory: Inventory, *, servlet: ServletIdentity
+) -> tuple[list[tuple[PublishedResource, Projected]], list[PlanError]]:
+    projected: list[tuple[PublishedResource, Projected]] = []
+    errors: list[PlanError] = []
+    for manifest in inventory.published_resources:
+        label = f"PublishedResource {(manifest.get('metadata') or {}).get('name')}"
+        parsed = parse_published_resource(manifest)
+        if parsed.value is None:
+            errors.extend(PlanError(object=label, field=p.field, message=p.message) for p in parsed.problems)
+            continue
+        published = parsed.value
+        crd = _find_crd(inventory.crds, published)
+        if crd is None:
+            resource = published.spec.resource
+            errors.append(PlanError(object=label, field="spec.resource",
+                                    message=f"no CustomResourceDefinition for {resource.kind}.{resource.api_group} among the inputs"))
+            continue
+        result = project(crd=crd, published=published, api_group=servlet.api_group)
+        if isinstance(result, Projected):
+            projected.append((published, result))
+        else:
+            errors.extend(PlanError(object=label, field=p.field, message=p.message) for p in result)
+    return projected, errors
+
+
+def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_name: str | None = None) -> ServletPlan:
+    errors = [PlanError(object=p.field, field="", message=p.message) for p in inventory.problems]
+    projected, projection_errors = _project_all(inventory, servlet=servlet)
+    errors.extend(projection_errors)
+
+    existing_schemas = {(schema.get("metadata") or {}).get("name") for schema in inventory.schemas}
+    schemas = tuple(
+        SchemaStep(published_resource=published.name, name=result.schema_name,
+                   action="exists" if result.schema_name in existing_schemas else "create",
+                   spec=result.schema_spec)
+        for published, result in projected
+    )
+
+    export, export_errors = _choose_export(inventory.api_exports, apiexport_name)
+    errors.extend(export_errors)
+    related_kinds = {related.kind for published, _ in projected for related in published.spec.related}
+    export_name = apiexport_name or str(((export or {}).get("metadata") or {}).get("name", ""))
+    if export is None:
+        change = plan_export(export={"spec": {}}, schema_names=[step.name for step in schemas],
+                             related_kinds=related_kinds)
+        api_export = ExportStep(name=export_name, action="missing",
+                                spec=change.spec if change else None, patch=change.patch if change else None)
+    else:
+        change = plan_export(export=export, schema_names=[step.name for step in schemas], related_kinds=related_kinds)
+        api_export = ExportStep(name=export_name, action="patch" if change else "none",
+                                spec=change.spec if change else None, patch=change.patch if change else None)
+
+    contexts = [SyncContext(servlet=servlet, published=published, projected=result) for published, result in projected]
+    objects = plan_world(contexts=contexts, remote_objects=inventory.remote_objects,
+                         local_objects=inventory.local_objects)
+    for obj in objects:
+        errors.extend(PlanError(object=obj.describe(), field=problem.field, message=problem.message)
+                      for problem in obj.problems)
+    return ServletPlan(servlet=servlet, schemas=schemas, api_export=api_export,
+                       objects=tuple(objects), errors=tuple(errors))

@@ -1,0 +1,170 @@
+"""`servlet plan` offline, as a user runs it on the bundled example and on their own files."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from servlet.app.cli import app
+from servlet.core.patch import apply_merge_patch
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "certificates"
+IDENTITY = ["--api-group", "certificates.example.corp", "--name", "tom"]
+
+
+def run_plan(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["plan", *IDENTITY, *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output
+
+
+def json_plan(*args: str) -> tuple[int, dict[str, Any]]:
+    code, output = run_plan(*args, "-o", "json")
+    return code, json.loads(output)
+
+
+def actions_by_object(plan: dict[str, Any]) -> dict[str, list[str]]:
+    return {
+        f"{obj['remote']['cluster']}:{obj['remote']['namespace']}/{obj['remote']['name']}":
+            [action["type"] for action in obj["actions"]]
+        for obj in plan["objects"]
+    }
+
+
+def write_documents(path: Path, documents: list[dict[str, Any]]) -> Path:
+    path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
+    return path
+
+
+def test_example_text_plan_shows_schema_export_and_every_object() -> None:
+    code, output = run_plan("-f", str(EXAMPLE))
+    assert code == 0, output
+    assert "+ create v" in output and ".zertifikate.certificates.example.corp" in output
+    assert "from PublishedResource publish-certmanager-certs" in output
+    assert '~ spec.permissionClaims = [{"group": "", "resource": "namespaces", "all": true}' in output
+    assert "+ addFinalizer remote Zertifikat k7v2m9x4q1w8z3r5:default/web" in output
+    # team-a's local namespace exists already; team-b's does not
+    assert "createNamespace local Namespace p4n8c2l6t0y9h1j3" in output
+    assert "createNamespace local Namespace k7v2m9x4q1w8z3r5" not in output
+    assert "- removeFinalizer remote Zertifikat p4n8c2l6t0y9h1j3:prod/old" in output
+    assert "Plan: 8 write(s), 0 error(s)." in output
+
+
+def test_example_json_plan_has_the_documented_shape() -> None:
+    code, plan = json_plan("-f", str(EXAMPLE))
+    assert code == 0
+    assert {"schemas", "apiExport", "objects", "errors"} <= plan.keys()
+    [schema] = plan["schemas"]
+    assert {"publishedResource", "name", "action", "spec"} <= schema.keys()
+    assert schema["action"] == "create" and schema["spec"]["names"]["kind"] == "Zertifikat"
+    assert plan["apiExport"]["action"] == "patch"
+    assert plan["apiExport"]["spec"]["latestResourceSchemas"] == [schema["name"]]
+    for obj in plan["objects"]:
+        assert {"cluster", "namespace", "name", "apiVersion", "kind"} <= obj["remote"].keys()
+    assert plan["objects"][0]["local"].keys() >= {"namespace", "name", "apiVersion", "kind"}
+    assert actions_by_object(plan) == {
+        "k7v2m9x4q1w8z3r5:default/web": ["addFinalizer", "create"],
+        "p4n8c2l6t0y9h1j3:prod/api": ["addFinalizer", "createNamespace", "create"],
+        "p4n8c2l6t0y9h1j3:prod/old": ["removeFinalizer"],
+    }
+    assert plan["errors"] == []
+
+
+def converged_world(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """The clusters after the plan ran: local copies, namespaces, finalizers, schema, export."""
+    world: list[dict[str, Any]] = [yaml.safe_load((EXAMPLE / "crd-certificates.yaml").read_text()),
+                                   yaml.safe_load((EXAMPLE / "publishedresource.yaml").read_text())]
+    export = yaml.safe_load((EXAMPLE / "apiexport.yaml").read_text())
+    export["spec"] = plan["apiExport"]["spec"]
+    world.append(export)
+    for schema in plan["schemas"]:
+        world.append({"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIResourceSchema",
+                      "metadata": {"name": schema["name"]}, "spec": schema["spec"]})
+    remote = {
+        f"{doc['metadata']['annotations']['kcp.io/cluster']}:{doc['metadata']['namespace']}/{doc['metadata']['name']}": doc
+        for path in ("workspace-team-a.yaml", "workspace-team-b.yaml")
+        for doc in yaml.safe_load_all((EXAMPLE / path).read_text())
+    }
+    for obj in plan["objects"]:
+        key = f"{obj['remote']['cluster']}:{obj['remote']['namespace']}/{obj['remote']['name']}"
+        for action in obj["actions"]:
+            if action["type"] in {"create", "createNamespace"}:
+                world.append(action["object"])
+            elif action["type"] == "addFinalizer":
+                remote[key] = apply_merge_patch(remote[key], action["patch"])
+            elif action["type"] == "removeFinalizer":
+                del remote[key]  # the user's deletion completes
+    world.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "k7v2m9x4q1w8z3r5"}})
+    return world + list(remote.values())
+
+
+def test_feeding_the_created_objects_back_plans_no_writes(tmp_path: Path) -> None:
+    _, first = json_plan("-f", str(EXAMPLE))
+    world = write_documents(tmp_path / "world.yaml", converged_world(first))
+    code, second = json_plan("-f", str(world))
+    assert code == 0, second["errors"]
+    assert [step["action"] for step in second["schemas"]] == ["exists"]
+    assert second["apiExport"]["action"] == "none"
+    assert actions_by_object(second) == {"k7v2m9x4q1w8z3r5:default/web": [], "p4n8c2l6t0y9h1j3:prod/api": []}
+    code, text = run_plan("-f", str(world))
+    assert "Plan: 0 write(s), 0 error(s)." in text
+    assert text.count("= in sync, nothing to do") == 2
+
+
+def test_a_secret_issued_on_the_service_side_flows_up_without_printing_its_value(tmp_path: Path) -> None:
+    _, first = json_plan("-f", str(EXAMPLE))
+    secret_value = base64.b64encode(b"-----BEGIN PRIVATE KEY----- very secret").decode()
+    issued = {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+              "metadata": {"name": "web-tls", "namespace": "k7v2m9x4q1w8z3r5"},
+              "data": {"tls.key": secret_value, "tls.crt": secret_value}}
+    world = write_documents(tmp_path / "world.yaml", [*converged_world(first), issued])
+    code, plan = json_plan("-f", str(world))
+    assert code == 0
+    web = actions_by_object(plan)["k7v2m9x4q1w8z3r5:default/web"]
+    assert "createRelated" in web
+    code, text = run_plan("-f", str(world))
+    for output in (text, json.dumps(plan)):
+        assert secret_value not in output
+        assert "tls.key" in output  # the keys stay visible
+
+
+def test_invalid_input_lists_every_error_with_exit_code_1_and_no_traceback(tmp_path: Path) -> None:
+    broken = yaml.safe_load((EXAMPLE / "publishedresource.yaml").read_text())
+    broken["spec"]["naming"]["name"] = "cert-$remoteNme"
+    broken["spec"]["related"][0]["kind"] = "Deployment"
+    write_documents(tmp_path / "published.yaml", [broken])
+    (tmp_path / "bad.yaml").write_text("kind: [unclosed\n")
+    code, plan = json_plan("-f", str(EXAMPLE / "crd-certificates.yaml"), "-f", str(tmp_path / "published.yaml"),
+                           "-f", str(tmp_path / "bad.yaml"), "-f", str(tmp_path / "missing.yaml"))
+    assert code == 1
+    messages = [f"{error['object']} {error['field']}: {error['message']}" for error in plan["errors"]]
+    assert any("missing.yaml" in m and "does not exist" in m for m in messages), messages
+    assert any("bad.yaml" in m and "not valid YAML" in m for m in messages), messages
+    code, output = run_plan("-f", str(tmp_path / "published.yaml"), "-f", str(EXAMPLE / "crd-certificates.yaml"))
+    assert code == 1
+    assert "spec.naming.name" in output and "$remoteNme" in output
+    assert "spec.related[0].kind" in output and "Deployment" in output
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--name", "Tom_1"), ("--api-group", "nodots")])
+def test_a_bad_servlet_identity_is_refused_naming_the_flag(flag: str, value: str) -> None:
+    args = dict(zip(IDENTITY[::2], IDENTITY[1::2]))
+    args[flag] = value
+    result = CliRunner().invoke(app, ["plan", *[x for pair in args.items() for x in pair], "-f", str(EXAMPLE)])
+    assert result.exit_code == 1
+    assert flag in result.output and value in result.output
+
+
+def test_a_published_resource_without_its_crd_is_an_error_naming_the_resource() -> None:
+    code, plan = json_plan("-f", str(EXAMPLE / "publishedresource.yaml"))
+    assert code == 1
+    assert plan["errors"] == [{"object": "PublishedResource publish-certmanager-certs", "field": "spec.resource",
+                               "message": "no CustomResourceDefinition for Certificate.cert-manager.io among the inputs"}]
