@@ -255,9 +255,17 @@ def binding_to_storage(rdef: ResourceDef, body: Obj, version: str, old: Obj | No
     name = (body.get("metadata") or {}).get("name", "")
     body["kind"] = "APIBinding"
     if version == "v1alpha2":
-        for claim in (body.get("spec") or {}).get("permissionClaims") or []:
+        for index, claim in enumerate((body.get("spec") or {}).get("permissionClaims") or []):
             claim.setdefault("group", "")
             claim.setdefault("identityHash", "")
+            for field in ("verbs", "selector"):
+                if not claim.get(field):
+                    raise errors.invalid(group="apis.kcp.io", kind="APIBinding", name=name,
+                                         causes=[(f"spec.permissionClaims[{index}].{field}", "Required value")])
+            if claim.get("state") not in ("Accepted", "Rejected"):
+                raise errors.invalid(group="apis.kcp.io", kind="APIBinding", name=name, causes=[(
+                    f"spec.permissionClaims[{index}].state",
+                    f'Unsupported value: "{claim.get("state", "")}": supported values: "Accepted", "Rejected"')])
         body["apiVersion"] = "apis.kcp.io/v1alpha2"
         return body
     spec1 = body.get("spec") or {}
