@@ -118,7 +118,7 @@ class Informer:
         self.resource_version = ""
         #: Watches re-opened for any reason after the first (clean server timeout, break, 410).
         self.restarts = 0
-        #: Lists after the first one (after a 410, a broken stream or an error).
+        #: Successful lists after the first one (after a 410, a broken stream or an error).
         self.relists = 0
         #: `clock()` when the loop last made progress or tried to; /healthz compares it to now.
         self.last_alive = clock()
@@ -175,15 +175,17 @@ class Informer:
         must_list = True
         while True:
             self._alive()
+            watching = False
             try:
                 if must_list:
+                    await self._relist()
                     if listed_once:
                         self.relists += 1
-                    await self._relist()
                     listed_once = True
                     must_list = False
                     failures = 0
                     self.last_error = None
+                watching = True
                 lines = await self._watch()
                 self.restarts += 1  # the server ended the watch cleanly: resume from the last version
                 if lines == 0:
@@ -191,19 +193,20 @@ class Informer:
                     await asyncio.sleep(self._backoff.base)
             except Gone as exc:
                 _log.info("watch expired, relisting", extra={"informer": self.name, "error": str(exc)})
-                self.restarts += 1
+                if watching:
+                    self.restarts += 1
                 must_list = True
             except (ApiFailure, httpx2.HTTPError, _BrokenStream, ValueError) as exc:
                 failures += 1
-                verb = "list" if must_list else "watch"
-                self.last_error = failure_from_exception(exc, operation=self._operation(verb)) or exc
-                if listed_once:
+                if watching:
                     self.restarts += 1
+                verb = "watch" if watching else "list"
+                self.last_error = failure_from_exception(exc, operation=self._operation(verb)) or exc
                 must_list = True
                 delay = self._backoff.delay(failures)
                 _log.warning(
                     "list/watch failed, relisting after a pause",
-                    extra={"informer": self.name, "error": str(exc), "retry_in": delay},
+                    extra={"informer": self.name, "error": str(self.last_error), "retry_in": delay},
                 )
                 self._alive()
                 await asyncio.sleep(delay)

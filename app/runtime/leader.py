@@ -123,9 +123,13 @@ class LeaderElector:
             self._step_down("stopped")
 
     async def run(self) -> None:
-        while True:
-            await self.attempt()
-            await asyncio.sleep(self._timing.retry_period)
+        try:
+            while True:
+                await self.attempt()
+                await asyncio.sleep(self._timing.retry_period)
+        finally:
+            # Whoever stops this loop, nobody renews any more: stop leading now, not at expiry.
+            self._step_down("election loop stopped")
 
     async def attempt(self) -> bool:
         """One acquire-or-renew round; returns whether this replica leads afterwards."""
@@ -133,6 +137,9 @@ class LeaderElector:
             won = await asyncio.wait_for(self._try_acquire_or_renew(), timeout=self._timing.renew_deadline)
         except (ApiFailure, asyncio.TimeoutError) as exc:
             _log.warning("lease update failed", extra={"lease": self.name, "error": str(exc)})
+            won = False
+        except Exception:  # an unexpected failure counts as a failed renew, never as leading on
+            _log.exception("lease update failed unexpectedly", extra={"lease": self.name})
             won = False
         self.leadership_known = True
         if won:
@@ -147,14 +154,11 @@ class LeaderElector:
 
     async def release(self) -> None:
         """Stop leading and clear the holder, so another replica can take over at once."""
-        was_leader = self._leader
         self._step_down("released")
-        if not was_leader:
-            return
         try:
             lease = await self._get()
             if lease is None or _spec(lease).get("holderIdentity") != self.identity:
-                return
+                return  # not ours (any more): nothing to hand back
             now = format_micro_time(self._clock())
             spec = _spec(lease)
             spec["holderIdentity"] = None

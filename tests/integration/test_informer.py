@@ -56,6 +56,16 @@ async def eventually(check: Callable[[], bool], *, within: float = 5.0) -> None:
         await asyncio.sleep(0.01)
 
 
+async def cut_open_watch(sim: KcpSim, *, abort: bool = False) -> None:
+    """End the informer's watch; `has_synced` comes before the watch request reaches the server."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 5
+    while sim.cut_watches(abort=abort) == 0:
+        if loop.time() > deadline:
+            raise AssertionError("no watch was ever open")
+        await asyncio.sleep(0.01)
+
+
 class Recorder:
     def __init__(self) -> None:
         self.events: list[Event] = []
@@ -172,7 +182,7 @@ def test_bookmarks_move_the_resume_version_and_a_clean_end_resumes_from_it(
                                             "metadata": {"name": "elsewhere", "namespace": "default"}}, SECRETS)
             bumped = other["metadata"]["resourceVersion"]
             await eventually(lambda: h.informer.resource_version == bumped)
-            sim.cut_watches()
+            await cut_open_watch(sim)
             await eventually(lambda: h.informer.restarts == 1)
             await h.informer.stop()
             await eventually(lambda: len(h.watch_queries()) == 2)
@@ -191,7 +201,7 @@ def test_a_watch_ended_cleanly_resumes_and_still_reports_what_changed_in_between
             await create(h.writer, configmap("gone"))
             await h.synced()
             kcpsim.set_faults(FaultPlan(latency=(LatencyRule(seconds=0.4, verb="watch", resource="configmaps", limit=1),)))
-            kcpsim.cut_watches()
+            await cut_open_watch(kcpsim)
             await delete(h.writer, "gone")  # while the next watch request is held back
             await eventually(lambda: ("DELETED", "gone") in h.recorder.seen())
             return h.recorder.seen(), h.informer.relists
@@ -209,7 +219,7 @@ def test_a_broken_stream_relists_and_emits_every_difference_including_deletions(
             await h.synced()
             h.recorder.events.clear()
             kcpsim.set_faults(FaultPlan(latency=(LatencyRule(seconds=0.5, verb="list", resource="configmaps", limit=1),)))
-            kcpsim.cut_watches(abort=True)
+            await cut_open_watch(kcpsim, abort=True)
             await eventually(lambda: kcpsim.requests.count(verb="watch", resource="configmaps") == 1)
             # The watch is gone and the relist is held back: these changes reach no watch.
             await delete(h.writer, "vanishes")
@@ -239,7 +249,7 @@ def test_410_gone_relists_and_reports_deletions_from_the_gap(
             await h.synced()
             h.recorder.events.clear()
             sim.set_faults(FaultPlan(latency=(LatencyRule(seconds=0.4, verb="watch", resource="configmaps", limit=1),)))
-            sim.cut_watches()
+            await cut_open_watch(sim)
             await delete(h.writer, "old")
             sim.set_history_size(0)  # compacted: resuming from the old version is impossible
             await eventually(lambda: h.recorder.seen() == [("DELETED", "old")])
@@ -322,7 +332,7 @@ def test_server_errors_on_the_watch_lead_to_a_relist_not_a_dead_cache(kcpsim: Kc
         async with Harness(kcpsim) as h:
             await h.synced()
             kcpsim.set_faults(FaultPlan(errors=(ErrorRule(status=500, verb="watch", resource="configmaps", limit=2),)))
-            kcpsim.cut_watches()
+            await cut_open_watch(kcpsim)
             await eventually(lambda: kcpsim.requests.count(verb="watch", status=500) == 2)
             await create(h.writer, configmap("after"))
             await eventually(lambda: ("ADDED", "after") in h.recorder.seen())

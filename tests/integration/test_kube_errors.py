@@ -34,6 +34,7 @@ from servlet.adapters.errors import (
     Transient,
 )
 from servlet.adapters.kube import (
+    ClusterClients,
     api_errors,
     async_client,
     failure_for,
@@ -425,3 +426,31 @@ def test_a_refused_connection_is_transient(kcpsim: Any) -> None:
     with pytest.raises(Transient) as caught:
         run(lambda: _missing(kcpsim))
     assert caught.value.code == 0
+
+
+# -- one client per logical cluster ------------------------------------------------------------
+
+
+def test_cluster_clients_address_one_workspace_each_under_the_vw_url(kcpsim: Any) -> None:
+    team_a = kcpsim.cluster_of("root:myorg:team-a")
+    team_b = kcpsim.cluster_of("root:myorg:team-b")
+
+    async def main() -> tuple[dict[str, list[str]], bool]:
+        clients = ClusterClients(kcpsim.service_config(), base_url=kcpsim.vw_url(), trust_env=False)
+        try:
+            for cluster, name in ((team_a, "only-a"), (team_b, "only-b")):
+                await clients.get(cluster).create(wrap(resource_class(CERTIFICATES), {
+                    "apiVersion": "certificates.example.corp/v1alpha1", "kind": "Certificate",
+                    "metadata": {"name": name, "namespace": "default"}, "spec": {"commonName": name}}))
+            seen = {
+                cluster: sorted([dict(obj)["metadata"]["name"] async for obj in
+                                 clients.get(cluster).list(resource_class(CERTIFICATES), namespace="*")])
+                for cluster in (team_a, team_b)
+            }
+            return seen, clients.get(team_a) is clients.get(team_a)
+        finally:
+            await clients.aclose()
+
+    seen, cached = run(main)
+    assert seen == {team_a: ["only-a"], team_b: ["only-b"]}
+    assert cached

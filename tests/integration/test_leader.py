@@ -162,8 +162,10 @@ def test_a_write_race_lost_on_resource_version_leaves_the_candidate_a_follower(k
         a, b = e.candidate("a"), e.candidate("b")
         assert await a.attempt()
         e.clock.advance(20)  # expired: both a (renewing) and b (taking over) want to write
-        # Hold both reads back so both candidates decide on the same resourceVersion.
-        kcpsim.set_faults(FaultPlan(latency=(LatencyRule(seconds=0.2, verb="get", resource="leases"),)))
+        # Hold the reads back so both candidates decide on the same resourceVersion, and the writes
+        # longer, so neither write lands before the other candidate has read.
+        kcpsim.set_faults(FaultPlan(latency=(LatencyRule(seconds=0.2, verb="get", resource="leases"),
+                                             LatencyRule(seconds=0.4, verb="update", resource="leases"))))
         kcpsim.requests.clear()
         results = await asyncio.gather(a.attempt(), b.attempt())
         kcpsim.clear_faults()
@@ -201,3 +203,17 @@ def test_running_electors_hand_over_when_the_leader_stops(kcpsim: KcpSim) -> Non
 def test_lease_timings_that_would_let_two_leaders_overlap_are_refused(duration: float, deadline: float, retry: float) -> None:
     with pytest.raises(ValueError, match="retry_period < renew_deadline < lease_duration"):
         LeaseTiming(lease_duration=duration, renew_deadline=deadline, retry_period=retry)
+
+
+def test_a_leader_whose_election_loop_is_cancelled_stops_leading_at_once(kcpsim: KcpSim) -> None:
+    async def body(e: Election) -> tuple[bool, list[str], str]:
+        a = e.candidate("a")
+        task = a.start()
+        await asyncio.wait_for(a.became_leader.wait(), timeout=5)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return a.is_leader, e.lost, (await e.lease())["spec"]["holderIdentity"]
+
+    leads, lost, holder = elect(kcpsim, body)
+    assert (leads, lost) == (False, ["a"])
+    assert holder == "a", "without release() the lease simply runs out"
