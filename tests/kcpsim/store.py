@@ -53,6 +53,8 @@ class Store:
         self._objects: dict[str, dict[str, dict[tuple[str, str], Obj]]] = {}
         self._watchers: dict[str, list[Watcher]] = {}
         self.listeners: list[Callable[[Event], None]] = []
+        self._key_versions: dict[str, int] = {}
+        self._sorted: dict[tuple[str, str | None, str | None], tuple[int, list[ObjKey]]] = {}
 
     def set_history_size(self, size: int) -> None:
         kept = list(self.history)[-size:] if size else []
@@ -77,8 +79,21 @@ class Store:
                 if namespace is None or ns == namespace:
                     yield (name_of_cluster, ns, name), obj
 
+    def sorted_keys(self, storage_key: str, cluster: str | None, namespace: str | None = None) -> list[ObjKey]:
+        """Keys in list order, cached until an object of this storage key is added or removed."""
+        version = self._key_versions.get(storage_key, 0)
+        cached = self._sorted.get((storage_key, cluster, namespace))
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        keys = sorted(key for key, _ in self.iter(storage_key, cluster, namespace))
+        self._sorted[(storage_key, cluster, namespace)] = (version, keys)
+        return keys
+
+    def get_by_key(self, storage_key: str, key: ObjKey) -> Obj:
+        return self._objects[storage_key][key[0]][(key[1], key[2])]
+
     def sorted_items(self, storage_key: str, cluster: str | None, namespace: str | None = None) -> list[tuple[ObjKey, Obj]]:
-        return sorted(self.iter(storage_key, cluster, namespace), key=lambda item: item[0])
+        return [(key, self.get_by_key(storage_key, key)) for key in self.sorted_keys(storage_key, cluster, namespace)]
 
     def clusters_with(self, storage_key: str) -> list[str]:
         return [c for c, objs in self._objects.get(storage_key, {}).items() if objs]
@@ -93,7 +108,10 @@ class Store:
         obj["metadata"]["resourceVersion"] = str(rv)
         meta = obj["metadata"]
         namespace = meta.get("namespace") or ""
-        self._objects.setdefault(storage_key, {}).setdefault(cluster, {})[(namespace, meta["name"])] = obj
+        bucket = self._objects.setdefault(storage_key, {}).setdefault(cluster, {})
+        if old is None:
+            self._key_versions[storage_key] = self._key_versions.get(storage_key, 0) + 1
+        bucket[(namespace, meta["name"])] = obj
         self._emit(Event(rv, storage_key, cluster, namespace, "MODIFIED" if old is not None else "ADDED", obj, old))
         return obj
 
@@ -102,6 +120,7 @@ class Store:
         old = objs.pop((namespace, name), None)
         if old is None:
             return None
+        self._key_versions[storage_key] = self._key_versions.get(storage_key, 0) + 1
         rv = self.next_rv()
         # The DELETED event carries the last state with a fresh resourceVersion, as etcd3 does.
         gone = {**old, "metadata": {**old["metadata"], "resourceVersion": str(rv)}}

@@ -10,6 +10,7 @@ and schemas. kcp-specific admission and controllers plug in through `mutators` a
 from __future__ import annotations
 
 import base64
+import bisect
 import datetime as _dt
 import json
 import random
@@ -156,9 +157,11 @@ class World:
                                   "You can start a new list without the continue parameter.")
         items: list[Obj] = []
         token = ""
-        for key, obj in self.store.sorted_items(rdef.storage_key, cluster, namespace):
-            if start_after is not None and key <= start_after:
-                continue
+        keys = self.store.sorted_keys(rdef.storage_key, cluster, namespace)
+        start = bisect.bisect_right(keys, start_after) if start_after is not None else 0
+        for index in range(start, len(keys)):
+            key = keys[index]
+            obj = self.store.get_by_key(rdef.storage_key, key)
             if not match(obj):
                 continue
             if limit and len(items) == limit:
