@@ -19,7 +19,8 @@ Handlers are plain callables run on the event loop; they should only enqueue wor
 objects are shared, not copied: treat them as read-only.
 
 Deliberately not here: any decision about the objects, and metrics objects (the counters
-`restarts`, `relists` and the `last_alive` timestamp are read by the observability layer).
+`restarts` and `relists`, with optional `on_restart`/`on_relist` callbacks, and `last_alive` /
+`is_alive()` are what the observability layer reads).
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ from servlet.adapters.kube import failure_from_exception, failure_from_response,
 from servlet.app.runtime.workqueue import Backoff
 
 CLUSTER_ANNOTATION = "kcp.io/cluster"
+# How much longer than the server-side watch timeout we wait for a line before calling the
+# connection dead.
+_READ_MARGIN = 30.0
 
 _log = logging.getLogger(__name__)
 
@@ -73,7 +77,7 @@ class ObjectKey:
 
 @frozen(eq=False)
 class Event:
-    """One change seen by the informer; `old` is the previous object for MODIFIED."""
+    """One change seen by the informer; `old` is the object stored before it, if there was one."""
 
     type: EventType
     key: ObjectKey
@@ -102,8 +106,12 @@ class Informer:
         page_size: int = 500,
         backoff: Backoff = Backoff(base=0.5, cap=30.0),
         clock: Callable[[], float] = time.monotonic,
+        on_restart: Callable[[], None] | None = None,
+        on_relist: Callable[[], None] | None = None,
     ) -> None:
         self._http = http
+        self._on_restart = on_restart
+        self._on_relist = on_relist
         self._path = path.lstrip("/")
         self.name = name or self._path
         self._label_selector = label_selector
@@ -116,12 +124,15 @@ class Informer:
         self._synced = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.resource_version = ""
-        #: Watches re-opened for any reason after the first (clean server timeout, break, 410).
+        #: Watches that ended and were re-opened (server-side timeout, cut, 410, error).
         self.restarts = 0
         #: Successful lists after the first one (after a 410, a broken stream or an error).
         self.relists = 0
         #: `clock()` when the loop last made progress or tried to; /healthz compares it to now.
         self.last_alive = clock()
+        #: A running loop updates `last_alive` at least this often (seconds): the longest a
+        #: quiet watch may wait for its server-side timeout, or the longest retry pause.
+        self.max_quiet_seconds = timeout_seconds + _READ_MARGIN + backoff.cap
         #: The last error that interrupted the loop, for diagnostics (None once healthy again).
         self.last_error: BaseException | None = None
 
@@ -137,6 +148,10 @@ class Informer:
 
     async def wait_synced(self) -> None:
         await self._synced.wait()
+
+    def is_alive(self) -> bool:
+        """Whether the loop has shown signs of life recently enough (for /healthz)."""
+        return self._clock() - self.last_alive <= self.max_quiet_seconds
 
     def get(self, key: ObjectKey) -> Object | None:
         return self._store.get(key)
@@ -180,29 +195,28 @@ class Informer:
                 if must_list:
                     await self._relist()
                     if listed_once:
-                        self.relists += 1
+                        self._count_relist()
                     listed_once = True
                     must_list = False
                     failures = 0
                     self.last_error = None
                 watching = True
                 lines = await self._watch()
-                self.restarts += 1  # the server ended the watch cleanly: resume from the last version
+                self._count_restart()  # the server ended the watch cleanly: resume from the last version
                 if lines == 0:
                     # A server (or proxy) that ends every watch at once must not cause a hot loop.
                     await asyncio.sleep(self._backoff.base)
-            except Gone as exc:
-                _log.info("watch expired, relisting", extra={"informer": self.name, "error": str(exc)})
-                if watching:
-                    self.restarts += 1
-                must_list = True
             except (ApiFailure, httpx2.HTTPError, _BrokenStream, ValueError) as exc:
-                failures += 1
+                must_list = True
                 if watching:
-                    self.restarts += 1
+                    self._count_restart()
+                    if isinstance(exc, Gone):
+                        # Routine: the version we watched from was compacted. Relist right away.
+                        _log.info("watch expired, relisting", extra={"informer": self.name, "error": str(exc)})
+                        continue
+                failures += 1
                 verb = "watch" if watching else "list"
                 self.last_error = failure_from_exception(exc, operation=self._operation(verb)) or exc
-                must_list = True
                 delay = self._backoff.delay(failures)
                 _log.warning(
                     "list/watch failed, relisting after a pause",
@@ -267,7 +281,7 @@ class Informer:
             params["labelSelector"] = self._label_selector
         # The server closes the stream after timeoutSeconds; a read that waits much longer means
         # the connection died silently.
-        timeout = httpx2.Timeout(10.0, read=self._timeout_seconds + 30.0)
+        timeout = httpx2.Timeout(10.0, read=self._timeout_seconds + _READ_MARGIN)
         async with self._http.stream("GET", self._path, params=params, timeout=timeout) as response:
             if response.status_code != 200:
                 await response.aread()
@@ -319,6 +333,16 @@ class Informer:
 
     def _alive(self) -> None:
         self.last_alive = self._clock()
+
+    def _count_restart(self) -> None:
+        self.restarts += 1
+        if self._on_restart is not None:
+            self._on_restart()
+
+    def _count_relist(self) -> None:
+        self.relists += 1
+        if self._on_relist is not None:
+            self._on_relist()
 
     def _operation(self, verb: str) -> Operation:
         return Operation(verb=verb, resource=self._path, where=str(self._http.base_url))

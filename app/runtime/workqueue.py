@@ -9,7 +9,8 @@ Semantics (the ones client-go users expect):
 - A key waits in the queue at most once, however often it is added.
 - A key added while it is being processed is processed once more afterwards, never concurrently.
 - A failed reconcile (the handler raises) is retried after an exponential backoff per key, up to
-  a cap; a successful one resets that key's backoff.
+  a cap, or after the server's Retry-After if the error carries a longer one (`retry_after`);
+  a successful one resets that key's backoff.
 - `shutdown()` stops taking work and waits for in-flight reconciles to finish.
 
 What it deliberately does not do: decide what a key means, log, or keep metrics itself; it calls
@@ -222,7 +223,7 @@ class WorkQueue(Generic[K]):
         else:
             failures = self._failures.get(key, 0) + 1
             self._failures[key] = failures
-            self.add_after(key, self._backoff.delay(failures))
+            self.add_after(key, max(self._backoff.delay(failures), _retry_after(error)))
         if key in self._dirty and not self._shutting_down:
             self._ready.put_nowait(key)
         if self._on_done is not None:
@@ -239,3 +240,9 @@ class WorkQueue(Generic[K]):
         if self._on_depth is not None and depth != self._last_depth:
             self._last_depth = depth
             self._on_depth(depth)
+
+
+def _retry_after(error: BaseException) -> float:
+    """The server's Retry-After carried by a failure (`Transient.retry_after`), else 0."""
+    value = getattr(error, "retry_after", None)
+    return float(value) if isinstance(value, (int, float)) and value > 0 else 0.0

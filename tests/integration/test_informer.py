@@ -243,8 +243,10 @@ def test_410_gone_relists_and_reports_deletions_from_the_gap(
 ) -> None:
     sim = kcpsim_factory(watch_gone_as_status=gone_as_status)
 
+    calls: list[str] = []
+
     async def main() -> tuple[list[tuple[str, str]], int, int]:
-        async with Harness(sim) as h:
+        async with Harness(sim, on_restart=lambda: calls.append("restart"), on_relist=lambda: calls.append("relist")) as h:
             await create(h.writer, configmap("old"))
             await h.synced()
             h.recorder.events.clear()
@@ -261,6 +263,8 @@ def test_410_gone_relists_and_reports_deletions_from_the_gap(
     assert seen == [("DELETED", "old")]
     assert relists == 1
     assert gone == 1
+    # The cut and the 410 each ended a watch; one relist followed.
+    assert sorted(calls) == ["relist", "restart", "restart"]
 
 
 def test_the_vw_wildcard_view_keys_objects_by_logical_cluster(kcpsim: KcpSim) -> None:
@@ -310,6 +314,22 @@ def test_an_unreachable_server_keeps_the_loop_alive_and_it_syncs_once_back(kcpsi
     assert relists == 0, "retrying the first list is not a relist"
     assert progressed > 1
     assert healthy
+
+
+def test_liveness_reflects_the_loop_not_the_objects(kcpsim: KcpSim) -> None:
+    now = [0.0]
+
+    async def main() -> tuple[bool, bool, bool]:
+        async with Harness(kcpsim, clock=lambda: now[0], timeout_seconds=60) as h:
+            await h.synced()
+            alive_after_sync = h.informer.is_alive()
+            now[0] += h.informer.max_quiet_seconds + 1  # nothing happened for too long
+            stale = h.informer.is_alive()
+            await cut_open_watch(kcpsim)  # the loop re-opens its watch: a sign of life
+            await eventually(h.informer.is_alive)
+            return alive_after_sync, stale, h.informer.is_alive()
+
+    assert run(main) == (True, False, True)
 
 
 def test_a_resource_that_is_not_served_is_reported_and_never_synced(kcpsim: KcpSim) -> None:

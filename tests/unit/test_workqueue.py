@@ -303,3 +303,28 @@ def test_inconsistent_settings_are_refused(kwargs: dict[str, object]) -> None:
 
     with pytest.raises(ValueError):
         WorkQueue(name="t", handler=handler, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_failure_carrying_a_longer_retry_after_waits_that_long() -> None:
+    class Throttled(Exception):
+        retry_after = 0.15
+
+    async def main() -> float:
+        loop = asyncio.get_running_loop()
+        stamps: list[float] = []
+
+        async def handler(key: str) -> None:
+            stamps.append(loop.time())
+            if len(stamps) == 1:
+                raise Throttled()
+
+        queue: WorkQueue[str] = WorkQueue(
+            name="t", handler=handler, backoff=Backoff(base=0.01, cap=0.02), on_done=lambda *_: None
+        )
+        queue.start()
+        queue.add("a")
+        await eventually(lambda: len(stamps) == 2)
+        await queue.shutdown()
+        return stamps[1] - stamps[0]
+
+    assert run(main) >= 0.14
