@@ -1,0 +1,339 @@
+"""Every connection the daemon holds, built from its two kubeconfigs, and closed in one place.
+
+Three targets: the service cluster (`--kubeconfig`: a path, else `KUBECONFIG`, else the pod's
+service account), the org workspace (`--kcp-kubeconfig`, whose server must end in
+`/clusters/<workspace path>`), and the APIExport's virtual workspace (VW), whose URL is only
+known once kcp publishes it (`set_virtual_workspace_url`). Each target gets a lightkube client
+(field manager `kdp-servlet`) for reads and writes and an httpx2 client for the informers.
+
+Why per-workspace VW clients, created lazily and cached, rather than one client with per-request
+URLs: lightkube has no per-request base URL, and rewriting URLs inside a transport would hide
+which workspace a request goes to from everyone reading the code. A lightkube client is cheap
+when it does not own a connection pool, so all clients of one target share one transport (one
+pool of connections to the VW however many workspaces there are); only `aclose()` closes it.
+
+The shared transport also counts every request by target, Kubernetes verb and status code through
+the `on_request` callback (the app passes its metrics; adapters never import app code). Requests
+that got no response are counted with code None. Requests that an environment proxy setting
+(`HTTPS_PROXY`) routes elsewhere bypass the shared transport and are not counted.
+
+Deliberately not here: what is read or written (the other adapters) and retries.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+from collections.abc import Callable
+from typing import Any, Protocol, cast
+from urllib.parse import parse_qs, urlsplit
+
+import httpx2
+from lightkube import AsyncClient, KubeConfig
+from lightkube.config import client_adapter
+from lightkube.config.kubeconfig import SingleConfig
+from lightkube.core.exceptions import ConfigError
+
+from servlet.adapters.kube import DEFAULT_TIMEOUT, FIELD_MANAGER, cluster_url, collection_path, single_config
+from servlet.core.model import ResourceType
+from servlet.core.ports import WatchSource
+
+KUBECONFIG_FLAG = "--kubeconfig"
+KCP_KUBECONFIG_FLAG = "--kcp-kubeconfig"
+WILDCARD = "*"
+
+
+class Target(enum.Enum):
+    """Which API server a request went to (same values as the app's metrics label)."""
+
+    SERVICE = "service"
+    ORG = "org"
+    VIRTUAL_WORKSPACE = "vw"
+
+
+class RequestObserver(Protocol):
+    """Told about every request: `code` None when no HTTP response arrived."""
+
+    def __call__(self, *, target: Target, verb: str, code: int | None) -> None: ...
+
+
+class ConfigurationError(Exception):
+    """A kubeconfig that cannot be used; the message names the flag and what is wrong."""
+
+
+class VirtualWorkspaceUnknown(Exception):
+    """A VW request before the VW URL is known (kcp publishes it with the first binding)."""
+
+
+# -- kubeconfigs -------------------------------------------------------------------------------
+
+
+_CLUSTERS_PATH = re.compile(r"^(?P<prefix>.*)/clusters/(?P<workspace>[^/]+)/?$")
+
+
+def split_workspace_server(server: str) -> tuple[str, str]:
+    """`https://host/clusters/root:myorg` -> (`https://host`, `root:myorg`).
+
+    ConfigurationError naming `--kcp-kubeconfig` and the URL when the server does not point into
+    one workspace.
+    """
+    parts = urlsplit(server)
+    match = _CLUSTERS_PATH.match(parts.path)
+    if not parts.scheme or not parts.netloc or match is None or match["workspace"] == WILDCARD:
+        raise ConfigurationError(
+            f"{KCP_KUBECONFIG_FLAG} must point into a kcp workspace (a server URL ending in "
+            f"/clusters/<workspace path>, e.g. https://kcp.example.com/clusters/root:myorg), "
+            f"but its server is {server!r}"
+        )
+    return f"{parts.scheme}://{parts.netloc}{match['prefix']}", match["workspace"]
+
+
+def load_service_config(path: str | None) -> KubeConfig:
+    """`--kubeconfig` if given, else the first file in `KUBECONFIG`, else the pod's service account."""
+    try:
+        if path:
+            return KubeConfig.from_file(path)
+        env = os.environ.get("KUBECONFIG", "")
+        first = next((entry for entry in env.split(os.pathsep) if entry), None)
+        if first is not None:
+            return KubeConfig.from_file(first)
+        return KubeConfig.from_service_account()
+    except (ConfigError, KeyError, OSError, ValueError) as exc:
+        where = path or os.environ.get("KUBECONFIG") or "the in-cluster service account"
+        raise ConfigurationError(f"{KUBECONFIG_FLAG}: cannot load {where}: {exc}") from exc
+
+
+def load_kcp_config(path: str) -> KubeConfig:
+    try:
+        config = KubeConfig.from_file(path)
+    except (ConfigError, OSError, ValueError) as exc:
+        raise ConfigurationError(f"{KCP_KUBECONFIG_FLAG}: cannot load {path}: {exc}") from exc
+    split_workspace_server(_current(config, flag=KCP_KUBECONFIG_FLAG).cluster.server)
+    return config
+
+
+def _current(config: KubeConfig | SingleConfig, *, flag: str) -> SingleConfig:
+    try:
+        chosen: SingleConfig = single_config(config)
+    except (ConfigError, ValueError) as exc:
+        raise ConfigurationError(f"{flag}: {exc}") from exc
+    return chosen
+
+
+# -- request counting --------------------------------------------------------------------------
+
+
+def request_verb(method: str, path: str, query: str) -> str:
+    """The Kubernetes verb of a request (get, list, watch, create, update, patch, delete,
+    deletecollection), or `discovery` for API discovery paths."""
+    method = method.upper()
+    if method == "GET" and parse_qs(query).get("watch", [""])[0] in ("true", "1"):
+        return "watch"
+    rest = _after_group_version(path)
+    if rest is None:
+        return "discovery" if method == "GET" else method.lower()
+    collection = len(rest) <= 1
+    if method == "GET":
+        return "list" if collection else "get"
+    if method == "DELETE":
+        return "deletecollection" if collection else "delete"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
+
+
+def _after_group_version(path: str) -> list[str] | None:
+    """The segments after `api/v1` or `apis/<g>/<v>`, namespace prefix removed; None for discovery."""
+    segments = [segment for segment in path.split("/") if segment]
+    for index, segment in enumerate(segments):
+        if segment == "api" and index + 1 < len(segments):
+            rest = segments[index + 2:]
+            break
+        if segment == "apis" and index + 2 < len(segments):
+            rest = segments[index + 3:]
+            break
+    else:
+        return None
+    if not rest:
+        return None
+    if rest[0] == "namespaces" and len(rest) >= 3:
+        rest = rest[2:]
+    return rest
+
+
+class _CountingTransport(httpx2.AsyncBaseTransport):
+    """One target's connection pool, shared by its clients; counts each request once."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport, *, target: Target, observer: RequestObserver | None) -> None:
+        self._inner = inner
+        self._target = target
+        self._observer = observer
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        verb = request_verb(request.method, request.url.path, request.url.query.decode("ascii", "replace"))
+        try:
+            response = await self._inner.handle_async_request(request)
+        except Exception:  # no response arrived (a cancelled request is not a failed one)
+            self._observe(verb, None)
+            raise
+        self._observe(verb, response.status_code)
+        return response
+
+    def _observe(self, verb: str, code: int | None) -> None:
+        if self._observer is not None:
+            self._observer(target=self._target, verb=verb, code=code)
+
+    async def aclose(self) -> None:
+        # Clients sharing this pool close it through `close_pool`, never one by one.
+        return None
+
+    async def close_pool(self) -> None:
+        await self._inner.aclose()
+
+
+def _transport(config: SingleConfig, *, trust_env: bool) -> httpx2.AsyncHTTPTransport:
+    # A transport passed to httpx2 replaces the client's own, TLS settings included, so the
+    # kubeconfig's CA and client certificate go here.
+    assert config.user is not None
+    verify = client_adapter.verify_cluster(config.cluster, config.user, config.abs_file, trust_env=trust_env)
+    return httpx2.AsyncHTTPTransport(verify=verify, trust_env=trust_env)
+
+
+class _Target:
+    """The clients of one target: lightkube and httpx2 clients per base URL over one pool."""
+
+    def __init__(
+        self, config: SingleConfig, *, target: Target, observer: RequestObserver | None, timeout: float,
+        trust_env: bool,
+    ) -> None:
+        self._config = config
+        self._timeout = timeout
+        self._trust_env = trust_env
+        self.transport = _CountingTransport(_transport(config, trust_env=trust_env), target=target, observer=observer)
+        self._clients: dict[str, AsyncClient] = {}
+        self._https: dict[str, httpx2.AsyncClient] = {}
+
+    def client(self, server: str) -> AsyncClient:
+        client = self._clients.get(server)
+        if client is None:
+            client = AsyncClient(
+                single_config(self._config, server=server),
+                timeout=httpx2.Timeout(self._timeout),
+                field_manager=FIELD_MANAGER,
+                lazy=False,
+                transport=self.transport,
+                trust_env=self._trust_env,
+            )
+            self._clients[server] = client
+        return client
+
+    def http(self, server: str) -> httpx2.AsyncClient:
+        client = self._https.get(server)
+        if client is None:
+            params = client_adapter.ConnectionParams(
+                timeout=httpx2.Timeout(self._timeout),
+                trust_env=self._trust_env,
+                transport=cast(Any, self.transport),  # lightkube annotates the sync transport type here
+            )
+            client = client_adapter.AsyncClient(single_config(self._config, server=server), params)
+            self._https[server] = client
+        return client
+
+    async def aclose(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        https, self._https = list(self._https.values()), {}
+        for client in clients:
+            await client.close()
+        for http in https:
+            await http.aclose()
+        await self.transport.close_pool()
+
+
+class Connections:
+    """The service cluster, the org workspace and the VW: clients and informer sources."""
+
+    def __init__(
+        self,
+        *,
+        service_config: KubeConfig | SingleConfig,
+        kcp_config: KubeConfig | SingleConfig,
+        on_request: RequestObserver | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        trust_env: bool = True,
+    ) -> None:
+        service = _current(service_config, flag=KUBECONFIG_FLAG)
+        kcp = _current(kcp_config, flag=KCP_KUBECONFIG_FLAG)
+        self.kcp_base_url, self.workspace_path = split_workspace_server(kcp.cluster.server)
+        self.service_url = service.cluster.server.rstrip("/")
+        self.org_url = kcp.cluster.server.rstrip("/")
+        self._kcp_config = kcp
+        options: dict[str, Any] = {"observer": on_request, "timeout": timeout, "trust_env": trust_env}
+        self._service = _Target(service, target=Target.SERVICE, **options)
+        self._org = _Target(kcp, target=Target.ORG, **options)
+        self._vw = _Target(kcp, target=Target.VIRTUAL_WORKSPACE, **options)
+        self._vw_url: str | None = None
+
+    @classmethod
+    def from_kubeconfigs(
+        cls, *, kubeconfig: str | None, kcp_kubeconfig: str, on_request: RequestObserver | None = None
+    ) -> Connections:
+        """From the `--kubeconfig` and `--kcp-kubeconfig` flags (ConfigurationError when unusable)."""
+        return cls(
+            service_config=load_service_config(kubeconfig),
+            kcp_config=load_kcp_config(kcp_kubeconfig),
+            on_request=on_request,
+        )
+
+    # -- clients -------------------------------------------------------------------------------
+
+    @property
+    def service(self) -> AsyncClient:
+        return self._service.client(self.service_url)
+
+    @property
+    def org(self) -> AsyncClient:
+        return self._org.client(self.org_url)
+
+    @property
+    def virtual_workspace_url(self) -> str | None:
+        return self._vw_url
+
+    def set_virtual_workspace_url(self, url: str) -> None:
+        """Where the VW is (from the endpoint slice); clients for another URL are no longer used."""
+        self._vw_url = url.rstrip("/")
+
+    def virtual_workspace(self, cluster: str) -> AsyncClient:
+        """A client for one workspace of the VW (`*`: every workspace, for lists)."""
+        return self._vw.client(cluster_url(self._require_vw_url(), cluster))
+
+    def _require_vw_url(self) -> str:
+        if self._vw_url is None:
+            raise VirtualWorkspaceUnknown(
+                "the virtual workspace URL is not known yet (kcp publishes it in the APIExportEndpointSlice "
+                "once a workspace binds the export)"
+            )
+        return self._vw_url
+
+    # -- informer sources ----------------------------------------------------------------------
+
+    def service_source(self, resource: ResourceType) -> WatchSource[httpx2.AsyncClient]:
+        return WatchSource(
+            http=self._service.http(self.service_url), path=collection_path(resource),
+            name=f"service/{_label(resource)}",
+        )
+
+    def org_source(self, resource: ResourceType) -> WatchSource[httpx2.AsyncClient]:
+        return WatchSource(
+            http=self._org.http(self.org_url), path=collection_path(resource), name=f"org/{_label(resource)}"
+        )
+
+    def virtual_workspace_source(self, resource: ResourceType) -> WatchSource[httpx2.AsyncClient]:
+        server = cluster_url(self._require_vw_url(), WILDCARD)
+        return WatchSource(http=self._vw.http(server), path=collection_path(resource), name=f"vw/{_label(resource)}")
+
+    async def aclose(self) -> None:
+        for target in (self._service, self._org, self._vw):
+            await target.aclose()
+
+
+def _label(resource: ResourceType) -> str:
+    return f"{resource.plural}.{resource.group}" if resource.group else resource.plural

@@ -1,0 +1,116 @@
+"""Executes one planned action against the cluster its target names, exactly as planned.
+
+Local targets go to the service cluster; remote targets to the VW client of the target's logical
+cluster. Creates send the planned object, patches the planned JSON merge patch (finalizer
+patches carry the resourceVersion the planner read, so a concurrent change fails as Conflict),
+remote status goes through the `/status` subresource. Three outcomes count as done rather than
+failed, because the world already looks as the action wants: a namespace that already exists, and
+a delete (local primary or related copy) of something already gone.
+
+Before every write it asks `can_write()` (the leader elector): a replica that lost its Lease
+raises `NotLeader` and sends nothing, so writing stops at once. Conflict and Error actions are
+reports and are not executed.
+
+Deliberately not here: choosing actions, ordering them, retrying, or reading anything first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lightkube import AsyncClient
+
+from servlet.adapters import objects
+from servlet.adapters.connections import Connections
+from servlet.adapters.errors import AlreadyExists, NotFound
+from servlet.adapters.kube import merge_patch, resource_class
+from servlet.core.actions import (
+    Action,
+    AddFinalizer,
+    Adopt,
+    Conflict,
+    Create,
+    CreateNamespace,
+    CreateRelated,
+    DeleteLocal,
+    DeleteRelated,
+    Error,
+    ObjectRef,
+    Patch,
+    PatchRelated,
+    PatchRemoteStatus,
+    RecordRelatedState,
+    Release,
+    RemoveFinalizer,
+    Side,
+)
+
+
+class NotLeader(Exception):
+    """A write was asked for while this replica does not hold the leader Lease; nothing was sent."""
+
+    def __init__(self, action: Action) -> None:
+        self.action = action
+        target = action.target.to_dict() if action.target is not None else {}
+        super().__init__(f"not the leader: refusing {action.type} of {target}")
+
+
+class Executor:
+    """`servlet.core.ports.ActionExecutor` over the daemon's connections."""
+
+    def __init__(self, connections: Connections, *, can_write: Callable[[], bool]) -> None:
+        self._connections = connections
+        self._can_write = can_write
+
+    async def execute(self, action: Action) -> dict[str, Any] | None:
+        if isinstance(action, (Conflict, Error)):
+            return None
+        if not self._can_write():
+            raise NotLeader(action)
+        target = action.target
+        client, where = self._client_for(target)
+        if isinstance(action, CreateNamespace):
+            try:
+                return await objects.create_object(client, target.resource, action.object, where=where)
+            except AlreadyExists:
+                return None
+        if isinstance(action, (Create, CreateRelated)):
+            return await objects.create_object(
+                client, target.resource, action.object, namespace=target.namespace, where=where
+            )
+        if isinstance(action, (DeleteLocal, DeleteRelated)):
+            try:
+                await objects.delete_object(
+                    client, target.resource, namespace=target.namespace, name=target.name, where=where
+                )
+            except NotFound:
+                pass
+            return None
+        if isinstance(action, PatchRemoteStatus):
+            return await self._merge_patch(client, target, action.patch, where=where, status=True)
+        if isinstance(action, (AddFinalizer, RemoveFinalizer, Release)):
+            return await self._merge_patch(client, target, action.patch, where=where)
+        if isinstance(action, (Adopt, Patch, PatchRelated, RecordRelatedState)):
+            return await self._merge_patch(client, target, action.patch, where=where)
+        raise TypeError(f"no way to execute {type(action).__name__}")
+
+    def _client_for(self, target: ObjectRef) -> tuple[AsyncClient, str]:
+        if target.side is Side.LOCAL:
+            return self._connections.service, ""
+        if not target.cluster:
+            raise ValueError(f"a remote target needs a logical cluster: {target.to_dict()}")
+        return self._connections.virtual_workspace(target.cluster), f"workspace {target.cluster}"
+
+    async def _merge_patch(
+        self, client: AsyncClient, target: ObjectRef, patch: dict[str, Any], *, where: str, status: bool = False
+    ) -> dict[str, Any]:
+        return await merge_patch(
+            client,
+            resource_class(target.resource),
+            target.name,
+            patch,
+            namespace=target.namespace or None,
+            status=status,
+            where=where,
+        )

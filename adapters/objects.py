@@ -1,0 +1,70 @@
+"""Generic reads and writes of one object by `ResourceType`, with every failure mapped.
+
+The adapters and the executor all get, create and delete objects of types known only at run
+time (custom resources, projected kinds); this module is the one place that turns a
+`ResourceType` into a lightkube call wrapped in `api_errors`. Patches go through
+`kube.merge_patch`, which does the same for patches.
+
+Deliberately not here: deciding what a NotFound or AlreadyExists means (callers do), retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lightkube import AsyncClient
+
+from servlet.adapters.errors import NotFound, Operation
+from servlet.adapters.kube import api_errors, as_dict, resource_class, resource_label, wrap
+from servlet.core.model import ResourceType
+
+
+def operation(verb: str, resource: ResourceType, *, namespace: str = "", name: str = "", where: str = "") -> Operation:
+    return Operation(
+        verb=verb, resource=resource_label(resource_class(resource)), namespace=namespace, name=name, where=where
+    )
+
+
+def _namespace(resource: ResourceType, namespace: str) -> str | None:
+    return namespace or None if resource.namespaced else None
+
+
+async def get_object(
+    client: AsyncClient, resource: ResourceType, *, namespace: str, name: str, where: str = ""
+) -> dict[str, Any] | None:
+    """The object, or None on NotFound."""
+    cls: Any = resource_class(resource)  # lightkube's overloads cannot tell the scope of a runtime type
+    try:
+        with api_errors(operation("get", resource, namespace=namespace, name=name, where=where)):
+            found = await client.get(cls, name, namespace=_namespace(resource, namespace))
+    except NotFound:
+        return None
+    return as_dict(found)
+
+
+async def create_object(
+    client: AsyncClient, resource: ResourceType, obj: Mapping[str, Any], *, namespace: str = "", where: str = ""
+) -> dict[str, Any]:
+    """Create `obj` (namespace from the argument, else from its metadata); AlreadyExists when taken."""
+    cls = resource_class(resource)
+    client_any: Any = client  # the namespace travels in the object's metadata
+    body = dict(obj)
+    metadata = dict(body.get("metadata") or {})
+    namespace = namespace or str(metadata.get("namespace") or "")
+    if resource.namespaced and namespace:
+        metadata["namespace"] = namespace
+        body["metadata"] = metadata
+    name = str(metadata.get("name") or "")
+    with api_errors(operation("create", resource, namespace=namespace, name=name, where=where)):
+        created = await client_any.create(wrap(cls, body))
+    return as_dict(created)
+
+
+async def delete_object(
+    client: AsyncClient, resource: ResourceType, *, namespace: str, name: str, where: str = ""
+) -> None:
+    """Delete one object; NotFound when it is not there."""
+    cls: Any = resource_class(resource)
+    with api_errors(operation("delete", resource, namespace=namespace, name=name, where=where)):
+        await client.delete(cls, name, namespace=_namespace(resource, namespace))

@@ -1,0 +1,28 @@
+"""The virtual-workspace port: reads of one object in one workspace through the APIExport's VW.
+
+Each workspace is addressed by logical cluster name (`<vw url>/clusters/<lc>`); the connections
+keep one cached client per workspace over a shared pool. A workspace that does not bind the
+export, or has not accepted the permission claim for the resource, answers 403: Forbidden.
+
+Deliberately not here: the wildcard list/watch (informers, `Connections.virtual_workspace_source`)
+and writes (the executor).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servlet.adapters import objects
+from servlet.adapters.connections import Connections
+from servlet.core.model import ResourceType
+
+
+class VirtualWorkspaceAdapter:
+    """`servlet.core.ports.VirtualWorkspace` over the connections' per-workspace VW clients."""
+
+    def __init__(self, connections: Connections) -> None:
+        self._connections = connections
+
+    async def get(self, resource: ResourceType, *, cluster: str, namespace: str, name: str) -> dict[str, Any] | None:
+        client = self._connections.virtual_workspace(cluster)
+        return await objects.get_object(client, resource, namespace=namespace, name=name, where=f"workspace {cluster}")
