@@ -166,13 +166,13 @@ def strategic_merge_patch(target: JSON, patch: JSON, path: Path = ()) -> JSON:
             result[key] = current + [v for v in value if v not in current]
         elif sub in _KEYED_LISTS and isinstance(value, list):
             merge_key = _KEYED_LISTS[sub]
-            current = {item.get(merge_key): item for item in result.get(key) or []}
+            by_key: dict[Any, Any] = {item.get(merge_key): item for item in result.get(key) or []}
             for item in value:
                 if isinstance(item, dict) and item.get("$patch") == "delete":
-                    current.pop(item.get(merge_key), None)
+                    by_key.pop(item.get(merge_key), None)
                 else:
-                    current[item.get(merge_key)] = merge_patch(current.get(item.get(merge_key)), item)
-            result[key] = list(current.values())
+                    by_key[item.get(merge_key)] = merge_patch(by_key.get(item.get(merge_key)), item)
+            result[key] = list(by_key.values())
         else:
             merged = strategic_merge_patch(result.get(key), value, sub)
             if merged is None:

@@ -82,12 +82,14 @@ def parse_field_selector(text: str | None) -> Callable[[Mapping[str, Any]], bool
         field, op, value = match.groups()
         if field not in _FIELDS:
             raise bad_request(f'"{field}" is not a known field selector: only "metadata.name", "metadata.namespace"')
-        attr = _FIELDS[field]
-        if op == "!=":
-            checks.append(lambda meta, a=attr, v=value: (meta.get(a) or "") != v)
-        else:
-            checks.append(lambda meta, a=attr, v=value: (meta.get(a) or "") == v)
+        checks.append(_field_check(_FIELDS[field], value, negate=op == "!="))
     return lambda meta: all(check(meta) for check in checks)
+
+
+def _field_check(attr: str, value: str, *, negate: bool) -> Callable[[Mapping[str, Any]], bool]:
+    def check(meta: Mapping[str, Any]) -> bool:
+        return ((meta.get(attr) or "") == value) != negate
+    return check
 
 
 def selector_from_label_selector_object(selector: Mapping[str, Any]) -> Matcher:

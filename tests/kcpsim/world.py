@@ -149,7 +149,9 @@ class World:
         if continue_token:
             try:
                 decoded = json.loads(base64.urlsafe_b64decode(continue_token.encode()))
-                list_rv, start_after = int(decoded["rv"]), tuple(decoded["start"])  # type: ignore[assignment]
+                list_rv = int(decoded["rv"])
+                cluster_key, ns_key, name_key = (str(part) for part in decoded["start"])
+                start_after = (cluster_key, ns_key, name_key)
             except (ValueError, KeyError, TypeError):
                 raise errors.bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)") from None
             if list_rv < self.store.compacted_rv:

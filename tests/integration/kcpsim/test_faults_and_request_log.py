@@ -3,6 +3,8 @@ through the fixture API and the admin endpoints."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import json
 import time
 
@@ -56,10 +58,10 @@ def _outcomes(sim: KcpSim) -> list[int]:
     return codes
 
 
-def test_rates_are_reproducible_with_the_same_seed(kcpsim_factory: object) -> None:
+def test_rates_are_reproducible_with_the_same_seed(kcpsim_factory: Callable[..., KcpSim]) -> None:
     plan = FaultPlan(errors=(ErrorRule(status=500, rate=0.5),), seed=7)
-    first = _outcomes(kcpsim_factory(faults=plan))  # type: ignore[operator]
-    second = _outcomes(kcpsim_factory(faults=plan))  # type: ignore[operator]
+    first = _outcomes(kcpsim_factory(faults=plan))
+    second = _outcomes(kcpsim_factory(faults=plan))
     assert first == second and {200, 500} == set(first)
 
 
@@ -159,8 +161,8 @@ def test_history_size_can_be_lowered_while_running(kcpsim: KcpSim, raw: Raw, ser
     assert events[0]["object"]["code"] == 410
 
 
-def test_faults_can_be_set_at_start(kcpsim_factory: object) -> None:
-    sim: KcpSim = kcpsim_factory(faults=FaultPlan(errors=(ErrorRule(status=500, verb="list", limit=1),)))  # type: ignore[operator]
+def test_faults_can_be_set_at_start(kcpsim_factory: Callable[..., KcpSim]) -> None:
+    sim: KcpSim = kcpsim_factory(faults=FaultPlan(errors=(ErrorRule(status=500, verb="list", limit=1),)))
     raw = Raw(sim)
     assert [raw("GET", "/api/v1/namespaces").status_code for _ in range(2)] == [500, 200]
     raw.close()

@@ -3,6 +3,8 @@ slices and APIBindings, with the fixture values of the kcp reference."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from lightkube import ApiError, Client
 from lightkube.models.meta_v1 import ObjectMeta
@@ -150,8 +152,8 @@ def test_the_endpoint_slice_points_at_the_virtual_workspace_on_the_same_server(k
     assert endpoint_slice["status"]["endpoints"] == [{"url": f"{kcpsim.base_url}/services/apiexport/{ORG}/{EXPORT}"}]
 
 
-def test_endpoints_appear_with_the_first_binding(kcpsim_factory: object) -> None:
-    sim: KcpSim = kcpsim_factory(topology=Topology(workspaces=()))  # type: ignore[operator]
+def test_endpoints_appear_with_the_first_binding(kcpsim_factory: Callable[..., KcpSim]) -> None:
+    sim: KcpSim = kcpsim_factory(topology=Topology(workspaces=()))
     with sim.client(sim.kcp_config()) as org:
         assert org.get(EndpointSlice, EXPORT)["status"]["endpoints"] == []
         sim.add_workspace("late")
@@ -223,14 +225,14 @@ def test_consumer_logical_cluster_records_the_binding_lock(kcpsim: KcpSim, team_
         '{"certificates.certificates.example.corp":{"n":"certificates.example.corp"}}'
 
 
-def test_deprecated_virtual_workspace_urls_on_request(kcpsim_factory: object) -> None:
-    sim: KcpSim = kcpsim_factory(deprecated_vw_urls=True)  # type: ignore[operator]
+def test_deprecated_virtual_workspace_urls_on_request(kcpsim_factory: Callable[..., KcpSim]) -> None:
+    sim: KcpSim = kcpsim_factory(deprecated_vw_urls=True)
     with sim.client(sim.kcp_config()) as org:
         assert org.get(APIExport, EXPORT)["status"]["virtualWorkspaces"] == [{"url": sim.vw_url()}]
 
 
-def test_the_reference_fixture_has_sample_objects(kcpsim_factory: object) -> None:
-    sim: KcpSim = kcpsim_factory(topology=Topology.reference())  # type: ignore[operator]
+def test_the_reference_fixture_has_sample_objects(kcpsim_factory: Callable[..., KcpSim]) -> None:
+    sim: KcpSim = kcpsim_factory(topology=Topology.reference())
     with sim.client(sim.workspace_config("team-b")) as team_b:
         cert = team_b.get(Certificate, "api", namespace="prod")
     assert cert["spec"] == {"commonName": "api.team-b.example", "secretName": "api-tls"}

@@ -301,3 +301,27 @@ def test_delete_preconditions_are_checked(service: Client, raw: Raw) -> None:
     service.create(ConfigMap(metadata=ObjectMeta(name="c", namespace="default")))
     response = raw("DELETE", "/api/v1/namespaces/default/configmaps/c", {"preconditions": {"uid": "not-it"}})
     assert response.status_code == 409
+
+
+def test_leases_support_optimistic_concurrency_for_leader_election(service: Client) -> None:
+    from lightkube.models.coordination_v1 import LeaseSpec
+    from lightkube.resources.coordination_v1 import Lease
+    lease = service.create(Lease(metadata=ObjectMeta(name="tom.certificates.example.corp", namespace="default"),
+                                 spec=LeaseSpec(holderIdentity="pod-1", leaseDurationSeconds=15)))
+    lease.spec.holderIdentity = "pod-2"
+    taken = service.replace(lease)
+    lease.spec.holderIdentity = "pod-3"
+    with pytest.raises(ApiError) as caught:
+        service.replace(lease)
+    assert caught.value.status.code == 409
+    assert service.get(Lease, lease.metadata.name, namespace="default").spec.holderIdentity == "pod-2"
+    assert taken.metadata.resourceVersion != lease.metadata.resourceVersion
+
+
+def test_events_can_be_recorded(service: Client) -> None:
+    from lightkube.models.core_v1 import ObjectReference
+    from lightkube.resources.core_v1 import Event
+    created = service.create(Event(metadata=ObjectMeta(name="e1", namespace="default"), reason="Synced",
+                                   message="copied", type="Normal",
+                                   involvedObject=ObjectReference(kind="ConfigMap", name="c", namespace="default")))
+    assert [e.reason for e in service.list(Event, namespace="default")] == [created.reason]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import threading
 import time
 
@@ -63,8 +65,8 @@ def test_watch_streams_are_chunked_newline_delimited_json(raw: Raw) -> None:
     assert "default" in {e["object"]["metadata"]["name"] for e in events}
 
 
-def test_bookmarks_carry_the_current_resource_version(kcpsim_factory: object) -> None:
-    sim = kcpsim_factory(bookmark_interval=0.1)  # type: ignore[operator]
+def test_bookmarks_carry_the_current_resource_version(kcpsim_factory: Callable[..., KcpSim]) -> None:
+    sim = kcpsim_factory(bookmark_interval=0.1)
     raw = Raw(sim)
     rv = str(sim.world.store.rv)
     params = {"watch": "true", "resourceVersion": rv, "allowWatchBookmarks": "true", "timeoutSeconds": "5"}
@@ -76,8 +78,8 @@ def test_bookmarks_carry_the_current_resource_version(kcpsim_factory: object) ->
     assert bookmarks[0]["object"] == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"resourceVersion": rv}}
 
 
-def test_no_bookmarks_unless_asked(kcpsim_factory: object) -> None:
-    sim = kcpsim_factory(bookmark_interval=0.05)  # type: ignore[operator]
+def test_no_bookmarks_unless_asked(kcpsim_factory: Callable[..., KcpSim]) -> None:
+    sim = kcpsim_factory(bookmark_interval=0.05)
     raw = Raw(sim)
     params = {"watch": "true", "resourceVersion": str(sim.world.store.rv), "timeoutSeconds": "1"}
     with raw.client.stream("GET", "/api/v1/configmaps", params=params) as response:
@@ -94,8 +96,8 @@ def test_timeout_seconds_ends_the_stream(raw: Raw, kcpsim: KcpSim) -> None:
 
 
 @pytest.fixture
-def short_history(kcpsim_factory: object) -> tuple[KcpSim, str]:
-    sim: KcpSim = kcpsim_factory(history_size=3)  # type: ignore[operator]
+def short_history(kcpsim_factory: Callable[..., KcpSim]) -> tuple[KcpSim, str]:
+    sim: KcpSim = kcpsim_factory(history_size=3)
     old = str(sim.world.store.rv)
     client = sim.client(sim.service_config())
     for i in range(5):
@@ -135,8 +137,8 @@ def test_watching_from_the_retained_history_replays_it(short_history: tuple[KcpS
     assert [e["object"]["metadata"]["name"] for e in events] == ["c3", "c4"]
 
 
-def test_410_can_be_an_http_status_instead_of_an_event(kcpsim_factory: object) -> None:
-    sim: KcpSim = kcpsim_factory(history_size=1, watch_gone_as_status=True)  # type: ignore[operator]
+def test_410_can_be_an_http_status_instead_of_an_event(kcpsim_factory: Callable[..., KcpSim]) -> None:
+    sim: KcpSim = kcpsim_factory(history_size=1, watch_gone_as_status=True)
     raw = Raw(sim)
     response = raw("GET", "/api/v1/configmaps", params={"watch": "true", "resourceVersion": "1"})
     raw.close()
@@ -154,8 +156,8 @@ def test_objects_that_stop_or_start_matching_a_selector_are_deleted_or_added(ser
     assert [e["type"] for e in events] == ["DELETED", "ADDED"]
 
 
-def test_a_continue_token_older_than_the_history_is_gone(kcpsim_factory: object) -> None:
-    sim: KcpSim = kcpsim_factory(history_size=2)  # type: ignore[operator]
+def test_a_continue_token_older_than_the_history_is_gone(kcpsim_factory: Callable[..., KcpSim]) -> None:
+    sim: KcpSim = kcpsim_factory(history_size=2)
     client = sim.client(sim.service_config())
     for i in range(3):
         client.create(ConfigMap(metadata=ObjectMeta(name=f"c{i}", namespace="default")))
