@@ -133,17 +133,21 @@ class LeaderElector:
 
     async def attempt(self) -> bool:
         """One acquire-or-renew round; returns whether this replica leads afterwards."""
+        if self._leader and self._renew_deadline_passed():
+            # Paused or cut off for too long: by now another replica may be about to take over.
+            self._step_down("could not renew the lease in time")
+        # A leader's request may not outlive its renew deadline, so it never leads past it.
+        timeout = self._time_to_deadline() if self._leader else self._timing.renew_deadline
+        renewed_at: datetime | None = None
         try:
-            won = await asyncio.wait_for(self._try_acquire_or_renew(), timeout=self._timing.renew_deadline)
+            renewed_at = await asyncio.wait_for(self._try_acquire_or_renew(), timeout=timeout)
         except (ApiFailure, asyncio.TimeoutError) as exc:
-            _log.warning("lease update failed", extra={"lease": self.name, "error": str(exc)})
-            won = False
+            _log.warning("lease update failed", extra={"lease": self.name, "error": str(exc) or "timed out"})
         except Exception:  # an unexpected failure counts as a failed renew, never as leading on
             _log.exception("lease update failed unexpectedly", extra={"lease": self.name})
-            won = False
         self.leadership_known = True
-        if won:
-            self._last_renew = self._clock()
+        if renewed_at is not None:
+            self._last_renew = renewed_at
             if not self._leader:
                 self._leader = True
                 self.became_leader.set()
@@ -172,19 +176,20 @@ class LeaderElector:
 
     # -- internals -----------------------------------------------------------------------------
 
-    async def _try_acquire_or_renew(self) -> bool:
+    async def _try_acquire_or_renew(self) -> datetime | None:
+        """The renewTime written if this replica now holds the lease, else None."""
         now = self._clock()
         lease = await self._get()
         if lease is None:
             try:
                 await self._create(now)
             except AlreadyExists:
-                return False  # another candidate created it first
-            return True
+                return None  # another candidate created it first
+            return now
         spec = _spec(lease)
         holder = spec.get("holderIdentity") or ""
         if holder and holder != self.identity and not self._expired(spec, now):
-            return False
+            return None
         if holder != self.identity:
             spec["acquireTime"] = format_micro_time(now)
             spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
@@ -194,8 +199,8 @@ class LeaderElector:
         try:
             await self._replace(lease)
         except Conflict:
-            return False  # someone wrote the lease since we read it: they won this round
-        return True
+            return None  # someone wrote the lease since we read it: they won this round
+        return now
 
     def _expired(self, spec: dict[str, Any], now: datetime) -> bool:
         renewed = parse_time(str(spec.get("renewTime") or ""))
@@ -204,10 +209,14 @@ class LeaderElector:
             return True
         return renewed + timedelta(seconds=duration) < now
 
-    def _renew_deadline_passed(self) -> bool:
+    def _time_to_deadline(self) -> float:
         if self._last_renew is None:
-            return True
-        return self._clock() - self._last_renew >= timedelta(seconds=self._timing.renew_deadline)
+            return 0.0
+        elapsed = (self._clock() - self._last_renew).total_seconds()
+        return max(0.0, self._timing.renew_deadline - elapsed)
+
+    def _renew_deadline_passed(self) -> bool:
+        return self._time_to_deadline() <= 0
 
     def _step_down(self, why: str) -> None:
         if not self._leader:

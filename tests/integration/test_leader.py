@@ -217,3 +217,27 @@ def test_a_leader_whose_election_loop_is_cancelled_stops_leading_at_once(kcpsim:
     leads, lost, holder = elect(kcpsim, body)
     assert (leads, lost) == (False, ["a"])
     assert holder == "a", "without release() the lease simply runs out"
+
+
+def test_a_leader_whose_renew_hangs_steps_down_by_its_deadline_not_by_the_http_timeout(kcpsim: KcpSim) -> None:
+    async def main() -> tuple[bool, bool, float, list[str]]:
+        lost: list[str] = []
+        client = async_client(kcpsim.service_config(), trust_env=False)
+        try:
+            a = LeaderElector(client, name="hangs", namespace="default", identity="a",
+                              clock=lambda: datetime.now(timezone.utc),
+                              timing=LeaseTiming(lease_duration=3, renew_deadline=0.5, retry_period=0.1),
+                              on_lost=lambda: lost.append("a"))
+            first = await a.attempt()
+            kcpsim.set_faults(FaultPlan(latency=(LatencyRule(seconds=3, resource="leases"),)))
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            second = await a.attempt()
+            return first, second, loop.time() - started, lost
+        finally:
+            kcpsim.clear_faults()
+            await client.close()
+
+    first, second, took, lost = run(main)
+    assert (first, second, lost) == (True, False, ["a"])
+    assert took < 1.0
