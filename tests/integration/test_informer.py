@@ -379,3 +379,18 @@ def test_a_failing_handler_does_not_stop_other_handlers_or_the_cache(kcpsim: Kcp
     assert seen == [("ADDED", "one"), ("ADDED", "two")]
     assert names == ["one", "two"]
 
+
+
+def test_the_watch_uses_the_kubeconfigs_tls_settings(kcpsim_factory: Callable[..., KcpSim]) -> None:
+    sim = kcpsim_factory(tls=True)
+
+    async def main() -> tuple[str, list[tuple[str, str]]]:
+        async with Harness(sim) as h:
+            await h.synced()
+            await create(h.writer, configmap("secure"))
+            await eventually(lambda: len(h.recorder.events) == 1)
+            return str(h.http.base_url), h.recorder.seen()
+
+    base, seen = run(main)
+    assert base.startswith("https://")
+    assert seen == [("ADDED", "secure")]
