@@ -1,0 +1,123 @@
+"""`E2E`: one test's simulated world, the servlet processes it started, and the user's verbs.
+
+Tests read as a user's story: publish a CRD, create an object in a workspace, wait until the
+copy shows up. Every wait goes through `eventually` with a guard that fails at once, with the
+servlet's exit code and last words, when a servlet process died unexpectedly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from tests.integration.e2e.harness import Rest, ServletOptions, ServletProcess, World, eventually
+from tests.integration.e2e.manifests import FINALIZER, LINK, SERVLET, Resource
+
+T = TypeVar("T")
+# kcpsim's controllers are instant and the servlet is event-driven: a few seconds is generous.
+WAIT = 15.0
+
+
+class E2E:
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.processes: list[ServletProcess] = []
+
+    @property
+    def rest(self) -> Rest:
+        return self.world.rest
+
+    # ---- processes -------------------------------------------------------------------------------
+    def servlet(self, *, token: str = "servlet", **options: Any) -> ServletProcess:
+        """Start `servlet run` (a real subprocess) and wait until it answers /healthz."""
+        label = token if all(p.label != token for p in self.processes) else f"{token}-{len(self.processes)}"
+        process = ServletProcess(self.world, ServletOptions(token=token, **options), label=label)
+        self.processes.append(process)
+        return process.start()
+
+    def guard(self) -> None:
+        for process in self.processes:
+            process.check_alive()
+
+    def eventually(self, check: Callable[[], T], *, what: str, timeout: float = WAIT) -> T:
+        return eventually(check, timeout=timeout, what=what, guard=self.guard)
+
+    def stop_all(self) -> None:
+        for process in self.processes:
+            process.stop()
+
+    # ---- service cluster -------------------------------------------------------------------------
+    def publish(self, *documents: dict[str, Any]) -> None:
+        """Apply CRDs and PublishedResources to the service cluster, in order."""
+        for document in documents:
+            self.world.apply(document)
+
+    def local(self, resource: Resource, *, namespace: str = "", name: str) -> dict[str, Any] | None:
+        return self.rest.get(resource.path(namespace=namespace, name=name))
+
+    def wait_local(self, resource: Resource, *, namespace: str = "", name: str,
+                   timeout: float = WAIT) -> dict[str, Any]:
+        where = f"{namespace}/{name}" if namespace and resource.namespaced else name
+        return self.eventually(lambda: self.local(resource, namespace=namespace, name=name), timeout=timeout,
+                               what=f"the local copy {resource.plural} {where} on the service cluster")
+
+    def local_objects(self, resource: Resource) -> list[dict[str, Any]]:
+        """Local objects of this servlet (by its link label), across namespaces."""
+        return self.rest.list(resource.path() + f"?labelSelector={LINK}/servlet%3D{SERVLET}")
+
+    def published_resource(self, name: str) -> dict[str, Any] | None:
+        return self.rest.get(f"/apis/services.kdp.k8c.io/v1alpha1/publishedresources/{name}")
+
+    def condition(self, published_resource: str, type_: str) -> dict[str, Any] | None:
+        found = self.published_resource(published_resource) or {}
+        for condition in (found.get("status") or {}).get("conditions") or []:
+            if condition.get("type") == type_:
+                return dict(condition)
+        return None
+
+    def wait_condition(self, published_resource: str, type_: str, status: str = "True",
+                       timeout: float = WAIT) -> dict[str, Any]:
+        def check() -> dict[str, Any]:
+            condition = self.condition(published_resource, type_)
+            assert condition is not None, f"no {type_} condition yet (status: {self._status(published_resource)})"
+            assert condition.get("status") == status, f"{type_} is {condition}"
+            return condition
+
+        return self.eventually(check, timeout=timeout,
+                               what=f"PublishedResource {published_resource} to have {type_}={status}")
+
+    def _status(self, published_resource: str) -> object:
+        return (self.published_resource(published_resource) or {}).get("status")
+
+    # ---- workspaces ------------------------------------------------------------------------------
+    def remote_path(self, workspace: str, resource: Resource, *, namespace: str = "", name: str = "") -> str:
+        return self.world.in_workspace(workspace, resource.path(namespace=namespace, name=name))
+
+    def wait_served(self, workspace: str, resource: Resource, timeout: float = WAIT) -> None:
+        """Until the workspace serves the projected resource (its schema is in the bound export)."""
+        self.eventually(lambda: self.rest.served(self.remote_path(workspace, resource)), timeout=timeout,
+                        what=f"workspace {workspace} to serve {resource.plural}.{resource.group}/{resource.version}")
+
+    def create_remote(self, workspace: str, resource: Resource, body: dict[str, Any]) -> dict[str, Any]:
+        """Create a user's object in a workspace, creating its namespace first when needed."""
+        namespace = body["metadata"].get("namespace", "")
+        if namespace:
+            self.world.ensure_namespace(namespace, workspace=workspace)
+        return self.rest.create(self.remote_path(workspace, resource, namespace=namespace), body)
+
+    def remote(self, workspace: str, resource: Resource, *, namespace: str = "", name: str) -> dict[str, Any] | None:
+        return self.rest.get(self.remote_path(workspace, resource, namespace=namespace, name=name))
+
+    def patch_remote(self, workspace: str, resource: Resource, *, namespace: str = "", name: str,
+                     patch: dict[str, Any]) -> dict[str, Any]:
+        return self.rest.merge_patch(self.remote_path(workspace, resource, namespace=namespace, name=name), patch)
+
+    def wait_finalizer(self, workspace: str, resource: Resource, *, namespace: str = "", name: str) -> dict[str, Any]:
+        def check() -> dict[str, Any]:
+            found = self.remote(workspace, resource, namespace=namespace, name=name)
+            assert found is not None, "the remote object does not exist"
+            finalizers = found["metadata"].get("finalizers") or []
+            assert FINALIZER in finalizers, f"finalizers are {finalizers}"
+            return found
+
+        return self.eventually(check, what=f"the finalizer on {workspace} {namespace}/{name}")

@@ -1,0 +1,74 @@
+"""Publishing: a PublishedResource becomes an APIResourceSchema in the APIExport (SPEC 2, 3, 4)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from tests.integration.e2e.env import E2E
+from tests.integration.e2e.manifests import (
+    CERTIFICATE, GROUP, ZERTIFIKAT, certificate_crd, example_local_name, example_published_resource,
+    published_resource, widget_crd, zertifikat,
+)
+
+EXAMPLE = "publish-certmanager-certs"
+
+
+def _canonical_sha1(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def test_a_published_resource_becomes_a_schema_in_the_export_and_reports_ready(e2e: E2E) -> None:
+    e2e.publish(certificate_crd(), example_published_resource())
+    e2e.servlet()
+
+    e2e.wait_condition(EXAMPLE, "Ready")
+    published = e2e.published_resource(EXAMPLE)
+    assert published is not None
+    for type_ in ("Valid", "SchemaPublished", "Exported"):
+        condition = e2e.condition(EXAMPLE, type_)
+        assert condition is not None and condition["status"] == "True", f"{type_}: {condition}"
+    schema_name = published["status"]["resourceSchemaName"]
+    assert re.fullmatch(r"v[0-9a-f]{8}\.zertifikate\.certificates\.example\.corp", schema_name), schema_name
+
+    schema = e2e.rest.get(e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiresourceschemas/{schema_name}"))
+    assert schema is not None, f"{schema_name} is named in the status but does not exist in {e2e.world.org}"
+    spec = schema["spec"]
+    assert schema_name[1:9] == _canonical_sha1(spec)[:8], "the name's hash is not the SHA-1 of the canonical spec"
+    assert spec["group"] == GROUP and spec["scope"] == "Namespaced"
+    assert spec["names"] == {"kind": "Zertifikat", "listKind": "ZertifikatList", "singular": "zertifikat",
+                             "plural": "zertifikate", "shortNames": ["zerts"], "categories": ["cert-manager"]}
+    crd_version = certificate_crd()["spec"]["versions"][0]
+    (version,) = spec["versions"]
+    assert (version["name"], version["served"], version["storage"]) == ("v1beta1", True, True)
+    assert version["schema"] == crd_version["schema"]["openAPIV3Schema"]
+    assert version["subresources"] == {"status": {}}
+    assert version["additionalPrinterColumns"] == crd_version["additionalPrinterColumns"]
+
+    export = e2e.rest.get(e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}"))
+    assert export is not None
+    assert schema_name in export["spec"]["latestResourceSchemas"]
+    claims = {(c.get("group", ""), c["resource"]) for c in export["spec"].get("permissionClaims") or []}
+    assert {("", "secrets"), ("", "namespaces")} <= claims
+    for workspace in ("team-a", "team-b"):
+        e2e.wait_served(workspace, ZERTIFIKAT)
+
+
+def test_a_bad_published_resource_is_reported_while_a_good_one_keeps_syncing(e2e: E2E) -> None:
+    bad = published_resource("widgets-typo", kind="Widget", naming={"name": "$remoteNme"})
+    e2e.publish(certificate_crd(), widget_crd(), bad, example_published_resource())
+    e2e.servlet()
+
+    valid = e2e.wait_condition("widgets-typo", "Valid", "False")
+    assert "spec.naming.name" in valid.get("message", ""), valid
+    assert "$remoteNme" in valid.get("message", ""), valid
+    ready = e2e.condition("widgets-typo", "Ready")
+    assert ready is None or ready["status"] != "True", ready
+
+    e2e.wait_condition(EXAMPLE, "Ready")
+    e2e.wait_served("team-a", ZERTIFIKAT)
+    e2e.create_remote("team-a", ZERTIFIKAT, zertifikat("web"))
+    cluster = e2e.world.cluster("team-a")
+    e2e.wait_local(CERTIFICATE, namespace=cluster, name=example_local_name(namespace="default", name="web"))
