@@ -454,3 +454,19 @@ def test_cluster_clients_address_one_workspace_each_under_the_vw_url(kcpsim: Any
     seen, cached = run(main)
     assert seen == {team_a: ["only-a"], team_b: ["only-b"]}
     assert cached
+
+
+@pytest.mark.parametrize("failure", [
+    NotFound(operation=OP, code=404, message="gone", reason="NotFound"),
+    Transient(operation=OP, code=429, message="slow down", retry_after=2.0),
+], ids=lambda f: type(f).__name__)
+def test_failures_survive_copying_and_pickling_with_their_details(failure: ApiFailure) -> None:
+    import copy
+    import pickle
+
+    for clone in (copy.copy(failure), pickle.loads(pickle.dumps(failure))):
+        assert type(clone) is type(failure)
+        assert str(clone) == str(failure)
+        assert (clone.operation, clone.code, clone.message, clone.reason) == (
+            failure.operation, failure.code, failure.message, failure.reason)
+        assert getattr(clone, "retry_after", None) == getattr(failure, "retry_after", None)
