@@ -72,6 +72,17 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _defaults(rdef: ResourceDef, obj: Obj) -> Obj:
+    """Built-in defaulting the servlet can observe: Secret `stringData` folds into `data`."""
+    if rdef.group == "" and rdef.plural == "secrets":
+        obj.setdefault("type", "Opaque")
+        string_data = obj.pop("stringData", None) or {}
+        if string_data:
+            encoded = {k: base64.b64encode(str(v).encode()).decode() for k, v in string_data.items()}
+            obj["data"] = {**(obj.get("data") or {}), **encoded}
+    return obj
+
+
 def _meta(obj: Obj) -> dict[str, Any]:
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
@@ -206,7 +217,7 @@ class World:
         if rdef.plural == "namespaces" and rdef.group == "":
             obj["status"] = {"phase": "Active"}
             obj.setdefault("spec", {"finalizers": ["kubernetes"]})
-        obj = self._validate_schema(rdef, obj, version)
+        obj = self._validate_schema(rdef, _defaults(rdef, obj), version)
         self._stamp_cluster(cluster, obj)
         ctx = WriteContext(self, rdef, cluster, "CREATE", "", None, obj)
         for mutator in self.mutators:
@@ -275,7 +286,7 @@ class World:
             if added:
                 raise errors.invalid(group=rdef.group, kind=rdef.kind, name=name, causes=[(
                     "metadata.finalizers", f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {json.dumps(added)}")])
-        new = self._validate_schema(rdef, new, version)
+        new = self._validate_schema(rdef, _defaults(rdef, new), version)
         self._stamp_cluster(cluster, new)
         if rdef.generation and self._spec_changed(rdef, old, new):
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1

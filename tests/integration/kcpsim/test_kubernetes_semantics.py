@@ -325,3 +325,19 @@ def test_events_can_be_recorded(service: Client) -> None:
                                    message="copied", type="Normal",
                                    involvedObject=ObjectReference(kind="ConfigMap", name="c", namespace="default")))
     assert [e.reason for e in service.list(Event, namespace="default")] == [created.reason]
+
+
+def test_secret_string_data_is_stored_base64_encoded_in_data(service: Client) -> None:
+    created = service.create(Secret(metadata=ObjectMeta(name="s", namespace="default"), stringData={"password": "hunter2"},
+                                    data={"user": "YWxpY2U="}))
+    assert created.data == {"user": "YWxpY2U=", "password": "aHVudGVyMg=="}
+    assert created.stringData is None and created.type == "Opaque"
+
+
+def test_deletecollection_deletes_what_the_selector_matches(service: Client, raw: Raw) -> None:
+    # lightkube's deletecollection takes no selector, hence raw HTTP.
+    for name, app in (("a", "web"), ("b", "web"), ("c", "db")):
+        service.create(ConfigMap(metadata=ObjectMeta(name=name, namespace="default", labels={"app": app})))
+    response = raw("DELETE", "/api/v1/namespaces/default/configmaps", params={"labelSelector": "app=web"})
+    assert [i["metadata"]["name"] for i in response.json()["items"]] == ["a", "b"]
+    assert [c.metadata.name for c in service.list(ConfigMap, namespace="default")] == ["c"]
