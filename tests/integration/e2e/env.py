@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from tests.integration.e2e.harness import Rest, ServletOptions, ServletProcess, World, eventually
+from tests.integration.e2e.harness import Rest, ServletOptions, ServletProcess, World, consistently, eventually
 from tests.integration.e2e.manifests import FINALIZER, LINK, SERVLET, Resource
 
 T = TypeVar("T")
@@ -41,6 +41,10 @@ class E2E:
 
     def eventually(self, check: Callable[[], T], *, what: str, timeout: float = WAIT) -> T:
         return eventually(check, timeout=timeout, what=what, guard=self.guard)
+
+    def consistently(self, check: Callable[[], object], *, what: str, duration: float = 2.0) -> None:
+        """For conditions that must stay true (nothing synced, nothing deleted) for a while."""
+        consistently(check, duration=duration, what=what, guard=self.guard)
 
     def stop_all(self) -> None:
         for process in self.processes:
@@ -111,6 +115,11 @@ class E2E:
     def patch_remote(self, workspace: str, resource: Resource, *, namespace: str = "", name: str,
                      patch: dict[str, Any]) -> dict[str, Any]:
         return self.rest.merge_patch(self.remote_path(workspace, resource, namespace=namespace, name=name), patch)
+
+    def has_finalizer(self, workspace: str, resource: Resource, *, namespace: str = "", name: str) -> bool:
+        found = self.remote(workspace, resource, namespace=namespace, name=name)
+        assert found is not None, f"the remote object {workspace} {namespace}/{name} does not exist"
+        return FINALIZER in (found["metadata"].get("finalizers") or [])
 
     def wait_finalizer(self, workspace: str, resource: Resource, *, namespace: str = "", name: str) -> dict[str, Any]:
         def check() -> dict[str, Any]:

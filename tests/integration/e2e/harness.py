@@ -65,6 +65,24 @@ def eventually(check: Callable[[], T], *, timeout: float, what: str,
         time.sleep(interval)
 
 
+def consistently(check: Callable[[], object], *, duration: float, what: str,
+                 guard: Callable[[], None] | None = None, interval: float = 0.1) -> None:
+    """`check` must hold (not raise, return truthy) on every attempt for `duration` seconds."""
+    deadline = time.monotonic() + duration
+    while True:
+        if guard is not None:
+            guard()
+        try:
+            result = check()
+        except AssertionError as exc:
+            raise AssertionError(f"{what} stopped holding: {exc}") from exc
+        if not result:
+            raise AssertionError(f"{what} stopped holding: the check returned {result!r}")
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(interval)
+
+
 # ---- who called ----------------------------------------------------------------------------------
 @attrs.frozen
 class Call:
@@ -298,6 +316,7 @@ class ServletProcess:
         self.metrics_port = free_port()
         self.log_path = world.directory / f"servlet-{label}.log"
         self._process: subprocess.Popen[bytes] | None = None
+        self.stopping = False  # set once the test ends it on purpose: its exit is then no failure
 
     def command(self) -> list[str]:
         service, kcp = self.world.kubeconfigs(self.options.token)
@@ -337,7 +356,7 @@ class ServletProcess:
 
     def check_alive(self) -> None:
         code = self.exit_code()
-        if code is not None:
+        if code is not None and not self.stopping:
             raise ServletDied(f"servlet run ({self.label}) exited with code {code}: {self.last_words()}")
 
     def probe(self, path: str, *, port: int | None = None) -> int | None:
@@ -353,6 +372,7 @@ class ServletProcess:
 
     def terminate(self, *, timeout: float = 10.0) -> int | None:
         """SIGTERM and wait; the exit code, or None if it was still running after `timeout`."""
+        self.stopping = True
         if not self.alive():
             return self.exit_code()
         assert self._process is not None
@@ -364,6 +384,7 @@ class ServletProcess:
 
     def kill(self) -> None:
         """SIGKILL: no shutdown at all, as when a node dies."""
+        self.stopping = True
         if self.alive():
             assert self._process is not None
             self._process.kill()
@@ -398,5 +419,5 @@ def run_servlet_plan(world: World, *, token: str = "plan", name: str = "tom",
 
 __all__ = [
     "ApiCallFailed", "Call", "CallerLog", "EXAMPLES", "Rest", "ServletDied", "ServletOptions",
-    "ServletProcess", "World", "eventually", "load_yaml", "resource_path", "run_servlet_plan", "start_world",
+    "ServletProcess", "World", "consistently", "eventually", "load_yaml", "resource_path", "run_servlet_plan", "start_world",
 ]

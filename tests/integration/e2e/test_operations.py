@@ -1,0 +1,140 @@
+"""Running the servlet: probes, logs, SIGTERM, SIGKILL and restart, two replicas, live plan (SPEC 9)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from tests.integration.e2e.env import E2E
+from tests.integration.e2e.harness import SERVLET_NAMESPACE, run_servlet_plan
+from tests.integration.e2e.manifests import (
+    CERTIFICATE, FINALIZER, GROUP, LINK, REMOTE_WIDGET, SERVLET, WIDGET, ZERTIFIKAT, certificate_crd,
+    default_local_name, example_local_name, example_published_resource, published_resource, remote_object, sha1,
+    widget_crd, zertifikat,
+)
+
+LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{SERVLET_NAMESPACE}/leases/{SERVLET}.{GROUP}"
+# Leader election itself writes the Lease, and Events are reports, not work: neither counts as
+# "writing" when checking that only the leader does the job.
+NOT_WORK = ("/leases", "/events")
+
+
+def _lease(e2e: E2E) -> dict[str, Any]:
+    lease = e2e.rest.get(LEASE)
+    assert lease is not None, f"no Lease {LEASE}"
+    return lease
+
+
+def _holder(e2e: E2E) -> str:
+    holder = str(_lease(e2e)["spec"].get("holderIdentity") or "")
+    assert holder, "the Lease has no holder"
+    return holder
+
+
+def test_probes_metrics_and_json_logs_then_sigterm_stops_cleanly_and_releases_the_lease(e2e: E2E) -> None:
+    e2e.publish(certificate_crd(), example_published_resource())
+    servlet = e2e.servlet()
+    e2e.eventually(lambda: servlet.probe("/readyz") == 200, what="/readyz to answer 200")
+    e2e.eventually(lambda: _holder(e2e), what="the servlet to hold its Lease")
+    metrics = servlet.metrics()
+    families = {line.split()[2] for line in metrics.splitlines() if line.startswith("# TYPE servlet_")}
+    assert any("build_info" in family for family in families), f"no build info metric among {sorted(families)}"
+
+    started = time.monotonic()
+    code = servlet.terminate(timeout=10)
+    assert code == 0, f"servlet run ended with {code} after SIGTERM (None: still running after 10 s)"
+    assert time.monotonic() - started < 5, "SIGTERM took longer than 5 s"
+    assert not _lease(e2e)["spec"].get("holderIdentity"), "the Lease was not released on shutdown"
+
+    lines = [line for line in servlet.log_text().splitlines() if line.strip()]
+    assert lines, "--log-format json produced no log lines"
+    for line in lines:
+        try:
+            assert isinstance(json.loads(line), dict)
+        except (ValueError, AssertionError):
+            raise AssertionError(f"not a JSON log line: {line[:200]}") from None
+
+
+def test_a_servlet_killed_during_a_burst_converges_after_restart(e2e: E2E) -> None:
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
+    first = e2e.servlet(leader_election=False)
+    for workspace in ("team-a", "team-b"):
+        e2e.wait_served(workspace, REMOTE_WIDGET)
+    objects = [("team-a" if i % 2 else "team-b", f"burst-{i:02d}") for i in range(30)]
+
+    for workspace, name in objects[:15]:
+        e2e.create_remote(workspace, REMOTE_WIDGET, remote_object("Widget", name, namespace="default", size=1))
+    e2e.eventually(lambda: e2e.local_objects(WIDGET), what="the first local copies of the burst")
+    first.kill()
+    for workspace, name in objects[15:]:
+        e2e.create_remote(workspace, REMOTE_WIDGET, remote_object("Widget", name, namespace="default", size=1))
+
+    e2e.servlet(leader_election=False)
+    expected = sorted((e2e.world.cluster(ws), default_local_name(namespace="default", name=name)) for ws, name in objects)
+
+    def converged() -> bool:
+        local = sorted((o["metadata"]["namespace"], o["metadata"]["name"]) for o in e2e.local_objects(WIDGET))
+        assert len(local) == len(set(local)), "duplicate local objects"
+        missing = sorted(set(expected) - set(local))
+        extra = sorted(set(local) - set(expected))
+        assert not missing and not extra, f"{len(missing)} missing, unexpected: {extra}"
+        return True
+
+    e2e.eventually(converged, what="all 30 objects to have exactly one local copy", timeout=30)
+    for workspace, name in objects:
+        remote = e2e.remote(workspace, REMOTE_WIDGET, namespace="default", name=name) or {}
+        assert (remote["metadata"].get("finalizers") or []).count(FINALIZER) == 1, f"{workspace}/{name}"
+    by_hash = [o["metadata"]["labels"][f"{LINK}/remote-object-name-hash"] for o in e2e.local_objects(WIDGET)]
+    assert len(by_hash) == 30 and set(by_hash) == {sha1(name) for _, name in objects}
+
+
+def test_two_replicas_only_the_leader_writes_and_a_killed_leader_hands_over(e2e: E2E) -> None:
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
+    leader = e2e.servlet(token="replica-1")
+    first_holder = e2e.eventually(lambda: _holder(e2e), what="replica-1 to take the Lease")
+    follower = e2e.servlet(token="replica-2")
+    for workspace in ("team-a", "team-b"):
+        e2e.wait_served(workspace, REMOTE_WIDGET)
+    for workspace in ("team-a", "team-b"):
+        e2e.create_remote(workspace, REMOTE_WIDGET, remote_object("Widget", "shared", namespace="default", size=1))
+        e2e.wait_local(WIDGET, namespace=e2e.world.cluster(workspace),
+                       name=default_local_name(namespace="default", name="shared"))
+    callers = e2e.world.callers
+    assert callers.writes(token="replica-1", ignore=NOT_WORK), "the leader wrote nothing"
+    follower_writes = callers.writes(token="replica-2", ignore=NOT_WORK)
+    assert follower_writes == [], f"the follower wrote: {follower_writes[:5]}"
+    assert _holder(e2e) == first_holder
+
+    lease_duration = float(_lease(e2e)["spec"].get("leaseDurationSeconds") or 15)
+    leader.kill()
+    killed = time.monotonic()
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "after-failover", namespace="default", size=2))
+    e2e.wait_local(WIDGET, namespace=e2e.world.cluster("team-a"),
+                   name=default_local_name(namespace="default", name="after-failover"), timeout=lease_duration + 15)
+    took = time.monotonic() - killed
+    assert took <= lease_duration + 5, f"the follower took over after {took:.1f} s (lease duration {lease_duration} s)"
+    assert _holder(e2e) != first_holder
+    assert callers.writes(token="replica-2", ignore=NOT_WORK), "the new leader wrote nothing"
+    assert follower.alive()
+
+
+def test_live_plan_prints_the_plan_and_writes_nothing(e2e: E2E) -> None:
+    e2e.publish(certificate_crd(), example_published_resource())
+    servlet = e2e.servlet(leader_election=False)
+    e2e.wait_served("team-b", ZERTIFIKAT)
+    servlet.stop()
+    # Created while no servlet runs: a plan must show its local copy as still to be made.
+    e2e.create_remote("team-b", ZERTIFIKAT, zertifikat("api", namespace="prod"))
+
+    result = run_servlet_plan(e2e.world)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"servlet plan exited with {result.returncode}: {output[-2000:]}"
+    assert example_local_name(namespace="prod", name="api") in result.stdout, result.stdout[-2000:]
+    calls = e2e.world.callers.calls(token="plan")
+    assert calls, "servlet plan made no API request at all"
+    not_reads = [f"{c.method} {c.path}" for c in calls if c.method != "GET"]
+    assert not_reads == [], f"servlet plan wrote: {not_reads[:5]}"
+    assert e2e.local(CERTIFICATE, namespace=e2e.world.cluster("team-b"),
+                     name=example_local_name(namespace="prod", name="api")) is None
+    assert not e2e.has_finalizer("team-b", ZERTIFIKAT, namespace="prod", name="api")

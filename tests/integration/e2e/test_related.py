@@ -1,0 +1,62 @@
+"""Related Secrets: the service's TLS Secret goes up, the user's CA Secret comes down (SPEC 8)."""
+
+from __future__ import annotations
+
+import base64
+
+from tests.integration.e2e.env import E2E
+from tests.integration.e2e.manifests import (
+    CERTIFICATE, LINK, SECRET, ZERTIFIKAT, certificate_crd, certificates_with_platform_secret, example_local_name,
+    link_labels, secret, zertifikat,
+)
+
+# Distinctive values, so the test can also prove they never reach the servlet's log.
+CA_PEM = "-----BEGIN CERTIFICATE----- e2e-ca-7d1f0c -----END CERTIFICATE-----"
+TLS_KEY = "-----BEGIN PRIVATE KEY----- e2e-key-3b9a44 -----END PRIVATE KEY-----"
+TLS_KEY_ROTATED = "-----BEGIN PRIVATE KEY----- e2e-key-rotated-51ce02 -----END PRIVATE KEY-----"
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def test_related_secrets_flow_up_from_the_service_and_down_from_the_workspace(e2e: E2E) -> None:
+    e2e.publish(certificate_crd(), certificates_with_platform_secret())
+    servlet = e2e.servlet()
+    e2e.wait_served("team-a", ZERTIFIKAT)
+    cluster = e2e.world.cluster("team-a")
+
+    # The user provides the CA of their issuer in the workspace (origin platform).
+    e2e.create_remote("team-a", SECRET, secret("team-issuer-ca", namespace="default", data={"ca.crt": b64(CA_PEM)}))
+    e2e.create_remote("team-a", ZERTIFIKAT, zertifikat("web", issuer="team-issuer"))
+    local_name = example_local_name(namespace="default", name="web")
+    e2e.wait_local(CERTIFICATE, namespace=cluster, name=local_name)
+
+    local_ca = e2e.wait_local(SECRET, namespace=cluster, name="team-issuer-ca")
+    assert local_ca["data"] == {"ca.crt": b64(CA_PEM)}
+    expected = link_labels(cluster=cluster, namespace="default", name="team-issuer-ca")
+    labels = local_ca["metadata"].get("labels") or {}
+    assert {k: labels.get(k) for k in expected} == expected
+    assert f"{LINK}/last-known-state" in (local_ca["metadata"].get("annotations") or {})
+
+    # cert-manager issues the TLS Secret next to the local copy (origin service).
+    e2e.world.apply(secret("web-tls", namespace=cluster, type_="kubernetes.io/tls",
+                           data={"tls.crt": b64(CA_PEM), "tls.key": b64(TLS_KEY)}))
+    remote_tls = e2e.eventually(lambda: e2e.remote("team-a", SECRET, namespace="default", name="web-tls"),
+                                what="the TLS Secret in the user's workspace")
+    assert remote_tls["type"] == "kubernetes.io/tls"
+    assert remote_tls["data"] == {"tls.crt": b64(CA_PEM), "tls.key": b64(TLS_KEY)}
+    servlet_keys = [k for k in {**(remote_tls["metadata"].get("labels") or {}),
+                                **(remote_tls["metadata"].get("annotations") or {})} if k.startswith(LINK)]
+    assert servlet_keys == [], "a copy in a workspace must carry no servlet metadata"
+    local_cert = e2e.local(CERTIFICATE, namespace=cluster, name=local_name) or {}
+    assert f"{LINK}/related-state.tls-secret" in (local_cert["metadata"].get("annotations") or {})
+
+    # A renewal on the service side reaches the workspace too.
+    e2e.rest.merge_patch(SECRET.path(namespace=cluster, name="web-tls"), {"data": {"tls.key": b64(TLS_KEY_ROTATED)}})
+    e2e.eventually(lambda: (e2e.remote("team-a", SECRET, namespace="default", name="web-tls") or {})
+                   .get("data", {}).get("tls.key") == b64(TLS_KEY_ROTATED), what="the renewed key in the workspace")
+
+    log = servlet.log_text()
+    for value in (CA_PEM, TLS_KEY, TLS_KEY_ROTATED):
+        assert value not in log and b64(value) not in log, "Secret data appeared in the servlet's log"
