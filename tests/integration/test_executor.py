@@ -1,0 +1,363 @@
+"""Every action type executed against kcpsim, each checked by reading the result back.
+
+Local targets are cert-manager Certificates on the service cluster; remote targets are the
+exported `certificates.example.corp` Certificates in team-a (`k7v2m9x4q1w8z3r5`) through the VW,
+plus related Secrets and namespaces on both sides. Reads for checking go through plain lightkube
+clients straight to the workspace or the service cluster, never through the code under test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import yaml
+from lightkube import Client
+from lightkube.types import PatchType
+
+from servlet.adapters.connections import Connections, Target
+from servlet.adapters.errors import AlreadyExists, Conflict, Forbidden, NotFound
+from servlet.adapters.executor import Executor, NotLeader
+from servlet.adapters.kube import resource_class, wrap
+from servlet.core.actions import (
+    NAMESPACE_TYPE,
+    SECRET_TYPE,
+    Action,
+    AddFinalizer,
+    Adopt,
+    Conflict as ConflictAction,
+    Create,
+    CreateNamespace,
+    CreateRelated,
+    DeleteLocal,
+    DeleteRelated,
+    Error,
+    ObjectRef,
+    Patch,
+    PatchRelated,
+    PatchRemoteStatus,
+    RecordRelatedState,
+    Release,
+    RemoveFinalizer,
+    Side,
+)
+from servlet.core.model import ResourceType
+from servlet.core.ports import CRD_TYPE
+from tests.kcpsim import KcpSim
+
+T = TypeVar("T")
+REPO = Path(__file__).resolve().parents[2]
+TEAM_A = "k7v2m9x4q1w8z3r5"
+FINALIZER = "syncer.kdp.k8c.io/cleanup"
+LOCAL = ResourceType(group="cert-manager.io", version="v1", kind="Certificate", plural="certificates", namespaced=True)
+REMOTE = ResourceType(
+    group="certificates.example.corp", version="v1alpha1", kind="Certificate", plural="certificates", namespaced=True
+)
+
+
+def run(main: Callable[[], Awaitable[T]]) -> T:
+    async def bounded() -> T:
+        return await asyncio.wait_for(main(), timeout=20)
+
+    return asyncio.run(bounded())
+
+
+class Observed:
+    def __init__(self) -> None:
+        self.seen: list[tuple[Target, str, int | None]] = []
+
+    def __call__(self, *, target: Target, verb: str, code: int | None) -> None:
+        self.seen.append((target, verb, code))
+
+
+def execute(
+    sim: KcpSim, *actions: Action, can_write: Callable[[], bool] = lambda: True, observed: Observed | None = None
+) -> list[dict[str, Any] | None]:
+    """Execute the actions in order with a fresh executor; the request log starts empty."""
+
+    async def main() -> list[dict[str, Any] | None]:
+        connections = Connections(service_config=sim.service_config(), kcp_config=sim.kcp_config(),
+                                  on_request=observed, trust_env=False)
+        connections.set_virtual_workspace_url(sim.vw_url())
+        executor = Executor(connections, can_write=can_write)
+        sim.requests.clear()
+        try:
+            return [await executor.execute(action) for action in actions]
+        finally:
+            await connections.aclose()
+
+    return run(main)
+
+
+def local_ref(name: str = "copy", namespace: str = "default", resource: ResourceType = LOCAL) -> ObjectRef:
+    return ObjectRef(side=Side.LOCAL, resource=resource, namespace=namespace, name=name)
+
+
+def remote_ref(name: str = "web", namespace: str = "default", resource: ResourceType = REMOTE,
+               cluster: str = TEAM_A) -> ObjectRef:
+    return ObjectRef(side=Side.REMOTE, resource=resource, namespace=namespace, name=name, cluster=cluster)
+
+
+def local_certificate(name: str = "copy", namespace: str = "default") -> dict[str, Any]:
+    return {
+        "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"syncer.kdp.k8c.io/servlet": "tom"}},
+        "spec": {"secretName": "web-tls", "issuerRef": {"name": "ca"}, "commonName": "web.example"},
+    }
+
+
+def secret(name: str, namespace: str = "default", **data: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": name, "namespace": namespace}, "data": dict(data)}
+
+
+@pytest.fixture
+def service(kcpsim: KcpSim) -> Iterator[Client]:
+    client = kcpsim.client(kcpsim.service_config())
+    client.create(wrap(resource_class(CRD_TYPE),
+                       yaml.safe_load((REPO / "examples" / "certificates" / "crd-certificates.yaml").read_text())))
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def team_a(kcpsim: KcpSim) -> Iterator[Client]:
+    client = kcpsim.client(kcpsim.workspace_config("team-a"))
+    client.create(wrap(resource_class(REMOTE), {
+        "apiVersion": "certificates.example.corp/v1alpha1", "kind": "Certificate",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"commonName": "web.team-a.example", "secretName": "web-tls"},
+    }))
+    yield client
+    client.close()
+
+
+def read(client: Client, resource: ResourceType, name: str, namespace: str | None = "default") -> Any:
+    return client.get(resource_class(resource), name, namespace=namespace if resource.namespaced else None)
+
+
+def absent(client: Client, resource: ResourceType, name: str, namespace: str = "default") -> bool:
+    try:
+        read(client, resource, name, namespace)
+    except Exception as exc:  # lightkube's own ApiError: the check reads without our adapters
+        return getattr(getattr(exc, "status", None), "code", None) == 404
+    return False
+
+
+# -- local primaries ----------------------------------------------------------------------------
+
+
+def test_create_sends_exactly_one_request_and_returns_the_stored_object(kcpsim: KcpSim, service: Client) -> None:
+    observed = Observed()
+    (created,) = execute(kcpsim, Create(target=local_ref(), object=local_certificate()), observed=observed)
+    sent = [(r.method, r.cluster, r.status) for r in kcpsim.requests.records()]
+    stored = read(service, LOCAL, "copy")
+    assert created is not None and created["metadata"]["uid"] == stored["metadata"]["uid"]
+    assert stored["metadata"]["labels"] == {"syncer.kdp.k8c.io/servlet": "tom"}
+    assert stored["spec"]["commonName"] == "web.example"
+    assert sent == [("POST", "", 201)]
+    assert observed.seen == [(Target.SERVICE, "create", 201)]
+
+
+def test_create_of_a_taken_name_is_already_exists(kcpsim: KcpSim, service: Client) -> None:
+    execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
+    with pytest.raises(AlreadyExists):
+        execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
+
+
+@pytest.mark.parametrize("action_type", [Adopt, Patch])
+def test_adopt_and_patch_are_merge_patches_on_the_local_object(
+    kcpsim: KcpSim, service: Client, action_type: type[Adopt] | type[Patch]
+) -> None:
+    execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
+    patch = {"metadata": {"labels": {"syncer.kdp.k8c.io/remote-object-cluster": TEAM_A}},
+             "spec": {"commonName": None, "dnsNames": ["a.example"]}}
+    (returned,) = execute(kcpsim, action_type(target=local_ref(), patch=patch))
+    stored = read(service, LOCAL, "copy")
+    assert stored["metadata"]["labels"] == {"syncer.kdp.k8c.io/servlet": "tom",
+                                            "syncer.kdp.k8c.io/remote-object-cluster": TEAM_A}
+    assert "commonName" not in stored["spec"] and stored["spec"]["dnsNames"] == ["a.example"]
+    assert returned is not None and returned["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+    (record,) = kcpsim.requests.matching(verb="patch")
+    assert record.method == "PATCH"
+
+
+def test_delete_local_removes_the_copy_and_a_missing_copy_is_success(kcpsim: KcpSim, service: Client) -> None:
+    execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
+    assert execute(kcpsim, DeleteLocal(target=local_ref()), DeleteLocal(target=local_ref())) == [None, None]
+    assert absent(service, LOCAL, "copy")
+    assert [r.status for r in kcpsim.requests.matching(verb="delete")] == [200, 404]
+
+
+def test_record_related_state_writes_only_its_annotation(kcpsim: KcpSim, service: Client) -> None:
+    execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
+    key = "syncer.kdp.k8c.io/related-state.tls"
+    execute(kcpsim, RecordRelatedState(identifier="tls", target=local_ref(),
+                                       patch={"metadata": {"annotations": {key: '{"created":true}'}}}))
+    assert read(service, LOCAL, "copy")["metadata"]["annotations"] == {key: '{"created":true}'}
+    execute(kcpsim, RecordRelatedState(identifier="tls", target=local_ref(),
+                                       patch={"metadata": {"annotations": {key: None}}}))
+    stored = read(service, LOCAL, "copy")
+    assert key not in (stored["metadata"].get("annotations") or {})
+    assert stored["spec"]["commonName"] == "web.example"
+
+
+# -- namespaces ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("side", [Side.LOCAL, Side.REMOTE])
+def test_create_namespace_creates_it_and_an_existing_one_is_success(
+    kcpsim: KcpSim, service: Client, team_a: Client, side: Side
+) -> None:
+    cluster = TEAM_A if side is Side.REMOTE else ""
+    new = ObjectRef(side=side, resource=NAMESPACE_TYPE, namespace="", name="fresh", cluster=cluster)
+    existing = ObjectRef(side=side, resource=NAMESPACE_TYPE, namespace="", name="default", cluster=cluster)
+    created, again = execute(kcpsim, CreateNamespace(target=new), CreateNamespace(target=existing))
+    assert created is not None and created["metadata"]["name"] == "fresh"
+    assert again is None
+    sent = kcpsim.requests.records()
+    assert [r.status for r in sent] == [201, 409]
+    assert all(r.virtual_workspace is (side is Side.REMOTE) for r in sent)
+    reader = team_a if side is Side.REMOTE else service
+    assert read(reader, NAMESPACE_TYPE, "fresh", None)["metadata"]["name"] == "fresh"
+
+
+# -- remote primaries ---------------------------------------------------------------------------
+
+
+def test_finalizers_are_added_and_removed_with_the_resource_version_read(kcpsim: KcpSim, team_a: Client) -> None:
+    version = read(team_a, REMOTE, "web")["metadata"]["resourceVersion"]
+    (added,) = execute(kcpsim, AddFinalizer(target=remote_ref(), finalizers=(FINALIZER,), resource_version=version))
+    (record,) = kcpsim.requests.records()
+    assert read(team_a, REMOTE, "web")["metadata"]["finalizers"] == [FINALIZER]
+    assert added is not None
+    assert (record.cluster, record.virtual_workspace, record.verb) == (TEAM_A, True, "patch")
+
+    execute(kcpsim, RemoveFinalizer(target=remote_ref(), finalizers=(),
+                                    resource_version=added["metadata"]["resourceVersion"]))
+    assert not read(team_a, REMOTE, "web")["metadata"].get("finalizers")
+
+
+def test_release_takes_the_finalizer_off_and_keeps_others(kcpsim: KcpSim, team_a: Client) -> None:
+    version = read(team_a, REMOTE, "web")["metadata"]["resourceVersion"]
+    (added,) = execute(kcpsim, AddFinalizer(target=remote_ref(), finalizers=("other.example/keep", FINALIZER),
+                                            resource_version=version))
+    assert added is not None
+    execute(kcpsim, Release(target=remote_ref(), finalizers=("other.example/keep",),
+                            resource_version=added["metadata"]["resourceVersion"]))
+    assert read(team_a, REMOTE, "web")["metadata"]["finalizers"] == ["other.example/keep"]
+
+
+@pytest.mark.parametrize("action_type", [AddFinalizer, RemoveFinalizer, Release])
+def test_a_finalizer_patch_with_a_stale_resource_version_is_a_conflict_and_changes_nothing(
+    kcpsim: KcpSim, team_a: Client, action_type: type[AddFinalizer] | type[RemoveFinalizer] | type[Release]
+) -> None:
+    stale = read(team_a, REMOTE, "web")["metadata"]["resourceVersion"]
+    team_a.patch(resource_class(REMOTE), "web", {"metadata": {"labels": {"edited": "yes"}}}, namespace="default",
+                 patch_type=PatchType.MERGE)
+    with pytest.raises(Conflict):
+        execute(kcpsim, action_type(target=remote_ref(), finalizers=(FINALIZER,), resource_version=stale))
+    assert not read(team_a, REMOTE, "web")["metadata"].get("finalizers")
+
+
+def test_remote_status_is_written_through_the_status_subresource(kcpsim: KcpSim, team_a: Client) -> None:
+    action = PatchRemoteStatus(target=remote_ref(), status={"phase": "Ready"}, patch={"status": {"phase": "Ready"}})
+    (returned,) = execute(kcpsim, action)
+    (record,) = kcpsim.requests.records()
+    stored = read(team_a, REMOTE, "web")
+    assert stored["status"] == {"phase": "Ready"}
+    assert stored["spec"] == {"commonName": "web.team-a.example", "secretName": "web-tls"}
+    assert returned is not None and returned["status"] == {"phase": "Ready"}
+    assert record.path.endswith("/certificates/web/status") and record.method == "PATCH"
+
+
+def test_remote_status_of_a_missing_object_is_not_found(kcpsim: KcpSim, team_a: Client) -> None:
+    with pytest.raises(NotFound):
+        execute(kcpsim, PatchRemoteStatus(target=remote_ref(name="gone"), status={}, patch={"status": {}}))
+
+
+# -- related objects ----------------------------------------------------------------------------
+
+
+def test_a_related_secret_is_created_patched_and_deleted_in_the_workspace_through_the_vw(
+    kcpsim: KcpSim, team_a: Client
+) -> None:
+    ref = remote_ref(name="web-tls", resource=SECRET_TYPE)
+    created, patched = execute(
+        kcpsim,
+        CreateRelated(identifier="tls", target=ref, object=secret("web-tls", **{"tls.crt": "Y2VydA=="})),
+        PatchRelated(identifier="tls", target=ref, patch={"data": {"tls.key": "a2V5"}}),
+    )
+    assert created is not None and patched is not None
+    assert {(r.cluster, r.virtual_workspace) for r in kcpsim.requests.records()} == {(TEAM_A, True)}
+    stored = read(team_a, SECRET_TYPE, "web-tls")
+    assert stored["data"] == {"tls.crt": "Y2VydA==", "tls.key": "a2V5"}
+
+    assert execute(kcpsim, DeleteRelated(identifier="tls", target=ref), DeleteRelated(identifier="tls", target=ref)) \
+        == [None, None]
+    assert absent(team_a, SECRET_TYPE, "web-tls")
+
+
+def test_a_related_secret_is_created_locally_for_origin_platform(kcpsim: KcpSim, service: Client) -> None:
+    ref = local_ref(name="web-tls", namespace="kube-system", resource=SECRET_TYPE)
+    execute(kcpsim, CreateRelated(identifier="tls", target=ref, object=secret("web-tls", namespace="", a="Yg==")))
+    assert read(service, SECRET_TYPE, "web-tls", "kube-system")["data"] == {"a": "Yg=="}
+
+
+def test_a_related_secret_in_a_workspace_that_did_not_accept_the_claim_is_forbidden(kcpsim: KcpSim) -> None:
+    cluster = kcpsim.add_workspace("team-x", accept_claims=False)
+    ref = remote_ref(name="web-tls", resource=SECRET_TYPE, cluster=cluster)
+    with pytest.raises(Forbidden) as raised:
+        execute(kcpsim, CreateRelated(identifier="tls", target=ref, object=secret("web-tls")))
+    assert raised.value.code == 403 and cluster in str(raised.value)
+
+
+# -- leadership and reports ---------------------------------------------------------------------
+
+
+WRITES: list[Action] = [
+    Create(target=local_ref(), object=local_certificate()),
+    CreateNamespace(target=ObjectRef(side=Side.LOCAL, resource=NAMESPACE_TYPE, namespace="", name="x")),
+    Adopt(target=local_ref(), patch={"metadata": {"labels": {"a": "b"}}}),
+    Patch(target=local_ref(), patch={"spec": {"commonName": "x"}}),
+    AddFinalizer(target=remote_ref(), finalizers=(FINALIZER,), resource_version="1"),
+    RemoveFinalizer(target=remote_ref(), finalizers=(), resource_version="1"),
+    Release(target=remote_ref(), finalizers=(), resource_version="1"),
+    PatchRemoteStatus(target=remote_ref(), status={}, patch={"status": {}}),
+    DeleteLocal(target=local_ref()),
+    CreateRelated(identifier="tls", target=remote_ref(name="s", resource=SECRET_TYPE), object=secret("s")),
+    PatchRelated(identifier="tls", target=remote_ref(name="s", resource=SECRET_TYPE), patch={"data": {}}),
+    DeleteRelated(identifier="tls", target=remote_ref(name="s", resource=SECRET_TYPE)),
+    RecordRelatedState(identifier="tls", target=local_ref(), patch={"metadata": {}}),
+]
+
+
+@pytest.mark.parametrize("action", WRITES, ids=[action.type for action in WRITES])
+def test_a_replica_that_is_not_the_leader_refuses_every_write_and_sends_nothing(kcpsim: KcpSim, action: Action) -> None:
+    with pytest.raises(NotLeader) as raised:
+        execute(kcpsim, action, can_write=lambda: False)
+    assert raised.value.action is action
+    assert kcpsim.requests.records() == []
+
+
+def test_leadership_is_checked_before_each_write_so_losing_it_stops_writing_at_once(
+    kcpsim: KcpSim, service: Client
+) -> None:
+    leading = iter([True, False])
+    first = CreateNamespace(target=ObjectRef(side=Side.LOCAL, resource=NAMESPACE_TYPE, namespace="", name="one"))
+    second = CreateNamespace(target=ObjectRef(side=Side.LOCAL, resource=NAMESPACE_TYPE, namespace="", name="two"))
+    with pytest.raises(NotLeader):
+        execute(kcpsim, first, second, can_write=lambda: next(leading))
+    assert [r.status for r in kcpsim.requests.records()] == [201]
+    assert absent(service, NAMESPACE_TYPE, "two", "")
+
+
+@pytest.mark.parametrize("leader", [True, False])
+def test_conflicts_and_errors_are_reports_and_send_nothing(kcpsim: KcpSim, leader: bool) -> None:
+    actions: list[Action] = [ConflictAction(target=local_ref(), reason="someone else's object"),
+                             Error(reason="spec.naming.name: bad"), Error(reason="x", target=remote_ref())]
+    assert execute(kcpsim, *actions, can_write=lambda: leader) == [None, None, None]
+    assert kcpsim.requests.records() == []
