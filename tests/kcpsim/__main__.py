@@ -1,9 +1,9 @@
-"""Command line: `python -m tests.kcpsim serve ...` runs a standalone simulator; `demo` shows a flow.
+"""Command line: `python -m tests.kcpsim serve ...` runs a standalone simulator; `demo` shows the servlet.
 
 `serve` writes service.kubeconfig, kcp.kubeconfig (pointing into the org workspace) and one
 kubeconfig per consumer workspace into --dir, prints the URLs and runs until interrupted.
-`demo` starts a simulator in-process, walks through the kcp flow with plain HTTP and prints what
-it does; it is a tour, not a test.
+`demo` (tests/kcpsim/demo.py) runs the servlet against an in-process simulator and narrates what
+it syncs; `tour` walks through the kcp flow with plain HTTP, no servlet. Both are tours, not tests.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from tests.kcpsim import demo
 from tests.kcpsim.faults import FaultPlan
 from tests.kcpsim.sim import KcpSim, SimConfig
 from tests.kcpsim.topology import Topology, WorkspaceSpec
@@ -38,7 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--tls", action="store_true", help="serve HTTPS with a generated CA (in the kubeconfigs)")
     serve.add_argument("--history-size", type=int, default=10_000, help="watch events kept for resuming")
     serve.add_argument("--faults", type=Path, help="a JSON fault plan to start with (see docs/try-it-locally.md)")
-    sub.add_parser("demo", help="a guided tour of the kcp flow against an in-process simulator")
+    demo.add_parser(sub)
+    sub.add_parser("tour", help="a guided tour of the kcp flow against an in-process simulator")
     return parser
 
 
@@ -120,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         asyncio.run(_serve(args))
     elif args.command == "demo":
+        return demo.main(args)
+    elif args.command == "tour":
         _demo()
     return 0
 
