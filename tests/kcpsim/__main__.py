@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--tls", action="store_true", help="serve HTTPS with a generated CA (in the kubeconfigs)")
     serve.add_argument("--history-size", type=int, default=10_000, help="watch events kept for resuming")
     serve.add_argument("--faults", type=Path, help="a JSON fault plan to start with (see docs/try-it-locally.md)")
+    serve.add_argument("--controller-delay", type=float, default=0.0,
+                       help="seconds between rounds of controller work (0: kcp's reactions are instant)")
     demo.add_parser(sub)
     sub.add_parser("tour", help="a guided tour of the kcp flow against an in-process simulator")
     return parser
@@ -54,7 +56,8 @@ def _topology(args: argparse.Namespace) -> Topology:
 async def _serve(args: argparse.Namespace) -> None:
     plan = FaultPlan.from_dict(json.loads(args.faults.read_text())) if args.faults else FaultPlan()
     sim = KcpSim(SimConfig(host=args.host, port=args.port, tls=args.tls, history_size=args.history_size,
-                           topology=_topology(args), faults=plan))
+                           topology=_topology(args), faults=plan,
+                           controller_delay=args.controller_delay))
     task = asyncio.ensure_future(sim.serve_forever())
     while not sim.port and not task.done():
         await asyncio.sleep(0.01)

@@ -45,6 +45,9 @@ class SimConfig:
     watch_gone_as_status: bool = False  # 410 as an HTTP status instead of an ERROR event in the stream
     deprecated_vw_urls: bool = False  # also fill APIExport.status.virtualWorkspaces (kcp <= 0.27)
     seed: int = 0  # uids, generated names and identity keys
+    # Seconds between rounds of kcp/k8s controller work after the seeded start (0: instant).
+    # With 0.1, a new APIBinding is Bound ~0.2 s after it is created, as in a slow kcp.
+    controller_delay: float = 0.0
     faults: FaultPlan = FaultPlan()
     topology: Topology | None = Topology()  # None: only the service cluster and an empty root workspace
 
@@ -89,6 +92,9 @@ class KcpSim:
         elif self.world.resolve("root") is None:
             from tests.kcpsim.topology import add_workspace_cluster
             add_workspace_cluster(self.kcp, path="root", parent=None, name="root", workspace_type="root:root")
+        loop = asyncio.get_running_loop()
+        self.world.schedule = loop.call_later
+        self.world.controller_delay = self.config.controller_delay  # the seeded topology is already settled
 
     async def _bind(self, port: int) -> None:
         assert self._runner is not None

@@ -103,6 +103,9 @@ class World:
         self.terminating_namespaces: set[tuple[str, str]] = set()
         self._pending: list[Event] = []
         self._settling = False
+        self._tick_scheduled = False
+        self.controller_delay = 0.0
+        self.schedule: Callable[[float, Callable[[], None]], object] | None = None
         self._rng = random.Random(seed)
         self.store.listeners.append(self._pending.append)
 
@@ -449,12 +452,30 @@ class World:
 
     # ---- controllers ---------------------------------------------------------------------------
     def settle(self) -> None:
-        """Run controllers until no more events arrive (kcp and k8s controllers, made instant)."""
+        """Run controllers on the events so far: now, or one round per `controller_delay` seconds.
+
+        With a delay, every round of reconciles (e.g. export identity, then its hash, then the
+        endpoint slice) becomes visible one delay after the previous one, like kcp's controllers.
+        """
+        if self.controller_delay > 0 and self.schedule is not None:
+            if not self._tick_scheduled:
+                self._tick_scheduled = True
+                self.schedule(self.controller_delay, self._tick)
+            return
+        self._run_controllers(rounds=20)
+
+    def _tick(self) -> None:
+        self._tick_scheduled = False
+        self._run_controllers(rounds=1)
+        if self._pending or self.terminating_namespaces:
+            self.settle()
+
+    def _run_controllers(self, *, rounds: int) -> None:
         if self._settling:
             return
         self._settling = True
         try:
-            for _ in range(20):
+            for _ in range(rounds):
                 events, self._pending[:] = list(self._pending), []
                 if not events and not self.terminating_namespaces:
                     return

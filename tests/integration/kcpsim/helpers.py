@@ -74,6 +74,12 @@ class Raw:
     def close(self) -> None:
         self.client.close()
 
+    def __enter__(self) -> Raw:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def stream_lines(response: httpx2.Response) -> list[dict[str, Any]]:
     return [json.loads(line) for line in response.iter_lines() if line.strip()]
