@@ -26,7 +26,7 @@ import enum
 import os
 import re
 from collections.abc import Callable
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
@@ -37,7 +37,7 @@ from lightkube.core.exceptions import ConfigError
 
 from servlet.adapters.kube import DEFAULT_TIMEOUT, FIELD_MANAGER, cluster_url, collection_path, single_config
 from servlet.core.model import ResourceType
-from servlet.core.ports import WatchSource
+from servlet.core.ports import WatchSource, WatchSources
 
 KUBECONFIG_FLAG = "--kubeconfig"
 KCP_KUBECONFIG_FLAG = "--kcp-kubeconfig"
@@ -337,3 +337,9 @@ class Connections:
 
 def _label(resource: ResourceType) -> str:
     return f"{resource.plural}.{resource.group}" if resource.group else resource.plural
+
+
+if TYPE_CHECKING:  # mypy proves the adapter fills its port
+
+    def _fills_port(adapter: Connections) -> WatchSources[httpx2.AsyncClient]:
+        return adapter

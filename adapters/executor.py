@@ -17,7 +17,7 @@ Deliberately not here: choosing actions, ordering them, retrying, or reading any
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lightkube import AsyncClient
 
@@ -45,6 +45,7 @@ from servlet.core.actions import (
     RemoveFinalizer,
     Side,
 )
+from servlet.core.ports import ActionExecutor
 
 
 class NotLeader(Exception):
@@ -114,3 +115,9 @@ class Executor:
             status=status,
             where=where,
         )
+
+
+if TYPE_CHECKING:  # mypy proves the adapter fills its port
+
+    def _fills_port(adapter: Executor) -> ActionExecutor:
+        return adapter

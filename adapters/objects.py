@@ -19,6 +19,8 @@ from servlet.adapters.errors import NotFound, Operation
 from servlet.adapters.kube import api_errors, as_dict, resource_class, resource_label, wrap
 from servlet.core.model import ResourceType
 
+ALL_NAMESPACES = "*"  # lightkube's spelling of "every namespace"
+
 
 def operation(verb: str, resource: ResourceType, *, namespace: str = "", name: str = "", where: str = "") -> Operation:
     return Operation(
@@ -41,6 +43,32 @@ async def get_object(
     except NotFound:
         return None
     return as_dict(found)
+
+
+async def list_objects(
+    client: AsyncClient,
+    resource: ResourceType,
+    *,
+    namespace: str = "",
+    labels: Mapping[str, str] | None = None,
+    where: str = "",
+) -> list[dict[str, Any]]:
+    """Every object (following `continue` pages); namespaced ones across all namespaces unless
+    `namespace` is given; `labels` must all match exactly."""
+    cls: Any = resource_class(resource)
+    scope = (namespace or ALL_NAMESPACES) if resource.namespaced else None
+    found: list[dict[str, Any]] = []
+    with api_errors(operation("list", resource, namespace=namespace, where=where)):
+        async for item in client.list(cls, namespace=scope, labels=dict(labels) if labels else None):
+            found.append(_with_type(as_dict(item), resource))
+    return found
+
+
+def _with_type(obj: dict[str, Any], resource: ResourceType) -> dict[str, Any]:
+    # List items come without apiVersion and kind; callers treat them like single reads.
+    obj.setdefault("apiVersion", resource.api_version)
+    obj.setdefault("kind", resource.kind)
+    return obj
 
 
 async def create_object(

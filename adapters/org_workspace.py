@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lightkube import AsyncClient
 
@@ -25,6 +25,7 @@ from servlet.core.ports import (
     ENDPOINT_SLICE_TYPE,
     LOGICAL_CLUSTER_TYPE,
     SCHEMA_TYPE,
+    OrgWorkspace,
     WorkspaceIdentity,
 )
 
@@ -90,3 +91,9 @@ class OrgWorkspaceAdapter:
         return await objects.get_object(
             self._client, ENDPOINT_SLICE_TYPE, namespace="", name=name, where=self._where
         )
+
+
+if TYPE_CHECKING:  # mypy proves the adapter fills its port
+
+    def _fills_port(adapter: OrgWorkspaceAdapter) -> OrgWorkspace:
+        return adapter

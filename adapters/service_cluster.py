@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lightkube import AsyncClient
 
 from servlet.adapters import objects
 from servlet.adapters.kube import FIELD_MANAGER, merge_patch, resource_class
 from servlet.core.model import ResourceType
-from servlet.core.ports import CRD_TYPE, EVENT_TYPE, PUBLISHED_RESOURCE_TYPE, EventRecord
+from servlet.core.ports import CRD_TYPE, EVENT_TYPE, PUBLISHED_RESOURCE_TYPE, EventRecord, ServiceCluster
 
 # Events about cluster-scoped objects (PublishedResources) go where kubectl looks for them.
 DEFAULT_EVENT_NAMESPACE = "default"
@@ -48,6 +48,11 @@ class ServiceClusterAdapter:
 
     async def get(self, resource: ResourceType, *, namespace: str, name: str) -> dict[str, Any] | None:
         return await objects.get_object(self._client, resource, namespace=namespace, name=name)
+
+    async def list_objects(
+        self, resource: ResourceType, *, namespace: str = "", labels: Mapping[str, str] | None = None
+    ) -> list[dict[str, Any]]:
+        return await objects.list_objects(self._client, resource, namespace=namespace, labels=labels)
 
     async def write_published_status(self, name: str, status: Mapping[str, Any]) -> dict[str, Any]:
         return await merge_patch(
@@ -82,3 +87,9 @@ class ServiceClusterAdapter:
             "count": 1,
         }
         await objects.create_object(self._client, EVENT_TYPE, body, namespace=namespace)
+
+
+if TYPE_CHECKING:  # mypy proves the adapter fills its port
+
+    def _fills_port(adapter: ServiceClusterAdapter) -> ServiceCluster:
+        return adapter

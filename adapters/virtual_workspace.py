@@ -4,17 +4,21 @@ Each workspace is addressed by logical cluster name (`<vw url>/clusters/<lc>`); 
 keep one cached client per workspace over a shared pool. A workspace that does not bind the
 export, or has not accepted the permission claim for the resource, answers 403: Forbidden.
 
-Deliberately not here: the wildcard list/watch (informers, `Connections.virtual_workspace_source`)
-and writes (the executor).
+`list` reads one resource across every workspace (`/clusters/*`) in one go, for one-shot readers
+such as the live `servlet plan`.
+
+Deliberately not here: watching (informers, `Connections.virtual_workspace_source`) and writes
+(the executor).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servlet.adapters import objects
-from servlet.adapters.connections import Connections
+from servlet.adapters.connections import WILDCARD, Connections
 from servlet.core.model import ResourceType
+from servlet.core.ports import VirtualWorkspace
 
 
 class VirtualWorkspaceAdapter:
@@ -26,3 +30,13 @@ class VirtualWorkspaceAdapter:
     async def get(self, resource: ResourceType, *, cluster: str, namespace: str, name: str) -> dict[str, Any] | None:
         client = self._connections.virtual_workspace(cluster)
         return await objects.get_object(client, resource, namespace=namespace, name=name, where=f"workspace {cluster}")
+
+    async def list_objects(self, resource: ResourceType) -> list[dict[str, Any]]:
+        client = self._connections.virtual_workspace(WILDCARD)
+        return await objects.list_objects(client, resource, where="every workspace")
+
+
+if TYPE_CHECKING:  # mypy proves the adapter fills its port
+
+    def _fills_port(adapter: VirtualWorkspaceAdapter) -> VirtualWorkspace:
+        return adapter

@@ -97,6 +97,13 @@ class ServiceCluster(Protocol):
         """One object (`namespace` "" for cluster-scoped ones), None if it does not exist."""
         ...
 
+    async def list_objects(
+        self, resource: ResourceType, *, namespace: str = "", labels: Mapping[str, str] | None = None
+    ) -> list[Object]:
+        """Every object of a type (all namespaces unless `namespace` is given) whose labels include
+        `labels`. For one-shot readers such as the live `servlet plan`; the daemon uses informers."""
+        ...
+
     async def write_published_status(self, name: str, status: Mapping[str, Any]) -> Object:
         """Merge-patch a PublishedResource's `status` through its status subresource.
 
@@ -146,6 +153,11 @@ class VirtualWorkspace(Protocol):
     async def get(self, resource: ResourceType, *, cluster: str, namespace: str, name: str) -> Object | None:
         """One object in workspace `cluster`, None if it does not exist. Forbidden when the
         workspace does not bind the export or has not accepted the claim for `resource`."""
+        ...
+
+    async def list_objects(self, resource: ResourceType) -> list[Object]:
+        """Every object of a type across every bound workspace (`/clusters/*`), each carrying its
+        workspace in the `kcp.io/cluster` annotation. For one-shot readers; the daemon uses informers."""
         ...
 
 

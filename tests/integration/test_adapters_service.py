@@ -29,7 +29,7 @@ from servlet.adapters.kube import resource_class, wrap
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.app.runtime.informer import Informer
-from servlet.core.actions import NAMESPACE_TYPE
+from servlet.core.actions import NAMESPACE_TYPE, SECRET_TYPE
 from servlet.core.model import ResourceType
 from servlet.core.ports import (
     CRD_TYPE,
@@ -347,3 +347,22 @@ def test_aclose_closes_every_client_and_pool(kcpsim: KcpSim) -> None:
         return [http.is_closed for http in https]
 
     assert run(main) == [True, True, True]
+
+
+def test_objects_are_listed_by_labels_across_namespaces_or_in_one(kcpsim: KcpSim, service: Client) -> None:
+    for namespace, name, labels in [("default", "a", {"app": "x", "tier": "1"}), ("kube-system", "b", {"app": "x"}),
+                                    ("default", "c", {"app": "y"})]:
+        service.create(wrap(resource_class(SECRET_TYPE), {"apiVersion": "v1", "kind": "Secret", "metadata": {
+            "name": name, "namespace": namespace, "labels": labels}}))
+
+    async def body(adapter: ServiceClusterAdapter) -> list[list[tuple[str, str, str]]]:
+        found = [await adapter.list_objects(SECRET_TYPE, labels={"app": "x"}),
+                 await adapter.list_objects(SECRET_TYPE, namespace="default", labels={"app": "x"}),
+                 await adapter.list_objects(NAMESPACE_TYPE, labels={"absent": "label"})]
+        return [sorted((o["kind"], o["metadata"]["namespace"], o["metadata"]["name"]) for o in objs) for objs in found]
+
+    assert with_service(kcpsim, body) == [
+        [("Secret", "default", "a"), ("Secret", "kube-system", "b")],
+        [("Secret", "default", "a")],
+        [],
+    ]

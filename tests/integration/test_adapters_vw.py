@@ -174,3 +174,17 @@ def test_the_wildcard_list_spans_every_bound_workspace(kcpsim: KcpSim) -> None:
     assert name == "vw/certificates.certificates.example.corp"
     (listed,) = kcpsim.requests.matching(verb="list", resource="certificates")
     assert listed.cluster == "*" and listed.virtual_workspace
+
+
+def test_a_one_shot_list_spans_every_bound_workspace(kcpsim: KcpSim) -> None:
+    create_in(kcpsim, "team-a", CERTIFICATES, certificate("web", "default"))
+    create_in(kcpsim, "team-b", CERTIFICATES, certificate("api", "default"))
+
+    async def body(connections: Connections) -> list[tuple[str, str, str]]:
+        found = await VirtualWorkspaceAdapter(connections).list_objects(CERTIFICATES)
+        return sorted((o["metadata"]["annotations"]["kcp.io/cluster"], o["kind"], o["metadata"]["name"])
+                      for o in found)
+
+    assert with_vw(kcpsim, body) == [(TEAM_A, "Certificate", "web"), (TEAM_B, "Certificate", "api")]
+    (listed,) = kcpsim.requests.matching(verb="list", resource="certificates")
+    assert listed.cluster == "*"
