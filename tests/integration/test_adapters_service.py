@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import pytest
 import yaml
-from lightkube import Client
+from lightkube import Client, KubeConfig
 
 from servlet.adapters.connections import (
     KUBECONFIG_FLAG,
@@ -366,3 +366,31 @@ def test_objects_are_listed_by_labels_across_namespaces_or_in_one(kcpsim: KcpSim
         [("Secret", "default", "a")],
         [],
     ]
+
+
+def test_tls_uses_the_kubeconfig_ca_for_every_target_and_refuses_an_unknown_server(
+    kcpsim_factory: Callable[..., KcpSim],
+) -> None:
+    sim = kcpsim_factory(tls=True)
+    untrusting = sim.kubeconfig_dict(sim.base_url)
+    del untrusting["clusters"][0]["cluster"]["certificate-authority-data"]
+
+    async def main() -> tuple[bool, bool, bool, int]:
+        connections = Connections(service_config=sim.service_config(), kcp_config=sim.kcp_config(), trust_env=False)
+        connections.set_virtual_workspace_url(sim.vw_url())
+        stranger = Connections(service_config=KubeConfig.from_dict(untrusting), kcp_config=sim.kcp_config(),
+                               trust_env=False)
+        try:
+            service = await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
+            org = await OrgWorkspaceAdapter(connections.org).resolve_identity()
+            source = connections.virtual_workspace_source(NAMESPACE_TYPE)
+            vw = (await source.http.get(source.path)).status_code
+            with pytest.raises(Transient) as raised:
+                await ServiceClusterAdapter(stranger.service).get(NAMESPACE_TYPE, namespace="", name="default")
+            assert "certificate" in raised.value.message.lower()
+            return service is not None, org.name == "abc123xyz", vw == 200, raised.value.code
+        finally:
+            await connections.aclose()
+            await stranger.aclose()
+
+    assert run(main) == (True, True, True, 0)
