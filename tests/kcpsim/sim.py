@@ -160,10 +160,8 @@ class KcpSim:
 
     def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run `fn` on the server's loop (where the store lives) and return its result."""
-        if self._loop is None or threading.current_thread() is not self._thread and self._thread is None:
-            return fn(*args, **kwargs)
-        if self._thread is threading.current_thread():
-            return fn(*args, **kwargs)
+        if self._loop is None or self._thread is None or threading.current_thread() is self._thread:
+            return fn(*args, **kwargs)  # not started, standalone mode, or already on the loop
 
         async def wrapper() -> T:
             return fn(*args, **kwargs)

@@ -194,6 +194,7 @@ class World:
                manager: str, dry_run: bool = False, apply_config: Obj | None = None) -> Obj:
         if not isinstance(body, dict):
             raise errors.bad_request("the body of the request must be a JSON object")
+        self._check_type(rdef, body, version)
         obj = self._to_storage(rdef, clone(body), version, None)
         meta = _meta(obj)
         ns = self._check_namespace_of(rdef, meta, namespace)
@@ -244,6 +245,7 @@ class World:
         old = old if old is not None else self.get(rdef, cluster, ns, name)
         if not isinstance(body, dict):
             raise errors.bad_request("the body of the request must be a JSON object")
+        self._check_type(rdef, body, version)
         incoming = self._to_storage(rdef, clone(body), version, old)
         meta = _meta(incoming)
         if meta.get("name") and meta["name"] != name:
@@ -257,6 +259,9 @@ class World:
                                  causes=[("metadata.resourceVersion", "Invalid value: 0x0: must be specified for an update")])
         if body_rv and body_rv != old_meta["resourceVersion"]:
             raise errors.conflict(group=rdef.group, plural=rdef.plural, name=name)
+        if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
+            raise errors.conflict(group=rdef.group, plural=rdef.plural, name=name,
+                                  why=f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: {old_meta.get('uid')}")
         if subresource == "status":
             new = clone(old)
             if "status" in incoming:
@@ -390,6 +395,14 @@ class World:
         return gone
 
     # ---- helpers -------------------------------------------------------------------------------
+    @staticmethod
+    def _check_type(rdef: ResourceDef, body: Obj, version: str) -> None:
+        expected = rdef.api_version(version)
+        if body.get("apiVersion") not in (None, "", expected):
+            raise errors.bad_request(f"the API version in the data ({body['apiVersion']}) does not match the expected API version ({expected})")
+        if body.get("kind") not in (None, "", rdef.kind):
+            raise errors.bad_request(f"the kind in the data ({body['kind']}) does not match the expected kind ({rdef.kind})")
+
     def _check_namespace_of(self, rdef: ResourceDef, meta: dict[str, Any], namespace: str) -> str:
         if not rdef.namespaced:
             meta.pop("namespace", None)

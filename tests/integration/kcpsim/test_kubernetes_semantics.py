@@ -341,3 +341,19 @@ def test_deletecollection_deletes_what_the_selector_matches(service: Client, raw
     response = raw("DELETE", "/api/v1/namespaces/default/configmaps", params={"labelSelector": "app=web"})
     assert [i["metadata"]["name"] for i in response.json()["items"]] == ["a", "b"]
     assert [c.metadata.name for c in service.list(ConfigMap, namespace="default")] == ["c"]
+
+
+def test_a_body_of_another_version_or_kind_is_a_bad_request(raw: Raw) -> None:
+    response = raw("POST", "/api/v1/namespaces/default/configmaps",
+                   {"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "c"}})
+    assert response.status_code == 400 and "does not match the expected API version" in response.json()["message"]
+    response = raw("POST", "/api/v1/namespaces/default/configmaps",
+                   {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c"}})
+    assert response.status_code == 400
+
+
+def test_put_with_another_uid_is_a_conflict(service: Client) -> None:
+    service.create(ConfigMap(metadata=ObjectMeta(name="c", namespace="default")))
+    with pytest.raises(ApiError) as caught:
+        service.replace(ConfigMap(metadata=ObjectMeta(name="c", namespace="default", uid="someone-else")))
+    assert caught.value.status.code == 409 and "Precondition failed" in caught.value.status.message
