@@ -1,7 +1,7 @@
 """Fixtures of the end-to-end suite: a fresh kcpsim world per test, servlets as real processes.
 
 Each test gets its own kcpsim (default topology, export without a schema yet, PublishedResource
-CRD installed, namespace `kdp-system`) and starts the servlet processes it needs through
+CRD installed, namespace `kdp-system`; another `Topology` through indirect parametrization) and starts the servlet processes it needs through
 `e2e.servlet(...)`. Whatever a test started is stopped afterwards (SIGTERM, then SIGKILL). When a
 test fails, the tail of every servlet's log is attached to its report.
 """
@@ -16,13 +16,16 @@ import pytest
 
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.harness import start_world
+from tests.kcpsim import Topology
 
 LOG_LINES = 60
 
 
 @pytest.fixture
-def e2e(tmp_path: Path) -> Iterator[E2E]:
-    env = E2E(start_world(tmp_path / "world"))
+def e2e(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[E2E]:
+    """Parametrize indirectly with a `Topology` for another starting world."""
+    topology: Topology | None = getattr(request, "param", None)
+    env = E2E(start_world(tmp_path / "world", topology=topology))
     try:
         yield env
     finally:

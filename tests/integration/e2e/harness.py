@@ -370,6 +370,14 @@ class ServletProcess:
     def metrics(self) -> str:
         return httpx2.get(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5, trust_env=False).text
 
+    def metric(self, name: str) -> list[float]:
+        """Values of every sample of the metric family `name` (all label sets)."""
+        values = []
+        for line in self.metrics().splitlines():
+            if line.startswith((f"{name} ", f"{name}{{")):
+                values.append(float(line.rsplit(" ", 1)[1]))
+        return values
+
     def terminate(self, *, timeout: float = 10.0) -> int | None:
         """SIGTERM and wait; the exit code, or None if it was still running after `timeout`."""
         self.stopping = True

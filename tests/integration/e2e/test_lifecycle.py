@@ -96,7 +96,7 @@ def test_a_local_copy_whose_remote_object_was_force_deleted_is_an_orphan(e2e: E2
     e2e.rest.merge_patch(path, {"metadata": {"finalizers": None}})
     assert e2e.rest.get(path) is None
 
-    e2e.servlet(leader_election=False, delete_orphans=delete_orphans)
+    second = e2e.servlet(leader_election=False, delete_orphans=delete_orphans)
     # A new object being synced proves the restarted servlet has done its rounds.
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "alive", namespace="default", size=2))
     e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="alive"))
@@ -106,3 +106,5 @@ def test_a_local_copy_whose_remote_object_was_force_deleted_is_an_orphan(e2e: E2
     else:
         e2e.consistently(lambda: e2e.local(WIDGET, namespace=cluster, name=doomed) is not None,
                          what="the orphaned local copy to be kept (no --delete-orphans)")
+        e2e.eventually(lambda: sum(second.metric("servlet_orphaned_objects")) >= 1,
+                       what="the orphan to be counted in servlet_orphaned_objects")

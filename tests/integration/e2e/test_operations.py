@@ -37,9 +37,8 @@ def test_probes_metrics_and_json_logs_then_sigterm_stops_cleanly_and_releases_th
     servlet = e2e.servlet()
     e2e.eventually(lambda: servlet.probe("/readyz") == 200, what="/readyz to answer 200")
     e2e.eventually(lambda: _holder(e2e), what="the servlet to hold its Lease")
-    metrics = servlet.metrics()
-    families = {line.split()[2] for line in metrics.splitlines() if line.startswith("# TYPE servlet_")}
-    assert any("build_info" in family for family in families), f"no build info metric among {sorted(families)}"
+    assert servlet.metric("servlet_build_info") == [1.0]
+    e2e.eventually(lambda: servlet.metric("servlet_leader") == [1.0], what="servlet_leader to be 1 on the leader")
 
     started = time.monotonic()
     code = servlet.terminate(timeout=10)
@@ -105,6 +104,7 @@ def test_two_replicas_only_the_leader_writes_and_a_killed_leader_hands_over(e2e:
     follower_writes = callers.writes(token="replica-2", ignore=NOT_WORK)
     assert follower_writes == [], f"the follower wrote: {follower_writes[:5]}"
     assert _holder(e2e) == first_holder
+    assert (leader.metric("servlet_leader"), follower.metric("servlet_leader")) == ([1.0], [0.0])
 
     lease_duration = float(_lease(e2e)["spec"].get("leaseDurationSeconds") or 15)
     leader.kill()
@@ -116,7 +116,7 @@ def test_two_replicas_only_the_leader_writes_and_a_killed_leader_hands_over(e2e:
     assert took <= lease_duration + 5, f"the follower took over after {took:.1f} s (lease duration {lease_duration} s)"
     assert _holder(e2e) != first_holder
     assert callers.writes(token="replica-2", ignore=NOT_WORK), "the new leader wrote nothing"
-    assert follower.alive()
+    assert follower.metric("servlet_leader") == [1.0]
 
 
 def test_live_plan_prints_the_plan_and_writes_nothing(e2e: E2E) -> None:

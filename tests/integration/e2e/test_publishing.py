@@ -6,11 +6,14 @@ import hashlib
 import json
 import re
 
+import pytest
+
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
     CERTIFICATE, GROUP, ZERTIFIKAT, certificate_crd, example_local_name, example_published_resource,
     published_resource, widget_crd, zertifikat,
 )
+from tests.kcpsim import Topology
 
 EXAMPLE = "publish-certmanager-certs"
 
@@ -20,6 +23,8 @@ def _canonical_sha1(value: object) -> str:
     return hashlib.sha1(text.encode()).hexdigest()
 
 
+# The export as KDP creates it: no schema and no permission claims yet.
+@pytest.mark.parametrize("e2e", [Topology(with_schema=False, claims=())], indirect=True, ids=["bare-export"])
 def test_a_published_resource_becomes_a_schema_in_the_export_and_reports_ready(e2e: E2E) -> None:
     e2e.publish(certificate_crd(), example_published_resource())
     e2e.servlet()
@@ -50,8 +55,10 @@ def test_a_published_resource_becomes_a_schema_in_the_export_and_reports_ready(e
     export = e2e.rest.get(e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}"))
     assert export is not None
     assert schema_name in export["spec"]["latestResourceSchemas"]
-    claims = {(c.get("group", ""), c["resource"]) for c in export["spec"].get("permissionClaims") or []}
-    assert {("", "secrets"), ("", "namespaces")} <= claims
+    # The example's related Secret needs the secrets claim, and namespaces to create its namespace.
+    claims = {(c.get("group", ""), c["resource"]): c for c in export["spec"].get("permissionClaims") or []}
+    assert set(claims) == {("", "secrets"), ("", "namespaces")}, sorted(claims)
+    assert all(claim.get("all") is True for claim in claims.values()), claims
     for workspace in ("team-a", "team-b"):
         e2e.wait_served(workspace, ZERTIFIKAT)
 
