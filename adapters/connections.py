@@ -142,18 +142,25 @@ def request_verb(method: str, path: str, query: str) -> str:
 
 
 def _after_group_version(path: str) -> list[str] | None:
-    """The segments after `api/v1` or `apis/<g>/<v>`, namespace prefix removed; None for discovery."""
+    """The segments after `api/v1` or `apis/<g>/<v>`, namespace prefix removed; None for discovery.
+
+    Whatever comes before the API path is skipped: a proxy prefix, the VW's
+    `services/apiexport/<lc>/<export>` and `clusters/<name>`."""
     segments = [segment for segment in path.split("/") if segment]
-    for index, segment in enumerate(segments):
-        if segment == "api" and index + 1 < len(segments):
-            rest = segments[index + 2:]
-            break
-        if segment == "apis" and index + 2 < len(segments):
-            rest = segments[index + 3:]
-            break
+    index = 0
+    while index < len(segments) and segments[index] not in ("api", "apis"):
+        if segments[index] == "services" and segments[index + 1:index + 2] == ["apiexport"]:
+            index += 4
+        elif segments[index] == "clusters":
+            index += 2
+        else:
+            index += 1
+    segments = segments[index:]
+    if len(segments) > 2 and segments[0] == "api":
+        rest = segments[2:]
+    elif len(segments) > 3 and segments[0] == "apis":
+        rest = segments[3:]
     else:
-        return None
-    if not rest:
         return None
     if rest[0] == "namespaces" and len(rest) >= 3:
         rest = rest[2:]

@@ -284,7 +284,12 @@ def test_a_request_without_a_response_is_counted_with_no_code(kcpsim: KcpSim) ->
         ("PUT", "/apis/coordination.k8s.io/v1/namespaces/n/leases/l", "", "update"),
         ("DELETE", "/apis/g.example/v1/namespaces/n/widgets/w", "", "delete"),
         ("DELETE", "/apis/g.example/v1/namespaces/n/widgets", "", "deletecollection"),
+        ("GET", "/services/apiexport/abc/api/clusters/lc/api/v1/namespaces/n/secrets/s", "", "get"),
+        ("GET", "/apis/cluster.x-k8s.io/v1beta1/namespaces/n/clusters/c", "", "get"),
+        ("GET", "/apis/cluster.x-k8s.io/v1beta1/clusters", "", "list"),
+        ("GET", "/kcp/clusters/root:org/apis/apis.kcp.io/v1alpha1/apiexports", "", "list"),
         ("GET", "/apis", "", "discovery"),
+        ("GET", "/api/v1", "", "discovery"),
         ("GET", "/clusters/*/apis/g.example/v1", "", "discovery"),
     ],
 )
