@@ -25,7 +25,6 @@ from __future__ import annotations
 import enum
 import os
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import parse_qs, urlsplit
 
