@@ -30,10 +30,14 @@ class E2E:
     # ---- processes -------------------------------------------------------------------------------
     def servlet(self, *, token: str = "servlet", **options: Any) -> ServletProcess:
         """Start `servlet run` (a real subprocess) and wait until it answers /healthz."""
+        return self.servlet_process(token=token, **options).start()
+
+    def servlet_process(self, *, token: str = "servlet", **options: Any) -> ServletProcess:
+        """A `servlet run` process this test owns (stopped at the end), not started yet."""
         label = token if all(p.label != token for p in self.processes) else f"{token}-{len(self.processes)}"
         process = ServletProcess(self.world, ServletOptions(token=token, **options), label=label)
         self.processes.append(process)
-        return process.start()
+        return process
 
     def guard(self) -> None:
         for process in self.processes:

@@ -236,10 +236,10 @@ class World:
         if self.rest.get(f"{path}/{name}") is None:
             self.rest.create(path, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 
-    def kubeconfigs(self, token: str) -> tuple[Path, Path]:
-        """service and kcp (org workspace) kubeconfigs whose requests carry `token`."""
+    def kubeconfigs(self, token: str, *, kcp_server: str = "") -> tuple[Path, Path]:
+        """service and kcp (org workspace, unless `kcp_server`) kubeconfigs whose requests carry `token`."""
         paths = []
-        for label, server in (("service", self.sim.base_url), ("kcp", self.sim.workspace_url(self.org))):
+        for label, server in (("service", self.sim.base_url), ("kcp", kcp_server or self.sim.workspace_url(self.org))):
             config = self.sim.kubeconfig_dict(server)
             config["users"][0]["user"]["token"] = token
             path = self.directory / f"{label}-{token}.kubeconfig"
@@ -302,6 +302,8 @@ class ServletOptions:
     token: str = "servlet"  # tells this process's requests apart in the CallerLog
     leader_election: bool = True
     delete_orphans: bool = False
+    apiexport: str = ""  # default: the simulated export
+    kcp_server: str = ""  # default: the org workspace's URL
     extra: tuple[str, ...] = ()
 
 
@@ -319,11 +321,12 @@ class ServletProcess:
         self.stopping = False  # set once the test ends it on purpose: its exit is then no failure
 
     def command(self) -> list[str]:
-        service, kcp = self.world.kubeconfigs(self.options.token)
+        service, kcp = self.world.kubeconfigs(self.options.token, kcp_server=self.options.kcp_server)
         return [
             *servlet_executable(), "run",
             "--kubeconfig", str(service), "--kcp-kubeconfig", str(kcp),
-            "--name", self.options.name, "--api-group", self.world.group, "--apiexport", self.world.export,
+            "--name", self.options.name, "--api-group", self.world.group,
+            "--apiexport", self.options.apiexport or self.world.export,
             "--namespace", SERVLET_NAMESPACE,
             "--leader-election" if self.options.leader_election else "--no-leader-election",
             "--metrics-address", f"127.0.0.1:{self.metrics_port}",
@@ -333,12 +336,25 @@ class ServletProcess:
             *self.options.extra,
         ]
 
-    def start(self, *, ready_timeout: float = 20.0) -> ServletProcess:
-        """Start and wait until `/healthz` answers; a process that exits first fails at once."""
+    def launch(self) -> ServletProcess:
+        """Start the process and return at once."""
         with self.log_path.open("ab") as log:
             self._process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
                                              stdin=subprocess.DEVNULL, env=child_environment(),
                                              cwd=self.world.directory, start_new_session=True)
+        return self
+
+    def wait(self, *, timeout: float) -> int | None:
+        """The exit code once the process ends by itself, None if it still runs after `timeout`."""
+        assert self._process is not None, "the servlet was never started"
+        try:
+            return self._process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def start(self, *, ready_timeout: float = 20.0) -> ServletProcess:
+        """Start and wait until `/healthz` answers; a process that exits first fails at once."""
+        self.launch()
         eventually(lambda: self.probe("/healthz") == 200, timeout=ready_timeout, interval=0.1,
                    what=f"servlet {self.label} to answer /healthz on port {self.health_port}", guard=self.check_alive)
         return self

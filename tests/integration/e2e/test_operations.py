@@ -6,6 +6,8 @@ import json
 import time
 from typing import Any
 
+import pytest
+
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.harness import SERVLET_NAMESPACE, run_servlet_plan
 from tests.integration.e2e.manifests import (
@@ -53,6 +55,23 @@ def test_probes_metrics_and_json_logs_then_sigterm_stops_cleanly_and_releases_th
             assert isinstance(json.loads(line), dict)
         except (ValueError, AssertionError):
             raise AssertionError(f"not a JSON log line: {line[:200]}") from None
+
+
+@pytest.mark.parametrize("setting, expected_words", [
+    ({"kcp_server": "{base}"}, ["workspace"]),  # the kcp kubeconfig points at no workspace
+    ({"apiexport": "nope.example.corp"}, ["nope.example.corp"]),  # an APIExport that does not exist
+], ids=["kubeconfig-outside-a-workspace", "missing-apiexport"])
+def test_startup_fails_fast_with_a_clear_message(e2e: E2E, setting: dict[str, str], expected_words: list[str]) -> None:
+    options = {key: value.format(base=e2e.world.sim.base_url) for key, value in setting.items()}
+    servlet = e2e.servlet_process(**options).launch()
+    servlet.stopping = True  # ending by itself is the point here
+    code = servlet.wait(timeout=20)
+    output = servlet.log_text()
+    assert code is not None, f"servlet run kept running: {output[-1000:]}"
+    assert code != 0, "servlet run exited with 0 on a configuration it cannot work with"
+    assert "Traceback" not in output, output[-2000:]
+    for word in expected_words:
+        assert word in output.lower(), f"{word!r} is not mentioned in: {output[-1000:]}"
 
 
 def test_a_servlet_killed_during_a_burst_converges_after_restart(e2e: E2E) -> None:
