@@ -22,9 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tests.integration.e2e.harness import (
-    EXAMPLES, PUBLISHED_RESOURCE_CRD, SERVLET_NAMESPACE, ServletDied, ServletOptions, ServletProcess, World,
-    eventually, load_yaml, resource_path, start_world,
+from tests.integration.e2e.process import ServletDied, ServletOptions, ServletProcess
+from tests.integration.e2e.waiting import eventually
+from tests.integration.e2e.world import (
+    EXAMPLES, PUBLISHED_RESOURCE_CRD, SERVLET_NAMESPACE, World, load_yaml, resource_path, start_world,
 )
 
 T = TypeVar("T")
@@ -110,9 +111,9 @@ class Demo:
             self._issue(self._local_copy(workspace, body) or {})
         for workspace, body in created:
             namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
-            path = world.in_workspace(workspace, resource_path(group=world.group, version=version, plural=plural,
-                                                               namespace=namespace, name=name))
-            self.wait(lambda: self._remote_ready(path), f"status on {workspace} {namespace}/{name}")
+            object_path = world.in_workspace(workspace, resource_path(group=world.group, version=version,
+                                                                      plural=plural, namespace=namespace, name=name))
+            self.wait(lambda: self._remote_ready(object_path), f"status on {workspace} {namespace}/{name}")
             self.say(f"status back up: {workspace} {namespace}/{name} is Ready=True")
             secret_path = world.in_workspace(workspace, resource_path(
                 group="", version="v1", plural="secrets", namespace=namespace, name=body["spec"]["secretName"]))

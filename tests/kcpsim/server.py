@@ -370,7 +370,7 @@ class Server:
                 raise errors.gone(f"too old resource version: {since} ({store.compacted_rv + 1})")
         response = web.StreamResponse(status=200, headers=JSON_HEADERS)
         response.enable_chunked_encoding()
-        await response.prepare(request)
+        # Registered before the headers go out: a client that sees them can rely on the watch.
         watcher = store.subscribe(rdef.storage_key, target.cluster, namespace)
         active = ActiveWatch(watcher, request)
         self.watches.add(active)
@@ -407,6 +407,7 @@ class Server:
 
         status = 200
         try:
+            await response.prepare(request)
             if history is None:
                 gone = errors.gone(f"too old resource version: {since} ({store.compacted_rv + 1})").body()
                 await response.write(b'{"type":"ERROR","object":' + _encode(gone) + b"}\n")
@@ -503,7 +504,8 @@ class Server:
                 return json_response({"cut": count})
             if path == "faults/refuse" and request.method == "POST":
                 seconds = float(request.query.get("seconds", "1"))
-                asyncio.get_running_loop().call_soon(sim.start_refusing_on_loop, seconds)
+                # Answer first: the listening socket closes right after this response.
+                asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(sim.refuse(seconds)))
                 return json_response({"refusingSeconds": seconds})
             if path == "history" and request.method in ("PUT", "POST"):
                 sim.world.store.set_history_size(int(request.query["size"]))

@@ -183,19 +183,22 @@ class KcpSim:
         return time.monotonic() < self.faults.refuse_until
 
     def refuse_connections(self, seconds: float) -> None:
-        """Close the listening socket for `seconds` (new connections are refused) and drop open ones."""
-        self.call(self.start_refusing_on_loop, seconds)
+        """Close the listening socket for `seconds` (new connections are refused) and drop open ones.
 
-    def start_refusing_on_loop(self, seconds: float) -> None:
+        Returns once the socket is closed."""
+        assert self._loop is not None
+        asyncio.run_coroutine_threadsafe(self.refuse(seconds), self._loop).result(timeout=10)
+
+    async def refuse(self, seconds: float) -> None:
         assert self._loop is not None
         self.faults.refuse_until = time.monotonic() + seconds
-        if self._site is not None:
-            site, self._site = self._site, None
-            self._loop.create_task(site.stop())
-        self.server.cut_watches(abort=True)
         if self._restart is not None:
             self._restart.cancel()
         self._restart = self._loop.call_later(seconds, lambda: asyncio.ensure_future(self._bind(self.port)))
+        self.server.cut_watches(abort=True)
+        if self._site is not None:
+            site, self._site = self._site, None
+            await site.stop()
 
     def set_history_size(self, size: int) -> None:
         self.call(self.world.store.set_history_size, size)
