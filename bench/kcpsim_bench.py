@@ -20,9 +20,11 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,7 +62,8 @@ def simulator(*, in_process: bool) -> Iterator[tuple[str, ServerCpu]]:
         with KcpSim(SimConfig(history_size=100_000)) as sim:
             yield sim.base_url, ServerCpu(None)
         return
-    process = subprocess.Popen([sys.executable, "-m", "tests.kcpsim", "serve", "--dir", str(REPO / ".bench-kubeconfigs"),
+    kubeconfigs = tempfile.mkdtemp(prefix="kcpsim-bench-")
+    process = subprocess.Popen([sys.executable, "-m", "tests.kcpsim", "serve", "--dir", kubeconfigs,
                                 "--port", "0", "--history-size", "100000"], cwd=REPO, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     url = ""
@@ -75,6 +78,7 @@ def simulator(*, in_process: bool) -> Iterator[tuple[str, ServerCpu]]:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=10)
         process.stdout.close()
+        shutil.rmtree(kubeconfigs, ignore_errors=True)
 
 
 def _client(url: str) -> Client:
