@@ -9,7 +9,7 @@ Measures, against a simulator in a separate process (the default) or in this pro
 Prints a table and writes the figures as JSON. It does not test correctness (the contract suite
 does) and its numbers are for this machine only.
 
-    .venv/bin/python bench/kcpsim_bench.py [--in-process] [--objects 10000] [--json bench-kcpsim.json]
+    .venv/bin/python bench/kcpsim_bench.py [--in-process] [--objects 10000] [--json FILE]
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--objects", type=int, default=10_000)
     parser.add_argument("--events", type=int, default=200)
     parser.add_argument("--watchers", default="10,100", help="comma-separated watcher counts")
-    parser.add_argument("--json", type=Path, default=Path("bench-kcpsim.json"))
+    parser.add_argument("--json", type=Path, default=Path(tempfile.gettempdir()) / "kcpsim-bench.json")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"python": platform.python_version(), "machine": platform.machine(),
                                "in_process": args.in_process}
