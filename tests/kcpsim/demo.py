@@ -49,7 +49,7 @@ class Demo:
     def say(self, text: str) -> None:
         print(f"[{time.monotonic() - self.started:5.1f}s] {text}", flush=True)
 
-    def wait(self, check: Callable[[], T], what: str) -> T:
+    def wait(self, check: Callable[[], T | None], what: str) -> T:
         guard = self.servlet.check_alive if self.servlet is not None else None
         return eventually(check, timeout=max(self.deadline - time.monotonic(), 0.1), what=what, guard=guard)
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.integration.e2e.env import E2E
-from tests.integration.e2e.harness import start_world
+from tests.integration.e2e.world import start_world
 from tests.kcpsim import Topology
 
 LOG_LINES = 60

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from tests.integration.e2e.harness import Rest, ServletOptions, ServletProcess, World, consistently, eventually
+from tests.integration.e2e.process import ServletOptions, ServletProcess
+from tests.integration.e2e.waiting import consistently, eventually
+from tests.integration.e2e.world import Rest, World
 from tests.integration.e2e.manifests import FINALIZER, LINK, SERVLET, Resource
 
 T = TypeVar("T")
@@ -43,7 +45,7 @@ class E2E:
         for process in self.processes:
             process.check_alive()
 
-    def eventually(self, check: Callable[[], T], *, what: str, timeout: float = WAIT) -> T:
+    def eventually(self, check: Callable[[], T | None], *, what: str, timeout: float = WAIT) -> T:
         return eventually(check, timeout=timeout, what=what, guard=self.guard)
 
     def consistently(self, check: Callable[[], object], *, what: str, duration: float = 2.0) -> None:

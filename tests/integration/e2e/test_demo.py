@@ -6,7 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.integration.e2e.harness import REPO, child_environment
+from tests.integration.e2e.process import child_environment
+from tests.integration.e2e.world import REPO
 
 
 def test_the_demo_command_syncs_both_ways_and_exits_cleanly(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from tests.integration.e2e.env import E2E
-from tests.integration.e2e.harness import SERVLET_NAMESPACE, run_servlet_plan
+from tests.integration.e2e.process import run_servlet_plan
+from tests.integration.e2e.world import SERVLET_NAMESPACE
 from tests.integration.e2e.manifests import (
     CERTIFICATE, FINALIZER, GROUP, LINK, REMOTE_WIDGET, SERVLET, WIDGET, ZERTIFIKAT, certificate_crd,
     default_local_name, example_local_name, example_published_resource, published_resource, remote_object, sha1,
