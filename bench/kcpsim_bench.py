@@ -215,7 +215,14 @@ def main(argv: list[str] | None = None) -> int:
             # Server CPU per create: 1 / this is the write rate at which kcpsim itself saturates a core.
             results["server_cpu_ms_per_write"] = (after - before) / (2 * args.writes + 2) * 1000
         results["list"] = bench_list(url, args.objects)
-        results["watch_fan_out"] = [bench_fan_out(url, int(w), args.events) for w in args.watchers.split(",")]
+        results["watch_fan_out"] = []
+        for watchers in args.watchers.split(","):
+            before = cpu.seconds()
+            fan = bench_fan_out(url, int(watchers), args.events)
+            after = cpu.seconds()
+            if before is not None and after is not None:
+                fan["server_cpu_us_per_delivered_event"] = (after - before) / (fan["watchers"] * fan["events"]) * 1e6
+            results["watch_fan_out"].append(fan)
     rows = [
         ("writes, sequential (lightkube)", f"{results['sequential_writes']['per_second']:.0f} creates/s"),
         ("writes, 16 concurrent (raw HTTP)", f"{results['concurrent_writes']['per_second']:.0f} creates/s"),
@@ -229,8 +236,10 @@ def main(argv: list[str] | None = None) -> int:
         per = results["server_cpu_ms_per_write"]
         rows.append(("server CPU per write", f"{per:.2f} ms (kcpsim saturates a core at ~{1000 / per:.0f} writes/s)"))
     for fan in results["watch_fan_out"]:
+        server = (f", server CPU {fan['server_cpu_us_per_delivered_event']:.0f} us/event"
+                  if "server_cpu_us_per_delivered_event" in fan else "")
         rows.append((f"watch fan-out {fan['watchers']} x {fan['events']} events",
-                     f"{fan['delivered_per_second']:.0f} events/s delivered, all seen after {fan['seconds']:.2f} s"))
+                     f"{fan['delivered_per_second']:.0f} events/s delivered, all seen after {fan['seconds']:.2f} s{server}"))
     width = max(len(r[0]) for r in rows)
     print(f"kcpsim benchmark ({'in-process' if args.in_process else 'separate process'}, Python {results['python']})")
     for name, value in rows:
