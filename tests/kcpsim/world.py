@@ -23,7 +23,7 @@ import attrs
 
 from tests.kcpsim import errors, patching
 from tests.kcpsim.naming import label_problem, subdomain_problem
-from tests.kcpsim.openapi import validate_custom_resource
+from tests.kcpsim.openapi import transition_problems, validate_custom_resource
 from tests.kcpsim.patching import clone
 from tests.kcpsim.resources import SERVICE_CLUSTER, Catalog, ResourceDef
 from tests.kcpsim.store import Event, Obj, Store
@@ -295,6 +295,11 @@ class World:
                 raise errors.invalid(group=rdef.group, kind=rdef.kind, name=name, causes=[(
                     "metadata.finalizers", f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {json.dumps(added)}")])
         new = self._validate_schema(rdef, _defaults(rdef, new), version)
+        schema = rdef.schema_for(version) or rdef.schema_for(rdef.versions[0])
+        if schema and subresource != "status":
+            problems = transition_problems(self.render(rdef, old, version), new, schema)
+            if problems:
+                raise errors.invalid(group=rdef.group, kind=rdef.kind, name=name, causes=problems)
         self._stamp_cluster(cluster, new)
         if rdef.generation and self._spec_changed(rdef, old, new):
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1

@@ -34,12 +34,15 @@ IDENTITY = "5685b0de1001accae215edb874e741afcd19bcdaafa1cded11a504f722a0375a"
 
 
 def widget_crd(*, scope: str = "Namespaced", status: bool = True, kind: str = "Widget", plural: str = "widgets",
-               versions: tuple[str, ...] = ("v1",)) -> Any:
+               versions: tuple[str, ...] = ("v1",), immutable_spec: bool = False) -> Any:
     schema = {"openAPIV3Schema": {"type": "object", "properties": {
         "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "color": {"type": "string"},
                                                   "tags": {"type": "array", "items": {"type": "string"}}},
                  "required": ["size"]},
         "status": {"type": "object", "properties": {"phase": {"type": "string"}}}}}}
+    if immutable_spec:
+        schema["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] = [  # type: ignore[index]
+            {"rule": "self == oldSelf", "message": "spec is immutable"}]
     return codecs.from_dict({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": f"{plural}.example.com"},

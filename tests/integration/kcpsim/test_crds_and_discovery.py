@@ -7,6 +7,7 @@ from lightkube import ApiError, Client
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.resources.core_v1 import Namespace
+from lightkube.types import PatchType
 
 from tests.integration.kcpsim.helpers import Gadget, Raw, Widget, widget_crd
 
@@ -91,3 +92,13 @@ def test_kcp_types_are_served_in_workspaces_but_not_on_the_service_cluster(raw: 
     versions = raw("GET", "/clusters/root:myorg/apis/apis.kcp.io").json()["versions"]
     assert [v["version"] for v in versions] == ["v1alpha2", "v1alpha1"]
     assert "apis.kcp.io" not in {g["name"] for g in raw("GET", "/apis").json()["groups"]}
+
+
+def test_the_immutability_rule_self_equals_old_self_is_enforced(service: Client) -> None:
+    service.create(widget_crd(immutable_spec=True))
+    service.create(Widget({"metadata": {"name": "w", "namespace": "default"}, "spec": {"size": 1}}))
+    with pytest.raises(ApiError) as caught:
+        service.patch(Widget, "w", {"spec": {"size": 2}}, namespace="default", patch_type=PatchType.MERGE)
+    assert caught.value.status.code == 422 and "spec is immutable" in caught.value.status.message
+    labelled = service.patch(Widget, "w", {"metadata": {"labels": {"a": "b"}}}, namespace="default", patch_type=PatchType.MERGE)
+    assert labelled.metadata.labels == {"a": "b"}
