@@ -99,6 +99,7 @@ class LeaderElector:
         #: Whether the first attempt has completed, so /readyz can tell "follower" from "unknown".
         self.leadership_known = False
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     @property
     def is_leader(self) -> bool:
@@ -114,6 +115,7 @@ class LeaderElector:
     async def stop(self, *, release: bool = True) -> None:
         """Stop campaigning; a leader stops leading and (by default) hands the Lease back."""
         task, self._task = self._task, None
+        self._stopping = True
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
@@ -123,8 +125,9 @@ class LeaderElector:
             self._step_down("stopped")
 
     async def run(self) -> None:
+        self._stopping = False
         try:
-            while True:
+            while not self._stopping:
                 await self.attempt()
                 await asyncio.sleep(self._timing.retry_period)
         finally:
@@ -140,8 +143,11 @@ class LeaderElector:
         timeout = self._time_to_deadline() if self._leader else self._timing.renew_deadline
         renewed_at: datetime | None = None
         try:
-            renewed_at = await asyncio.wait_for(self._try_acquire_or_renew(), timeout=timeout)
-        except (ApiFailure, asyncio.TimeoutError) as exc:
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
+            # that arrives as the request completes, and a stop() would then never end.
+            async with asyncio.timeout(timeout):
+                renewed_at = await self._try_acquire_or_renew()
+        except (ApiFailure, TimeoutError) as exc:
             _log.warning("lease update failed", extra={"lease": self.name, "error": str(exc) or "timed out"})
         except Exception:  # an unexpected failure counts as a failed renew, never as leading on
             _log.exception("lease update failed unexpectedly", extra={"lease": self.name})
