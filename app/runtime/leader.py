@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from attrs import frozen
@@ -56,7 +56,7 @@ class LeaseTiming:
 
 def format_micro_time(moment: datetime) -> str:
     """A Kubernetes MicroTime: RFC 3339 in UTC with exactly six fractional digits."""
-    return moment.astimezone(_UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_time(value: str) -> datetime | None:
@@ -64,10 +64,7 @@ def parse_time(value: str) -> datetime | None:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=_UTC)
-
-
-_UTC = datetime.fromisoformat("2000-01-01T00:00:00+00:00").tzinfo
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
 class LeaderElector:
