@@ -236,3 +236,13 @@ def test_the_reference_fixture_has_sample_objects(kcpsim_factory: Callable[..., 
     with sim.client(sim.workspace_config("team-b")) as team_b:
         cert = team_b.get(Certificate, "api", namespace="prod")
     assert cert["spec"] == {"commonName": "api.team-b.example", "secretName": "api-tls"}
+
+
+def test_a_topology_of_n_bound_workspaces_under_other_names(kcpsim_factory: Callable[..., KcpSim]) -> None:
+    sim = kcpsim_factory(topology=Topology.with_workspaces(5, org="root:acme", export="widgets.acme.io"))
+    assert sim.vw_url().endswith(f"/services/apiexport/{sim.topology.org_cluster_name()}/widgets.acme.io")
+    with sim.client(sim.vw_config("*")) as vw:
+        paths = sorted(b.metadata.annotations["kcp.io/path"] for b in vw.list(APIBinding))
+    assert paths == [f"root:acme:team-{i}" for i in range(1, 6)]
+    with sim.client(sim.workspace_config("team-3")) as team_3:
+        assert len(team_3.get(LogicalCluster, "cluster").metadata.annotations["kcp.io/cluster"]) == 16
