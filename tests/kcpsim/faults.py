@@ -32,6 +32,7 @@ class ErrorRule:
     cluster: str = "*"  # logical cluster name, "*" wildcard requests included
     limit: int | None = None  # fire at most this many times
     retry_after: int = 1  # seconds, for 429
+    target: str = "*"  # "service" (cluster at /), "workspace" (/clusters/...), "vw" (virtual workspace) or "*"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ErrorRule:
@@ -48,6 +49,7 @@ class LatencyRule:
     resource: str = "*"
     cluster: str = "*"
     limit: int | None = None
+    target: str = "*"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LatencyRule:
@@ -107,18 +109,20 @@ class Faults:
     def _may_fire(self, index: int, limit: int | None) -> bool:
         return limit is None or self._fired.get(index, 0) < limit
 
-    def decide(self, *, verb: str, resource: str, cluster: str) -> Decision:
+    def decide(self, *, verb: str, resource: str, cluster: str, target: str = "*") -> Decision:
+        """`target` is where the request landed: "service", "workspace" or "vw"."""
         with self._lock:
             delay = 0.0
             for index, lat in enumerate(self.plan.latency):
                 key = 10_000 + index
                 if _matches(lat.verb, verb) and _matches(lat.resource, resource) and _matches(lat.cluster, cluster) \
-                        and self._may_fire(key, lat.limit):
+                        and _matches(lat.target, target) and self._may_fire(key, lat.limit):
                     self._fired[key] = self._fired.get(key, 0) + 1
                     delay += lat.seconds + (self._rng.random() * lat.jitter if lat.jitter else 0.0)
             for index, rule in enumerate(self.plan.errors):
                 if _matches(rule.verb, verb) and _matches(rule.resource, resource) and _matches(rule.cluster, cluster) \
-                        and self._may_fire(index, rule.limit) and self._rng.random() < rule.rate:
+                        and _matches(rule.target, target) and self._may_fire(index, rule.limit) \
+                        and self._rng.random() < rule.rate:
                     self._fired[index] = self._fired.get(index, 0) + 1
                     return Decision(delay=delay, error=rule)
             return Decision(delay=delay)

@@ -93,7 +93,8 @@ class Server:
         try:
             target = self.parse_target(request.path)
             call = self.describe(request, target)
-            decision = self.sim.faults.decide(verb=call.verb, resource=call.resource, cluster=target.label)
+            where = "vw" if target.vw is not None else ("service" if target.cluster == SERVICE_CLUSTER else "workspace")
+            decision = self.sim.faults.decide(verb=call.verb, resource=call.resource, cluster=target.label, target=where)
             if decision.delay:
                 await asyncio.sleep(decision.delay)
             if decision.error is not None:

@@ -167,3 +167,14 @@ def test_faults_can_be_set_at_start(kcpsim_factory: Callable[..., KcpSim]) -> No
     raw = Raw(sim)
     assert [raw("GET", "/api/v1/namespaces").status_code for _ in range(2)] == [500, 200]
     raw.close()
+
+
+@pytest.mark.parametrize(("target", "failing"), [("vw", {"vw"}), ("workspace", {"workspace"}), ("service", {"service"}),
+                                                 ("*", {"vw", "workspace", "service"})])
+def test_error_rules_can_target_the_virtual_workspace_workspaces_or_the_service_cluster(
+        kcpsim: KcpSim, raw: Raw, target: str, failing: set[str]) -> None:
+    kcpsim.set_faults(FaultPlan(errors=(ErrorRule(status=503, target=target),)))
+    paths = {"vw": "/services/apiexport/abc123xyz/certificates.example.corp/clusters/*/api/v1/secrets",
+             "workspace": "/clusters/root:myorg/api/v1/secrets", "service": "/api/v1/secrets"}
+    failed = {name for name, path in paths.items() if raw("GET", path).status_code == 503}
+    assert failed == failing

@@ -232,3 +232,18 @@ def test_claim_labels_cannot_be_changed_through_the_virtual_workspace(in_a: Clie
         in_a.patch(Secret, "s", {"metadata": {"labels": {f"claimed.internal.apis.kcp.io/{EXPORT_HASH}": "other"}}},
                    namespace="default", patch_type=PatchType.MERGE)
     assert caught.value.status.code == 403
+
+
+def test_wildcard_lists_page_across_workspaces(team_a: Client, team_b: Client, raw: Raw, vw_base: str) -> None:
+    for client in (team_a, team_b):
+        client.create(certificate("one"))
+        client.create(certificate("two"))
+    seen, token = [], ""
+    while True:
+        params = {"limit": "3", **({"continue": token} if token else {})}
+        body = raw("GET", f"{vw_base}/clusters/*{GROUP_PATH}/certificates", params=params).json()
+        seen += [(i["metadata"]["annotations"]["kcp.io/cluster"], i["metadata"]["name"]) for i in body["items"]]
+        token = body["metadata"].get("continue", "")
+        if not token:
+            break
+    assert sorted(seen) == sorted((c, n) for c in (TEAM_A, TEAM_B) for n in ("one", "two"))
