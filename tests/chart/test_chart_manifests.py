@@ -1,0 +1,84 @@
+"""Every manifest the chart renders is valid Kubernetes, for the oldest and newest supported
+version, with the defaults and with every optional part switched on or off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.chart.rendering import (
+    CERTIFICATES, KUBE_VERSIONS, crds, kinds, one, render, validate_strict, with_required,
+)
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "required values only": with_required(),
+    "cert-manager example": with_required(publishedResources=[CERTIFICATES]),
+    "everything on": with_required(
+        publishedResources=[CERTIFICATES, {"apiGroup": "example.com", "resources": ["widgets", "gadgets"],
+                                           "relatedKinds": ["ConfigMap", "Secret"]}],
+        publishedResourceSelector="team in (certs, pki)", deleteOrphans=True, logFormat="console",
+        metrics={"serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}}},
+        podDisruptionBudget={"minAvailable": "50%"}, image={"digest": "sha256:" + "a" * 64},
+        imagePullSecrets=[{"name": "registry"}], podAnnotations={"team": "pki"}, podLabels={"tier": "control"},
+        nodeSelector={"kubernetes.io/os": "linux"}, priorityClassName="system-cluster-critical",
+        tolerations=[{"key": "dedicated", "operator": "Equal", "value": "kdp", "effect": "NoSchedule"}],
+        topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                    "whenUnsatisfiable": "ScheduleAnyway",
+                                    "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "servlet"}}}],
+        serviceAccount={"annotations": {"example.corp/owner": "pki"}},
+    ),
+    "one replica, no leader election, optional parts off": with_required(
+        replicaCount=1, leaderElection={"enabled": False}, podDisruptionBudget={"enabled": True},
+        metrics={"service": {"enabled": False}}, affinity={"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}]}}},
+    ),
+    "existing service account, no RBAC": with_required(serviceAccount={"create": False, "name": "kdp"},
+                                                      rbac={"create": False}),
+}
+
+
+@pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_every_rendered_manifest_is_valid(scenario: str, kube_version: str) -> None:
+    documents = render(SCENARIOS[scenario])
+    assert documents, "the chart rendered nothing"
+    for document in documents:
+        validate_strict(document, kube_version=kube_version)
+
+
+@pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
+def test_the_crd_helm_installs_is_valid(kube_version: str) -> None:
+    (crd,) = crds()
+    assert crd["metadata"]["name"] == "publishedresources.services.kdp.k8c.io"
+    validate_strict(crd, kube_version=kube_version)
+
+
+@pytest.mark.parametrize(("scenario", "expected"), [
+    ("required values only", ["ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget",
+                              "Role", "RoleBinding", "Service", "ServiceAccount"]),
+    ("everything on", ["ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role",
+                       "RoleBinding", "Service", "ServiceAccount", "ServiceMonitor"]),
+    # One replica: no PDB (it would block node drains), no Lease, so no Role for it.
+    ("one replica, no leader election, optional parts off", ["ClusterRole", "ClusterRoleBinding", "Deployment",
+                                                             "ServiceAccount"]),
+    ("existing service account, no RBAC", ["Deployment", "PodDisruptionBudget", "Service"]),
+])
+def test_the_chart_renders_exactly_the_parts_asked_for(scenario: str, expected: list[str]) -> None:
+    assert kinds(render(SCENARIOS[scenario])) == expected
+
+
+def test_every_namespaced_object_lands_in_the_release_namespace() -> None:
+    documents = render(SCENARIOS["everything on"], namespace="platform-sync")
+    cluster_scoped = {"ClusterRole", "ClusterRoleBinding"}
+    for document in documents:
+        namespace = document["metadata"].get("namespace")
+        assert namespace == (None if document["kind"] in cluster_scoped else "platform-sync"), document["kind"]
+
+
+def test_two_releases_in_two_namespaces_do_not_share_cluster_scoped_names() -> None:
+    first = render(with_required(), namespace="team-a")
+    second = render(with_required(), namespace="team-b")
+    for kind in ("ClusterRole", "ClusterRoleBinding"):
+        assert one(first, kind)["metadata"]["name"] != one(second, kind)["metadata"]["name"]
