@@ -1,0 +1,360 @@
+"""`servlet plan` without `-f`: it reads the clusters `servlet run` would read, and writes nothing.
+
+Against an in-process kcpsim seeded with the bundled example (the Certificate CRD and the
+PublishedResource on the service cluster; Zertifikate in team-a and team-b once the schema is in
+the export). The live plan is compared with the offline plan of a dump of the same objects, so
+both modes must agree on every schema, export change and per-object action.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from servlet.app.cli import app
+from tests.integration.e2e.world import EXAMPLES, PUBLISHED_RESOURCE_CRD, Rest, load_yaml, resource_path
+from tests.kcpsim import KcpSim, Topology
+from tests.kcpsim.faults import ErrorRule, FaultPlan
+
+SERVLET = "tom"
+GROUP = EXPORT = "certificates.example.corp"
+IDENTITY = ["--name", SERVLET, "--api-group", GROUP]
+ZERTIFIKATE = {"group": GROUP, "version": "v1beta1", "plural": "zertifikate"}
+LIVE_ENV = ("SERVLET_KUBECONFIG", "SERVLET_KCP_KUBECONFIG", "SERVLET_APIEXPORT",
+            "SERVLET_PUBLISHED_RESOURCE_SELECTOR", "SERVLET_NAME", "SERVLET_API_GROUP")
+
+
+@attrs.frozen
+class Outcome:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.stdout)
+        return data
+
+
+@attrs.define
+class Example:
+    """kcpsim with the example published on the service cluster, and kubeconfigs to plan with."""
+
+    sim: KcpSim
+    rest: Rest
+    directory: Path
+
+    def kubeconfig(self, label: str, server: str) -> Path:
+        path = self.directory / f"{label}.kubeconfig"
+        path.write_text(yaml.safe_dump(self.sim.kubeconfig_dict(server)))
+        return path
+
+    def live_flags(self, *, service: str = "", kcp: str = "") -> list[str]:
+        return ["--kubeconfig", str(self.kubeconfig("service", service or self.sim.base_url)),
+                "--kcp-kubeconfig", str(self.kubeconfig("kcp", kcp or self.sim.workspace_url("root:myorg"))),
+                "--apiexport", EXPORT]
+
+    def plan(self, *args: str, service: str = "", kcp: str = "", env: Mapping[str, str] | None = None) -> Outcome:
+        return invoke(*IDENTITY, *self.live_flags(service=service, kcp=kcp), *args, env=env)
+
+    def in_workspace(self, workspace: str, path: str) -> str:
+        return f"/clusters/root:myorg:{workspace}{path}"
+
+    def cluster(self, workspace: str) -> str:
+        return self.sim.cluster_of(f"root:myorg:{workspace}")
+
+
+def invoke(*args: str, env: Mapping[str, str] | None = None) -> Outcome:
+    # Settings of the machine running the tests must not change the flags' meaning.
+    environment: dict[str, str | None] = {name: None for name in LIVE_ENV}
+    environment.update(env or {})
+    result = CliRunner().invoke(app, ["plan", *args], env=environment)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return Outcome(code=result.exit_code, stdout=result.stdout, stderr=result.stderr)
+
+
+def service_path(document: Mapping[str, Any], plural: str) -> str:
+    group, _, version = document["apiVersion"].rpartition("/")
+    return resource_path(group=group, version=version, plural=plural,
+                         namespace=document["metadata"].get("namespace", ""))
+
+
+def publish_example(sim: KcpSim, rest: Rest) -> None:
+    """The service owner's side of the example: both CRDs, the PublishedResource, team-a's namespace."""
+    for document in load_yaml(PUBLISHED_RESOURCE_CRD) + load_yaml(EXAMPLES / "crd-certificates.yaml"):
+        rest.create(service_path(document, "customresourcedefinitions"), document)
+    for document in load_yaml(EXAMPLES / "publishedresource.yaml"):
+        rest.create(service_path(document, "publishedresources"), document)
+    for document in load_yaml(EXAMPLES / "service-cluster.yaml"):
+        rest.create("/api/v1/namespaces", document)
+
+
+@pytest.fixture
+def start_example(kcpsim_factory: Callable[..., KcpSim], tmp_path: Path) -> Iterator[Callable[..., Example]]:
+    rests: list[Rest] = []
+
+    def start(topology: Topology = Topology(with_schema=False)) -> Example:
+        sim = kcpsim_factory(topology=topology)
+        rest = Rest(sim.base_url)
+        rests.append(rest)
+        publish_example(sim, rest)
+        return Example(sim=sim, rest=rest, directory=tmp_path)
+
+    yield start
+    for rest in rests:
+        rest.close()
+
+
+@pytest.fixture
+def example(start_example: Callable[..., Example]) -> Example:
+    return start_example()
+
+
+# -- the world as the test sees it --------------------------------------------------------------
+
+
+def apply_schemas_and_export(example: Example, plan: Mapping[str, Any]) -> None:
+    """What the apiresourceschema and apiexport controllers would write, as the plan says."""
+    for schema in plan["schemas"]:
+        if schema["action"] == "create":
+            example.rest.create("/clusters/root:myorg/apis/apis.kcp.io/v1alpha1/apiresourceschemas", {
+                "apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIResourceSchema",
+                "metadata": {"name": schema["name"]}, "spec": schema["spec"]})
+    if plan["apiExport"]["action"] == "patch":
+        example.rest.merge_patch(f"/clusters/root:myorg/apis/apis.kcp.io/v1alpha1/apiexports/{EXPORT}",
+                                 plan["apiExport"]["patch"])
+
+
+def create_users_objects(example: Example) -> None:
+    """The example's Zertifikate: team-a default/web, team-b prod/api, and prod/old being deleted."""
+    example.rest.create(example.in_workspace("team-b", "/api/v1/namespaces"),
+                        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}})
+    for workspace, file in (("team-a", "workspace-team-a.yaml"), ("team-b", "workspace-team-b.yaml")):
+        for document in load_yaml(EXAMPLES / file):
+            metadata = document["metadata"]
+            metadata.pop("deletionTimestamp", None)  # a user deletes it below, as kcp would see it
+            metadata["annotations"].pop("kcp.io/cluster")  # kcp sets it
+            path = resource_path(**ZERTIFIKATE, namespace=metadata["namespace"])
+            example.rest.create(example.in_workspace(workspace, path), document)
+    example.rest.delete(example.in_workspace("team-b", resource_path(**ZERTIFIKATE, namespace="prod", name="old")))
+
+
+def apply_object_actions(example: Example, plan: Mapping[str, Any]) -> None:
+    """Carry out the per-object actions of a plan through kcpsim's API, as the sync controller would."""
+    for obj in plan["objects"]:
+        for action in obj["actions"]:
+            group, _, version = action["apiVersion"].rpartition("/")
+            path = resource_path(group=group, version=version, plural=action["resource"],
+                                 namespace=action.get("namespace", ""))
+            if action["side"] == "remote":
+                path = f"/clusters/{action['cluster']}{path}"
+            if action["type"] in ("create", "createNamespace"):
+                example.rest.create(path, action["object"])
+            elif action["type"] in ("addFinalizer", "removeFinalizer"):
+                example.rest.merge_patch(f"{path}/{action['name']}", action["patch"])
+            else:
+                raise AssertionError(f"this test does not know how to apply {action['type']}: {action}")
+
+
+def _items(rest: Rest, path: str, api_version: str, kind: str) -> list[dict[str, Any]]:
+    # List items come without their type; manifests for the offline plan need it.
+    return [{"apiVersion": api_version, "kind": kind, **item} for item in rest.list(path)]
+
+
+def dump_world(example: Example) -> list[dict[str, Any]]:
+    """Every object of both sides that could matter, as `kubectl get -o yaml` would save it."""
+    rest, org = example.rest, "/clusters/root:myorg/apis/apis.kcp.io/v1alpha1"
+    documents = [
+        *_items(rest, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition"),
+        *_items(rest, "/apis/services.kdp.k8c.io/v1alpha1/publishedresources", "services.kdp.k8c.io/v1alpha1",
+                "PublishedResource"),
+        *_items(rest, "/api/v1/namespaces", "v1", "Namespace"),
+        *_items(rest, "/api/v1/secrets", "v1", "Secret"),
+        *_items(rest, "/apis/cert-manager.io/v1/certificates", "cert-manager.io/v1", "Certificate"),
+        *_items(rest, f"{org}/apiresourceschemas", "apis.kcp.io/v1alpha1", "APIResourceSchema"),
+    ]
+    for path in (f"{org}/apiexports/{EXPORT}", f"{org}/apiexportendpointslices/{EXPORT}"):
+        found = rest.get(path)
+        assert found is not None, path
+        documents.append(found)
+    for workspace in ("team-a", "team-b"):
+        documents += _items(rest, example.in_workspace(workspace, resource_path(**ZERTIFIKATE)),
+                            f"{GROUP}/v1beta1", "Zertifikat")
+        documents += _items(rest, example.in_workspace(workspace, "/api/v1/namespaces"), "v1", "Namespace")
+        documents += _items(rest, example.in_workspace(workspace, "/api/v1/secrets"), "v1", "Secret")
+    return documents
+
+
+def offline_plan(example: Example, documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    path = example.directory / "world.yaml"
+    path.write_text(yaml.safe_dump_all(list(documents), sort_keys=False))
+    outcome = invoke(*IDENTITY, "--apiexport", EXPORT, "-f", str(path), "-o", "json")
+    return outcome.json()
+
+
+def comparable(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """A plan without the live mode's notes, objects in a fixed order."""
+    data = {key: value for key, value in plan.items() if key != "notes"}
+    data["objects"] = sorted(plan["objects"], key=lambda obj: json.dumps(obj["remote"], sort_keys=True))
+    return data
+
+
+def actions_by_object(plan: Mapping[str, Any]) -> dict[str, list[str]]:
+    return {f"{obj['remote']['cluster']}:{obj['remote']['namespace']}/{obj['remote']['name']}":
+            [action["type"] for action in obj["actions"]] for obj in plan["objects"]}
+
+
+# -- tests ----------------------------------------------------------------------------------------
+
+
+def test_live_plan_equals_the_offline_plan_of_the_same_objects_and_only_reads(example: Example) -> None:
+    first = example.plan("-o", "json")
+    assert first.code == 0, first.stdout + first.stderr
+    apply_schemas_and_export(example, first.json())
+    create_users_objects(example)
+    team_a, team_b = example.cluster("team-a"), example.cluster("team-b")
+
+    example.sim.requests.clear()
+    live = example.plan("-o", "json")
+    records = example.sim.requests.records()
+
+    assert live.code == 0, live.stdout + live.stderr
+    plan = live.json()
+    assert comparable(plan) == comparable(offline_plan(example, dump_world(example)))
+    assert actions_by_object(plan) == {
+        f"{team_a}:default/web": ["addFinalizer", "create"],
+        f"{team_b}:prod/api": ["addFinalizer", "createNamespace", "create"],
+        f"{team_b}:prod/old": ["removeFinalizer"],
+    }
+    assert [step["action"] for step in plan["schemas"]] == ["exists"]
+    assert plan["apiExport"]["action"] == "none"
+    assert plan["notes"] == []
+    assert records, "the live plan made no request at all"
+    assert {record.method for record in records} == {"GET"}
+    assert {record.verb for record in records} <= {"get", "list"}, "a plan needs no watch"
+    assert {record.virtual_workspace for record in records} == {True, False}, "both kcp and the VW are read"
+
+
+def test_a_converged_world_plans_no_writes_and_a_new_local_secret_flows_up(example: Example) -> None:
+    first = example.plan("-o", "json")
+    apply_schemas_and_export(example, first.json())
+    create_users_objects(example)
+    apply_object_actions(example, example.plan("-o", "json").json())
+
+    converged = example.plan()
+    assert converged.code == 0, converged.stdout + converged.stderr
+    assert "Plan: 0 write(s), 0 error(s)." in converged.stdout
+    assert converged.stdout.count("= in sync, nothing to do") == 2
+    assert "= exists v" in converged.stdout and "= no change" in converged.stdout
+
+    # cert-manager issues team-a's Secret next to the local copy: the plan sends it up.
+    value = base64.b64encode(b"-----BEGIN PRIVATE KEY----- not for printing").decode()
+    example.rest.create(f"/api/v1/namespaces/{example.cluster('team-a')}/secrets", {
+        "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+        "metadata": {"name": "web-tls"}, "data": {"tls.key": value, "tls.crt": value}})
+    live = example.plan("-o", "json")
+    assert live.code == 0, live.stdout + live.stderr
+    assert comparable(live.json()) == comparable(offline_plan(example, dump_world(example)))
+    assert sorted(actions_by_object(live.json())[f"{example.cluster('team-a')}:default/web"]) == [
+        "createRelated", "recordRelatedState"]
+    assert value not in live.stdout and value not in example.plan().stdout
+
+
+def test_without_a_virtual_workspace_url_schemas_and_export_are_still_planned(
+    start_example: Callable[..., Example],
+) -> None:
+    # No workspace binds the export yet, so kcp has published no VW URL.
+    example = start_example(Topology(workspaces=(), with_schema=False))
+    example.sim.requests.clear()
+    outcome = example.plan("-o", "json")
+    assert outcome.code == 0, outcome.stdout + outcome.stderr
+    plan = outcome.json()
+    assert [step["action"] for step in plan["schemas"]] == ["create"]
+    assert plan["apiExport"]["action"] == "patch"
+    assert plan["objects"] == []
+    assert any("virtual workspace URL is not known yet" in note for note in plan["notes"]), plan["notes"]
+    assert not any(record.virtual_workspace for record in example.sim.requests.records())
+    text = example.plan()
+    assert "Notes" in text.stdout and "virtual workspace URL is not known yet" in text.stdout
+    assert "Plan: 2 write(s), 0 error(s)." in text.stdout
+
+
+@pytest.mark.parametrize(("selector", "schemas"), [("", 1), ("team=certs", 1), ("team=other", 0)])
+def test_the_published_resource_selector_picks_what_is_planned(
+    example: Example, selector: str, schemas: int
+) -> None:
+    example.rest.merge_patch("/apis/services.kdp.k8c.io/v1alpha1/publishedresources/publish-certmanager-certs",
+                             {"metadata": {"labels": {"team": "certs"}}})
+    outcome = example.plan("-o", "json", env={"SERVLET_PUBLISHED_RESOURCE_SELECTOR": selector})
+    assert outcome.code == 0, outcome.stdout + outcome.stderr
+    assert len(outcome.json()["schemas"]) == schemas
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("target", ["service cluster", "org workspace"])
+def test_an_unreachable_server_ends_with_one_line_naming_it_and_its_url(example: Example, target: str) -> None:
+    dead = f"http://127.0.0.1:{closed_port()}"
+    if target == "service cluster":
+        outcome, url = example.plan(service=dead), dead
+    else:
+        url = f"{dead}/clusters/root:myorg"
+        outcome = example.plan(kcp=url)
+    assert outcome.code == 1
+    assert outcome.stdout == ""
+    [line] = outcome.stderr.splitlines()
+    assert line.startswith(f"error: {target} at {url}: "), line
+    assert "connection failed" in line
+
+
+def test_a_failing_virtual_workspace_is_named_with_its_url(example: Example) -> None:
+    apply_schemas_and_export(example, example.plan("-o", "json").json())
+    example.sim.set_faults(FaultPlan(errors=(ErrorRule(status=503, target="vw"),)))
+    outcome = example.plan()
+    assert outcome.code == 1
+    [line] = outcome.stderr.splitlines()
+    assert line.startswith(f"error: virtual workspace at {example.sim.vw_url()}: "), line
+    assert "HTTP 503" in line and "zertifikate" in line
+
+
+def test_a_missing_apiexport_ends_with_a_message_naming_it(example: Example) -> None:
+    outcome = invoke(*IDENTITY, *example.live_flags()[:-2], "--apiexport", "nope.example.corp")
+    assert outcome.code == 1
+    assert "'nope.example.corp' does not exist in workspace root:myorg" in outcome.stderr
+    assert "Traceback" not in outcome.stdout + outcome.stderr
+
+
+@pytest.mark.parametrize(("args", "env", "named"), [
+    (["--kcp-kubeconfig", "kcp.kubeconfig"], {}, ["-f", "--kcp-kubeconfig"]),
+    ([], {"SERVLET_KCP_KUBECONFIG": "kcp.kubeconfig"}, ["-f", "--kcp-kubeconfig", "SERVLET_KCP_KUBECONFIG"]),
+    (["--kubeconfig", "service.kubeconfig"], {}, ["-f", "--kubeconfig"]),
+])
+def test_files_and_a_live_flag_exclude_each_other(args: list[str], env: dict[str, str], named: list[str]) -> None:
+    outcome = invoke(*IDENTITY, "-f", str(EXAMPLES), *args, env=env)
+    assert outcome.code == 1
+    for flag in named:
+        assert flag in outcome.stderr, outcome.stderr
+    assert outcome.stdout == ""
+
+
+@pytest.mark.parametrize(("args", "missing"), [
+    (["--apiexport", EXPORT], "--kcp-kubeconfig"),
+    (["--kcp-kubeconfig", "kcp.kubeconfig"], "--apiexport"),
+])
+def test_live_mode_names_the_flag_it_lacks(args: list[str], missing: str) -> None:
+    outcome = invoke(*IDENTITY, *args)
+    assert outcome.code == 1
+    assert f"error: {missing}: is needed" in outcome.stderr, outcome.stderr
