@@ -78,8 +78,8 @@ def invalid(*, group: str, kind: str, name: str, causes: list[tuple[str, str]]) 
 
 
 def forbidden(*, group: str, plural: str, name: str, why: str) -> StatusError:
-    return StatusError(403, "Forbidden", f'{gr(group, plural)} "{name}" is forbidden: {why}',
-                       details=_details(name, group, plural))
+    subject = f'{gr(group, plural)} "{name}"' if name else gr(group, plural)  # lists name no object
+    return StatusError(403, "Forbidden", f"{subject} is forbidden: {why}", details=_details(name, group, plural))
 
 
 def bad_request(message: str) -> StatusError:
