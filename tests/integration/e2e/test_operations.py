@@ -139,7 +139,50 @@ def test_two_replicas_only_the_leader_writes_and_a_killed_leader_hands_over(e2e:
     assert follower.metric("servlet_leader") == [1.0]
 
 
-def test_live_plan_prints_the_plan_and_writes_nothing(e2e: E2E) -> None:
+def _plan_json(e2e: E2E) -> dict[str, Any]:
+    result = run_servlet_plan(e2e.world, extra=("-o", "json"))
+    assert result.returncode == 0, f"servlet plan exited with {result.returncode}: {(result.stdout + result.stderr)[-2000:]}"
+    return dict(json.loads(result.stdout))
+
+
+def _plan_reads_only(e2e: E2E) -> None:
+    calls = e2e.world.callers.calls(token="plan")
+    assert calls, "servlet plan made no API request at all"
+    not_reads = [f"{c.method} {c.path}" for c in calls if c.method != "GET"]
+    assert not_reads == [], f"servlet plan wrote: {not_reads[:5]}"
+
+
+def test_live_plan_on_a_fresh_world_shows_schema_export_and_objects_and_writes_nothing(e2e: E2E) -> None:
+    """No `servlet run` here: an operator follows the plan's schema steps by hand."""
+    e2e.publish(certificate_crd(), example_published_resource())
+    plan = _plan_json(e2e)
+    (schema,) = plan["schemas"]
+    assert schema["action"] == "create" and schema["name"].endswith(".zertifikate.certificates.example.corp")
+    assert schema["name"] in plan["apiExport"]["spec"]["latestResourceSchemas"]
+    _plan_reads_only(e2e)
+    schemas = e2e.world.in_org("/apis/apis.kcp.io/v1alpha1/apiresourceschemas")
+    assert e2e.rest.list(schemas) == [], "the plan created a schema"
+
+    # Do what the plan says for the schema and the export, then let a user create an object.
+    e2e.rest.create(schemas, {"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIResourceSchema",
+                              "metadata": {"name": schema["name"]}, "spec": schema["spec"]})
+    e2e.rest.merge_patch(e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}"),
+                         plan["apiExport"]["patch"])
+    e2e.wait_served("team-b", ZERTIFIKAT)
+    e2e.create_remote("team-b", ZERTIFIKAT, zertifikat("api", namespace="prod"))
+
+    plan = _plan_json(e2e)
+    assert plan["schemas"] == [] or all(s["action"] != "create" for s in plan["schemas"]), plan["schemas"]
+    local_name = example_local_name(namespace="prod", name="api")
+    (planned,) = [o for o in plan["objects"] if o.get("remote", {}).get("name") == "api"]
+    assert planned["local"]["name"] == local_name, planned["local"]
+    assert {a["type"] for a in planned["actions"]} >= {"addFinalizer", "create"}, planned["actions"]
+    _plan_reads_only(e2e)
+    assert e2e.local(CERTIFICATE, namespace=e2e.world.cluster("team-b"), name=local_name) is None
+    assert not e2e.has_finalizer("team-b", ZERTIFIKAT, namespace="prod", name="api")
+
+
+def test_live_plan_after_a_run_prints_the_remaining_work_and_writes_nothing(e2e: E2E) -> None:
     e2e.publish(certificate_crd(), example_published_resource())
     servlet = e2e.servlet(leader_election=False)
     e2e.wait_served("team-b", ZERTIFIKAT)
@@ -151,10 +194,7 @@ def test_live_plan_prints_the_plan_and_writes_nothing(e2e: E2E) -> None:
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"servlet plan exited with {result.returncode}: {output[-2000:]}"
     assert example_local_name(namespace="prod", name="api") in result.stdout, result.stdout[-2000:]
-    calls = e2e.world.callers.calls(token="plan")
-    assert calls, "servlet plan made no API request at all"
-    not_reads = [f"{c.method} {c.path}" for c in calls if c.method != "GET"]
-    assert not_reads == [], f"servlet plan wrote: {not_reads[:5]}"
+    _plan_reads_only(e2e)
     assert e2e.local(CERTIFICATE, namespace=e2e.world.cluster("team-b"),
                      name=example_local_name(namespace="prod", name="api")) is None
     assert not e2e.has_finalizer("team-b", ZERTIFIKAT, namespace="prod", name="api")
