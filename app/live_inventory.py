@@ -118,7 +118,7 @@ class _Reader:
         self.org = OrgWorkspaceAdapter(connections.org, where=f"workspace {connections.workspace_path}")
         self.vw = VirtualWorkspaceAdapter(connections)
         self.limit = asyncio.Semaphore(_PARALLEL_READS)
-        self._cache: dict[_ReadKey, Object | None] = {}
+        self._reads: dict[_ReadKey, asyncio.Future[Object | None]] = {}
         self.problems: list[Problem] = []
 
     def url(self, target: Target) -> str:
@@ -139,29 +139,31 @@ class _Reader:
                 raise self.failed(target, failure) from failure
 
     async def get(self, key: _ReadKey) -> Object | None:
-        """One object (None when absent), read at most once per plan."""
-        if key in self._cache:
-            return self._cache[key]
-        found: Object | None
+        """One object (None when absent), read at most once per plan however many ask for it."""
+        read = self._reads.get(key)
+        if read is None:
+            read = self._reads[key] = asyncio.ensure_future(self._get(key))
+        return await read
+
+    async def _get(self, key: _ReadKey) -> Object | None:
         if key.side is Side.LOCAL:
-            found = await self.on(Target.SERVICE, self.service.get(key.resource, namespace=key.namespace, name=key.name))
-        else:
-            try:
-                found = await self.on(Target.VIRTUAL_WORKSPACE, self.vw.get(
-                    key.resource, cluster=key.cluster, namespace=key.namespace, name=key.name))
-            except LiveReadError as error:
-                if not isinstance(error.__cause__, Forbidden):
-                    raise
-                # One workspace refusing (claim not accepted) says nothing about the others.
-                found = None
-                self.problems.append(_refused(key, error.__cause__))
-            if found is not None:
-                found = _in_workspace(found, key.cluster)
-        self._cache[key] = found
-        return found
+            return await self.on(Target.SERVICE, self.service.get(key.resource, namespace=key.namespace, name=key.name))
+        try:
+            found = await self.on(Target.VIRTUAL_WORKSPACE, self.vw.get(
+                key.resource, cluster=key.cluster, namespace=key.namespace, name=key.name))
+        except LiveReadError as error:
+            if not isinstance(error.__cause__, Forbidden):
+                raise
+            # One workspace refusing (claim not accepted) says nothing about the others.
+            self.problems.append(_refused(key, error.__cause__))
+            return None
+        return None if found is None else _in_workspace(found, key.cluster)
 
     def read(self) -> list[tuple[_ReadKey, Object]]:
-        return [(key, obj) for key, obj in self._cache.items() if obj is not None]
+        """Every object found by `get` so far."""
+        return [(key, found) for key, read in self._reads.items()
+                if read.done() and not read.cancelled() and read.exception() is None
+                and (found := read.result()) is not None]
 
 
 def _refused(key: _ReadKey, failure: ApiFailure) -> Problem:
@@ -286,7 +288,7 @@ async def _list_local(reader: _Reader, resource: ResourceType, *, servlet: Servl
         return await reader.on(Target.SERVICE, reader.service.list_objects(
             resource, labels={SERVLET_LABEL: servlet.name}))
     except LiveReadError as error:
-        if isinstance(error.__cause__, NotFound):  # the CRD version is not served (the plan says so)
+        if isinstance(error.__cause__, NotFound):  # no such version served yet: no copies to find
             return []
         raise
 
@@ -298,7 +300,9 @@ def _candidates(remote: Mapping[str, Any], locals_: Sequence[Object], *, servlet
     return [obj for obj in locals_ if wanted <= ((obj.get("metadata") or {}).get("labels") or {}).items()]
 
 
-def _local_key(remote: Mapping[str, Any], item: _Published, resource: ResourceType) -> _ReadKey | None:
+def _local_key(remote: Mapping[str, Any], item: _Published) -> _ReadKey | None:
+    """Where the copy of `remote` would be created (a bad naming rule is the planner's to report)."""
+    resource = item.projected.local
     computed = local_key_for(
         naming=item.published.spec.naming, remote=remote_key_of(remote),
         local_namespaced=item.projected.local.namespaced, remote_namespaced=item.projected.remote.namespaced,
@@ -320,7 +324,7 @@ async def _primary_neighbours(
         return  # planned without further reads
     options: list[Object] = _candidates(remote, locals_, servlet=servlet)
     if not options:
-        occupant_key = _local_key(remote, item, item.projected.local)
+        occupant_key = _local_key(remote, item)
         if occupant_key is not None:
             reads = [reader.get(occupant_key)]
             if occupant_key.namespace:
@@ -359,12 +363,8 @@ async def _objects(
     )
     remote_objects: list[Object] = [obj for resource in remote_types for obj in remotes[resource]]
     local_objects: list[Object] = [obj for resource in local_types for obj in locals_[resource]]
-    listed = {id(obj) for obj in local_objects}
     for read_key, obj in reader.read():
-        if read_key.side is Side.REMOTE:
-            remote_objects.append(obj)
-        elif id(obj) not in listed:
-            local_objects.append(obj)
+        (remote_objects if read_key.side is Side.REMOTE else local_objects).append(obj)
     return remote_objects, _unique(local_objects)
 
 

@@ -299,6 +299,31 @@ def test_the_published_resource_selector_picks_what_is_planned(
     assert len(outcome.json()["schemas"]) == schemas
 
 
+def test_a_selector_the_api_server_rejects_is_named(example: Example) -> None:
+    outcome = example.plan("--published-resource-selector", "team in")
+    assert outcome.code == 1
+    assert "--published-resource-selector 'team in' was rejected" in outcome.stderr, outcome.stderr
+
+
+def test_a_workspace_refusing_a_related_read_is_an_error_of_that_object_only(example: Example) -> None:
+    apply_schemas_and_export(example, example.plan("-o", "json").json())
+    create_users_objects(example)
+    team_c = example.sim.add_workspace("team-c", accept_claims=False)
+    (web,) = load_yaml(EXAMPLES / "workspace-team-a.yaml")
+    del web["metadata"]["annotations"]
+    example.rest.create(example.in_workspace("team-c", resource_path(**ZERTIFIKATE, namespace="default")), web)
+
+    outcome = example.plan("-o", "json")
+    assert outcome.code == 1
+    plan = outcome.json()
+    [error] = plan["errors"]
+    assert error["object"] == f"Secret {team_c}:default/web-tls", error
+    assert "permission claim for secrets" in error["message"]
+    planned = actions_by_object(plan)
+    assert planned[f"{team_c}:default/web"] == ["addFinalizer", "createNamespace", "create"]
+    assert planned[f"{example.cluster('team-a')}:default/web"] == ["addFinalizer", "create"]
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -318,6 +343,10 @@ def test_an_unreachable_server_ends_with_one_line_naming_it_and_its_url(example:
     [line] = outcome.stderr.splitlines()
     assert line.startswith(f"error: {target} at {url}: "), line
     assert "connection failed" in line
+    as_json = example.plan("-o", "json", service=dead) if target == "service cluster" else example.plan(
+        "-o", "json", kcp=url)
+    assert as_json.code == 1
+    assert [error["object"] for error in as_json.json()["errors"]] == [f"{target} at {url}"]
 
 
 def test_a_failing_virtual_workspace_is_named_with_its_url(example: Example) -> None:
@@ -328,6 +357,12 @@ def test_a_failing_virtual_workspace_is_named_with_its_url(example: Example) -> 
     [line] = outcome.stderr.splitlines()
     assert line.startswith(f"error: virtual workspace at {example.sim.vw_url()}: "), line
     assert "HTTP 503" in line and "zertifikate" in line
+
+
+def test_a_kcp_kubeconfig_outside_a_workspace_is_named(example: Example) -> None:
+    outcome = example.plan(kcp=f"{example.sim.base_url}/somewhere")
+    assert outcome.code == 1
+    assert outcome.stderr.startswith("error: --kcp-kubeconfig must point into a kcp workspace"), outcome.stderr
 
 
 def test_a_missing_apiexport_ends_with_a_message_naming_it(example: Example) -> None:
