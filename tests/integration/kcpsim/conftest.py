@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from lightkube import Client
@@ -51,3 +51,17 @@ def vw(kcpsim: KcpSim) -> Iterator[Client]:
     client = kcpsim.client(kcpsim.vw_config("*"))
     yield client
     client.close()
+
+
+@pytest.fixture
+def raw_for() -> Iterator[Callable[[KcpSim], Raw]]:
+    """Raw HTTP clients for other simulators (from kcpsim_factory), closed after the test."""
+    made: list[Raw] = []
+
+    def make(sim: KcpSim) -> Raw:
+        made.append(Raw(sim))
+        return made[-1]
+
+    yield make
+    for client in made:
+        client.close()

@@ -3,10 +3,9 @@ through the fixture API and the admin endpoints."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import json
 import time
+from collections.abc import Callable
 
 import httpx2
 import pytest
@@ -51,17 +50,17 @@ def test_error_rules_can_target_one_workspace(kcpsim: KcpSim, team_a: Client, te
     assert list(team_b.list(ConfigMap, namespace="default")) == []
 
 
-def _outcomes(sim: KcpSim) -> list[int]:
-    raw = Raw(sim)
+def _outcomes(sim: KcpSim, raw_for: Callable[[KcpSim], Raw]) -> list[int]:
+    raw = raw_for(sim)
     codes = [raw("GET", "/api/v1/namespaces").status_code for _ in range(30)]
-    raw.close()
     return codes
 
 
-def test_rates_are_reproducible_with_the_same_seed(kcpsim_factory: Callable[..., KcpSim]) -> None:
+def test_rates_are_reproducible_with_the_same_seed(kcpsim_factory: Callable[..., KcpSim],
+                                                   raw_for: Callable[[KcpSim], Raw]) -> None:
     plan = FaultPlan(errors=(ErrorRule(status=500, rate=0.5),), seed=7)
-    first = _outcomes(kcpsim_factory(faults=plan))
-    second = _outcomes(kcpsim_factory(faults=plan))
+    first = _outcomes(kcpsim_factory(faults=plan), raw_for)
+    second = _outcomes(kcpsim_factory(faults=plan), raw_for)
     assert first == second and {200, 500} == set(first)
 
 
@@ -92,14 +91,14 @@ def test_aborting_watches_drops_the_connection(kcpsim: KcpSim, raw: Raw) -> None
             list(response.iter_lines())
 
 
-def test_a_plan_can_cut_every_watch_after_a_while(kcpsim: KcpSim, service: Client) -> None:
+def test_a_plan_can_cut_every_watch_after_a_while(kcpsim: KcpSim, service: Client,
+                                                  raw_for: Callable[[KcpSim], Raw]) -> None:
     kcpsim.set_faults(FaultPlan(watch_max_seconds=0.3))
     started = time.monotonic()
-    raw = Raw(kcpsim)
+    raw = raw_for(kcpsim)
     with raw.client.stream("GET", "/api/v1/configmaps",
                            params={"watch": "true", "resourceVersion": str(kcpsim.world.store.rv)}) as response:
         list(response.iter_lines())
-    raw.close()
     assert 0.25 <= time.monotonic() - started < 2
     # The server logs a watch when its handler finishes, just after the client saw the end.
     assert kcpsim.requests.wait_for(lambda records: any(r.verb == "watch" and r.fault == "watch cut" for r in records))
@@ -162,11 +161,10 @@ def test_history_size_can_be_lowered_while_running(kcpsim: KcpSim, raw: Raw, ser
     assert events[0]["object"]["code"] == 410
 
 
-def test_faults_can_be_set_at_start(kcpsim_factory: Callable[..., KcpSim]) -> None:
+def test_faults_can_be_set_at_start(kcpsim_factory: Callable[..., KcpSim], raw_for: Callable[[KcpSim], Raw]) -> None:
     sim: KcpSim = kcpsim_factory(faults=FaultPlan(errors=(ErrorRule(status=500, verb="list", limit=1),)))
-    raw = Raw(sim)
+    raw = raw_for(sim)
     assert [raw("GET", "/api/v1/namespaces").status_code for _ in range(2)] == [500, 200]
-    raw.close()
 
 
 @pytest.mark.parametrize(("target", "failing"), [("vw", {"vw"}), ("workspace", {"workspace"}), ("service", {"service"}),

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 from lightkube import ApiError, Client
@@ -65,26 +64,25 @@ def test_watch_streams_are_chunked_newline_delimited_json(raw: Raw) -> None:
     assert "default" in {e["object"]["metadata"]["name"] for e in events}
 
 
-def test_bookmarks_carry_the_current_resource_version(kcpsim_factory: Callable[..., KcpSim]) -> None:
+def test_bookmarks_carry_the_current_resource_version(kcpsim_factory: Callable[..., KcpSim],
+                                                      raw_for: Callable[[KcpSim], Raw]) -> None:
     sim = kcpsim_factory(bookmark_interval=0.1)
-    raw = Raw(sim)
+    raw = raw_for(sim)
     rv = str(sim.world.store.rv)
     params = {"watch": "true", "resourceVersion": rv, "allowWatchBookmarks": "true", "timeoutSeconds": "5"}
     with raw.client.stream("GET", "/api/v1/namespaces/default/configmaps", params=params) as response:
         events = read_events(response, 3)
-    raw.close()
     bookmarks = [e for e in events if e["type"] == "BOOKMARK"]
     assert len(bookmarks) >= 3
     assert bookmarks[0]["object"] == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"resourceVersion": rv}}
 
 
-def test_no_bookmarks_unless_asked(kcpsim_factory: Callable[..., KcpSim]) -> None:
+def test_no_bookmarks_unless_asked(kcpsim_factory: Callable[..., KcpSim], raw_for: Callable[[KcpSim], Raw]) -> None:
     sim = kcpsim_factory(bookmark_interval=0.05)
-    raw = Raw(sim)
+    raw = raw_for(sim)
     params = {"watch": "true", "resourceVersion": str(sim.world.store.rv), "timeoutSeconds": "1"}
     with raw.client.stream("GET", "/api/v1/configmaps", params=params) as response:
         assert stream_lines(response) == []
-    raw.close()
 
 
 def test_timeout_seconds_ends_the_stream(raw: Raw, kcpsim: KcpSim) -> None:
@@ -106,13 +104,13 @@ def short_history(kcpsim_factory: Callable[..., KcpSim]) -> tuple[KcpSim, str]:
     return sim, old
 
 
-def test_watching_from_a_version_older_than_the_history_is_gone(short_history: tuple[KcpSim, str]) -> None:
+def test_watching_from_a_version_older_than_the_history_is_gone(short_history: tuple[KcpSim, str],
+                                                                raw_for: Callable[[KcpSim], Raw]) -> None:
     sim, old = short_history
-    raw = Raw(sim)
+    raw = raw_for(sim)
     with raw.client.stream("GET", "/api/v1/configmaps", params={"watch": "true", "resourceVersion": old}) as response:
         assert response.status_code == 200
         events = stream_lines(response)
-    raw.close()
     assert [e["type"] for e in events] == ["ERROR"]
     assert (events[0]["object"]["code"], events[0]["object"]["reason"]) == (410, "Expired")
 
@@ -126,22 +124,22 @@ def test_lightkube_sees_410_as_an_api_error(short_history: tuple[KcpSim, str]) -
     assert caught.value.status.code == 410
 
 
-def test_watching_from_the_retained_history_replays_it(short_history: tuple[KcpSim, str]) -> None:
+def test_watching_from_the_retained_history_replays_it(short_history: tuple[KcpSim, str],
+                                                       raw_for: Callable[[KcpSim], Raw]) -> None:
     sim, _ = short_history
-    raw = Raw(sim)
+    raw = raw_for(sim)
     recent = str(sim.world.store.rv - 2)
     with raw.client.stream("GET", "/api/v1/configmaps",
                            params={"watch": "true", "resourceVersion": recent, "timeoutSeconds": "5"}) as response:
         events = read_events(response, 2)
-    raw.close()
     assert [e["object"]["metadata"]["name"] for e in events] == ["c3", "c4"]
 
 
-def test_410_can_be_an_http_status_instead_of_an_event(kcpsim_factory: Callable[..., KcpSim]) -> None:
+def test_410_can_be_an_http_status_instead_of_an_event(kcpsim_factory: Callable[..., KcpSim],
+                                                       raw_for: Callable[[KcpSim], Raw]) -> None:
     sim: KcpSim = kcpsim_factory(history_size=1, watch_gone_as_status=True)
-    raw = Raw(sim)
+    raw = raw_for(sim)
     response = raw("GET", "/api/v1/configmaps", params={"watch": "true", "resourceVersion": "1"})
-    raw.close()
     assert response.status_code == 410 and response.json()["reason"] == "Expired"
 
 
@@ -156,16 +154,16 @@ def test_objects_that_stop_or_start_matching_a_selector_are_deleted_or_added(ser
     assert [e["type"] for e in events] == ["DELETED", "ADDED"]
 
 
-def test_a_continue_token_older_than_the_history_is_gone(kcpsim_factory: Callable[..., KcpSim]) -> None:
+def test_a_continue_token_older_than_the_history_is_gone(kcpsim_factory: Callable[..., KcpSim],
+                                                         raw_for: Callable[[KcpSim], Raw]) -> None:
     sim: KcpSim = kcpsim_factory(history_size=2)
     client = sim.client(sim.service_config())
     for i in range(3):
         client.create(ConfigMap(metadata=ObjectMeta(name=f"c{i}", namespace="default")))
-    raw = Raw(sim)
+    raw = raw_for(sim)
     token = raw("GET", "/api/v1/configmaps", params={"limit": "1"}).json()["metadata"]["continue"]
     for i in range(3, 6):
         client.create(ConfigMap(metadata=ObjectMeta(name=f"c{i}", namespace="default")))
     response = raw("GET", "/api/v1/configmaps", params={"limit": "1", "continue": token})
-    raw.close()
     client.close()
     assert response.status_code == 410
