@@ -274,7 +274,10 @@ class Server:
             self._check_existing_visible(rdef, cluster, ns, name, visible)
             raw = await request.read()
             options = _decode(raw, yaml_ok=False) if raw.strip() else {}
-            obj = world.delete(rdef, cluster, ns, name, preconditions=(options or {}).get("preconditions"), dry_run=dry_run)
+            options = options or {}
+            propagation = request.query.get("propagationPolicy") or options.get("propagationPolicy")
+            obj = world.delete(rdef, cluster, ns, name, preconditions=options.get("preconditions"), dry_run=dry_run,
+                               propagation=propagation)
             return json_response(world.render(rdef, obj, version))
         if call.verb == "deletecollection":
             match = self._matcher(request, visible)

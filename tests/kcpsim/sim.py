@@ -25,6 +25,7 @@ from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 
 from tests.kcpsim import crds, tls
+from tests.kcpsim.gc import GarbageCollector
 from tests.kcpsim.faults import FaultPlan, Faults
 from tests.kcpsim.kcp import Kcp, vw_url
 from tests.kcpsim.requestlog import RequestLog
@@ -57,6 +58,7 @@ class KcpSim:
         self.config = config or SimConfig()
         self.world = World(history_size=self.config.history_size, seed=self.config.seed)
         crds.install(self.world)
+        GarbageCollector(self.world)
         self.kcp = Kcp(self.world, deprecated_vw_urls=self.config.deprecated_vw_urls, identity_seed=self.config.seed)
         self.faults = Faults(self.config.faults)
         self.requests = RequestLog()

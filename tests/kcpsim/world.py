@@ -101,6 +101,7 @@ class World:
         self.controllers: list[Controller] = []
         self.converters: dict[tuple[str, str], tuple[Render, Callable[[ResourceDef, Obj, str, Obj | None], Obj]]] = {}
         self.terminating_namespaces: set[tuple[str, str]] = set()
+        self.orphan_uids: set[str] = set()  # owners deleted with propagationPolicy=Orphan
         self._pending: list[Event] = []
         self._settling = False
         self._tick_scheduled = False
@@ -365,9 +366,12 @@ class World:
                            subresource=subresource, dry_run=dry_run, old=old)
 
     def delete(self, rdef: ResourceDef, cluster: str, namespace: str, name: str, *,
-               preconditions: dict[str, Any] | None = None, dry_run: bool = False) -> Obj:
+               preconditions: dict[str, Any] | None = None, dry_run: bool = False,
+               propagation: str | None = None) -> Obj:
         ns = namespace if rdef.namespaced else ""
         old = self.get(rdef, cluster, ns, name)
+        if propagation == "Orphan" and not dry_run:
+            self.orphan_uids.add(str(old["metadata"].get("uid")))
         meta = old["metadata"]
         pre = preconditions or {}
         if pre.get("uid") and pre["uid"] != meta.get("uid"):

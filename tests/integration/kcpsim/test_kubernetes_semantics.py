@@ -357,3 +357,25 @@ def test_put_with_another_uid_is_a_conflict(service: Client) -> None:
     with pytest.raises(ApiError) as caught:
         service.replace(ConfigMap(metadata=ObjectMeta(name="c", namespace="default", uid="someone-else")))
     assert caught.value.status.code == 409 and "Precondition failed" in caught.value.status.message
+
+
+def _owned_secret(service: Client, owner: ConfigMap) -> None:
+    from lightkube.models.meta_v1 import OwnerReference
+    service.create(Secret(metadata=ObjectMeta(name="dependent", namespace="default", ownerReferences=[
+        OwnerReference(apiVersion="v1", kind="ConfigMap", name=owner.metadata.name, uid=owner.metadata.uid)])))
+
+
+def test_dependents_are_garbage_collected_with_their_owner(service: Client) -> None:
+    owner = service.create(ConfigMap(metadata=ObjectMeta(name="owner", namespace="default")))
+    _owned_secret(service, owner)
+    service.delete(ConfigMap, "owner", namespace="default")
+    assert [s.metadata.name for s in service.list(Secret, namespace="default")] == []
+
+
+def test_orphan_propagation_keeps_dependents_and_drops_the_reference(service: Client) -> None:
+    from lightkube.types import CascadeType
+    owner = service.create(ConfigMap(metadata=ObjectMeta(name="owner", namespace="default")))
+    _owned_secret(service, owner)
+    service.delete(ConfigMap, "owner", namespace="default", cascade=CascadeType.ORPHAN)
+    kept = service.get(Secret, "dependent", namespace="default")
+    assert kept.metadata.ownerReferences is None
