@@ -207,5 +207,10 @@ def _print_plan(
         raise typer.Exit(code=1)
 
 
+from servlet.app.run_command import run_command  # noqa: E402  (the daemon's command lives in its own module)
+
+app.command("run")(run_command)
+
+
 def main() -> None:
     app()

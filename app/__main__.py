@@ -1,0 +1,5 @@
+"""`python -m servlet.app` runs the `servlet` command line, like the installed `servlet` script."""
+
+from servlet.app.cli import main
+
+main()

@@ -1,0 +1,223 @@
+"""Informer caches as the controllers read them: shared, indexed, and aware of the servlet's own writes.
+
+Reconciles read only from caches (no GETs in the steady state). Two things make that exact:
+
+- **Own writes.** An informer learns about a write a moment after the server answered it. A
+  reconcile of the same object in that moment would plan from the stale copy: add the finalizer
+  again (a 409), create the local object again (an AlreadyExists). So `Cache.wrote()` keeps the
+  object the server returned as an overlay on top of the cached one until the informer has moved
+  past the version the write replaced (or a minute passes, in case the informer never sees it).
+- **Sharing.** Several sync workers need the same caches (namespaces, Secrets on both sides, the
+  local objects of one CRD). `InformerPool` hands out one `Cache` per source and selector,
+  counts its users, and stops the informer when the last one lets go. Each user subscribes its
+  own event handler and unsubscribes when it stops (informers themselves cannot forget handlers).
+
+A `Cache` can keep one secondary index (e.g. local primaries by their link labels), fed both by
+informer events and by own writes.
+
+Deliberately not here: what an event means to a controller, and any API request.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from attrs import frozen
+
+from servlet.app.runtime.informer import Event, EventType, Handler, Informer, ObjectKey
+from servlet.core.ports import WatchSource
+
+Object = dict[str, Any]
+IndexFunction = Callable[[Object], Hashable | None]
+# Longest time an own write shadows the cache; an informer normally catches up in milliseconds.
+OVERLAY_TTL = 60.0
+DELETION_REQUESTED = "deletion requested by the servlet"
+
+
+def resource_version(obj: Object | None) -> str:
+    if obj is None:
+        return ""
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+@frozen
+class _Overlay:
+    replaced: str  # resourceVersion of the cached object the write replaced ("" when there was none)
+    obj: Object
+    until: float
+
+
+class Cache:
+    """Reads over one informer, plus the servlet's own writes not seen by the informer yet."""
+
+    def __init__(self, informer: Informer, *, index: IndexFunction | None = None, cluster: str = "",
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.informer = informer
+        #: The logical cluster every object of a one-workspace cache carries (kcp sets
+        #: `kcp.io/cluster` on all of them, the org workspace's included); "" elsewhere.
+        self.cluster = cluster
+        self._clock = clock
+        self._overlay: dict[ObjectKey, _Overlay] = {}
+        self._index_function = index
+        self._index: dict[Hashable, set[ObjectKey]] = {}
+        self._subscribers: list[Handler] = []
+        informer.add_handler(self._on_event)
+        if index is not None:
+            for key in informer.keys():
+                self._index_add(key, informer.get(key))
+
+    @property
+    def name(self) -> str:
+        return self.informer.name
+
+    @property
+    def synced(self) -> bool:
+        return self.informer.has_synced
+
+    async def wait_synced(self) -> None:
+        await self.informer.wait_synced()
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def key(self, name: str, namespace: str = "") -> ObjectKey:
+        """The key of an object of this cache's one cluster."""
+        return ObjectKey(cluster=self.cluster, namespace=namespace, name=name)
+
+    def get(self, key: ObjectKey) -> Object | None:
+        cached = self.informer.get(key)
+        pending = self._overlay.get(key)
+        if pending is not None:
+            if resource_version(cached) == pending.replaced and self._clock() < pending.until:
+                return pending.obj
+            del self._overlay[key]
+        return cached
+
+    def objects(self) -> list[Object]:
+        """Every cached object (own writes not included: for counting and orphan checks)."""
+        return self.informer.objects()
+
+    def keys(self) -> list[ObjectKey]:
+        return self.informer.keys()
+
+    def lookup(self, value: Hashable) -> list[Object]:
+        """Objects whose index value is `value`, own writes included (needs an index)."""
+        found: list[Object] = []
+        for key in sorted(self._index.get(value, ()), key=lambda k: (k.cluster, k.namespace, k.name)):
+            obj = self.get(key)
+            if obj is not None and self._index_function is not None and self._index_function(obj) == value:
+                found.append(obj)
+        return found
+
+    # -- own writes ----------------------------------------------------------------------------
+
+    def wrote(self, key: ObjectKey, obj: Object) -> None:
+        """Remember what the server answered to a write of `key`, until the informer catches up."""
+        # Measured against the informer, not an earlier overlay: a second write before the
+        # informer saw the first still replaces the version the informer holds.
+        replaced = resource_version(self.informer.get(key))
+        self._overlay[key] = _Overlay(replaced=replaced, obj=obj, until=self._clock() + OVERLAY_TTL)
+        self._index_add(key, obj)
+
+    def deleting(self, key: ObjectKey) -> None:
+        """A delete was sent: until the informer notices, the object reads as being deleted."""
+        current = self.get(key)
+        if current is None:
+            return
+        metadata = dict(current.get("metadata") or {})
+        metadata.setdefault("deletionTimestamp", DELETION_REQUESTED)
+        self.wrote(key, {**current, "metadata": metadata})
+
+    # -- events ------------------------------------------------------------------------------
+
+    def subscribe(self, handler: Handler) -> Callable[[], None]:
+        """Call `handler` for every event of this cache; returns the function that unsubscribes."""
+        self._subscribers.append(handler)
+
+        def unsubscribe() -> None:
+            if handler in self._subscribers:
+                self._subscribers.remove(handler)
+
+        return unsubscribe
+
+    def _on_event(self, event: Event) -> None:
+        pending = self._overlay.get(event.key)
+        if pending is not None and resource_version(event.obj) != pending.replaced:
+            del self._overlay[event.key]
+        if self._index_function is not None:
+            if event.old is not None:
+                self._index_remove(event.key, event.old)
+            if event.type is EventType.DELETED:
+                self._index_remove(event.key, event.obj)
+            else:
+                self._index_add(event.key, event.obj)
+        for handler in list(self._subscribers):
+            handler(event)
+
+    def _index_add(self, key: ObjectKey, obj: Object | None) -> None:
+        if self._index_function is None or obj is None:
+            return
+        value = self._index_function(obj)
+        if value is not None:
+            self._index.setdefault(value, set()).add(key)
+
+    def _index_remove(self, key: ObjectKey, obj: Object) -> None:
+        if self._index_function is None:
+            return
+        value = self._index_function(obj)
+        keys = self._index.get(value) if value is not None else None
+        if keys is not None:
+            keys.discard(key)
+            if not keys:
+                del self._index[value]
+
+
+MakeInformer = Callable[[WatchSource[Any], "str | None"], Informer]
+
+
+class InformerPool:
+    """One started `Cache` per (source, label selector), shared by reference count."""
+
+    def __init__(self, make_informer: MakeInformer) -> None:
+        self._make = make_informer
+        self._caches: dict[tuple[str, str, str, str], Cache] = {}
+        self._users: dict[tuple[str, str, str, str], int] = {}
+
+    def acquire(self, source: WatchSource[Any], *, label_selector: str | None = None,
+                index: IndexFunction | None = None, cluster: str = "") -> Cache:
+        """The cache for `source` (started on first use); every acquire needs one `release`.
+
+        `cluster`: the logical cluster of a one-workspace source (see `Cache.cluster`)."""
+        key = (str(getattr(source.http, "base_url", "")), source.path, source.name, label_selector or "")
+        cache = self._caches.get(key)
+        if cache is None:
+            informer = self._make(source, label_selector)
+            cache = Cache(informer, index=index, cluster=cluster)
+            self._caches[key] = cache
+            self._users[key] = 0
+            informer.start()
+        self._users[key] += 1
+        return cache
+
+    async def release(self, cache: Cache) -> None:
+        for key, held in list(self._caches.items()):
+            if held is cache:
+                self._users[key] -= 1
+                if self._users[key] <= 0:
+                    del self._caches[key], self._users[key]
+                    await cache.informer.stop()
+                return
+
+    def caches(self) -> list[Cache]:
+        return list(self._caches.values())
+
+    def alive(self) -> tuple[bool, str]:
+        """Liveness: every informer loop has shown signs of life recently."""
+        dead = [cache.name for cache in self._caches.values() if not cache.informer.is_alive()]
+        return (not dead, f"watch loops not alive: {', '.join(sorted(dead))}" if dead else "")
+
+    async def stop_all(self) -> None:
+        caches, self._caches, self._users = list(self._caches.values()), {}, {}
+        for cache in caches:
+            await cache.informer.stop()

@@ -1,0 +1,173 @@
+"""What the servlet makes of each PublishedResource right now: parsed, validated, projected.
+
+Every controller needs the same answer to "what does this PublishedResource ask for, and can it be
+done": the schema controller to publish its schema, the export controller to list it, the sync
+manager to run a worker for it. The catalog computes that once from the PublishedResource and CRD
+caches (memoised per resourceVersion) so they never disagree.
+
+A PublishedResource's spec is immutable (SPEC 2). The CRD enforces it with a CEL rule; should a
+change get through anyway, the catalog keeps serving the spec it saw first (since this process
+started) and reports the change as a problem, never as a new instruction.
+
+Deliberately not here: status writes and API requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import frozen
+
+from servlet.app.controllers.caches import Cache, resource_version
+from servlet.core.hashing import canonical_json
+from servlet.core.model import Problem, PublishedResource, ServletIdentity
+from servlet.core.parsing import ParseResult, parse_published_resource
+from servlet.core.plan import SyncContext
+from servlet.core.projection import Projected, project
+
+# Reasons of a `Valid=False` condition.
+INVALID_SPEC = "InvalidSpec"
+CRD_NOT_FOUND = "CRDNotFound"
+INVALID_PROJECTION = "InvalidProjection"
+SPEC_CHANGED = "SpecChanged"
+
+
+@frozen
+class Entry:
+    """One PublishedResource as the controllers see it.
+
+    `problems` non-empty means `Valid=False` (with `reason`); `projected` is None when nothing can
+    be published. A PublishedResource whose spec changed keeps its first spec's projection (so it
+    keeps working) and still reports the change as a problem.
+    """
+
+    name: str
+    uid: str
+    generation: int
+    published: PublishedResource | None
+    projected: Projected | None
+    problems: tuple[Problem, ...] = ()
+    reason: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    def context(self, servlet: ServletIdentity) -> SyncContext | None:
+        if self.published is None or self.projected is None:
+            return None
+        return SyncContext(servlet=servlet, published=self.published, projected=self.projected)
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _mapping(obj.get("metadata"))
+
+
+def crd_identity(crd: Mapping[str, Any]) -> tuple[str, str]:
+    """(group, kind) of a CRD, as a PublishedResource names it."""
+    spec = _mapping(crd.get("spec"))
+    return str(spec.get("group") or ""), str(_mapping(spec.get("names")).get("kind") or "")
+
+
+def published_identity(published: Mapping[str, Any]) -> tuple[str, str]:
+    """(group, kind) of the CRD a PublishedResource manifest names."""
+    resource = _mapping(_mapping(published.get("spec")).get("resource"))
+    return str(resource.get("apiGroup") or ""), str(resource.get("kind") or "")
+
+
+class Catalog:
+    """Entries for every PublishedResource in the cache, computed from the PublishedResource and CRD caches."""
+
+    def __init__(self, *, published: Cache, crds: Cache, servlet: ServletIdentity) -> None:
+        self._published = published
+        self._crds = crds
+        self.servlet = servlet
+        self._first: dict[str, tuple[str, ParseResult]] = {}  # uid -> the spec seen first, parsed
+        self._memo: dict[str, tuple[str, str, Entry]] = {}
+
+    def names(self) -> list[str]:
+        return sorted(str(_metadata(obj).get("name") or "") for obj in self._published.objects())
+
+    def entries(self) -> list[Entry]:
+        crds = self._crds_by_identity()
+        entries = [self._entry(obj, crds) for obj in self._published.objects()]
+        return sorted(entries, key=lambda entry: entry.name)
+
+    def entry(self, name: str) -> Entry | None:
+        obj = self._published.get(self._published.key(name))
+        return None if obj is None else self._entry(obj, self._crds_by_identity())
+
+    def names_for_crd(self, crd: Mapping[str, Any]) -> list[str]:
+        """The PublishedResources that name this CRD (by group and kind)."""
+        identity = crd_identity(crd)
+        return sorted(str(_metadata(obj).get("name") or "") for obj in self._published.objects()
+                      if published_identity(obj) == identity)
+
+    def forget(self, name: str, uid: str = "") -> None:
+        self._memo.pop(name, None)
+        if uid:
+            self._first.pop(uid, None)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _crds_by_identity(self) -> dict[tuple[str, str], dict[str, Any]]:
+        return {crd_identity(crd): crd for crd in self._crds.objects()}
+
+    def _entry(self, obj: Mapping[str, Any], crds: Mapping[tuple[str, str], dict[str, Any]]) -> Entry:
+        meta = _metadata(obj)
+        name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
+        parsed, changed = self._parse(obj, uid)
+        crd = None
+        if parsed.value is not None:
+            resource = parsed.value.spec.resource
+            crd = crds.get((resource.api_group, resource.kind))
+        version = (resource_version(dict(obj)), resource_version(crd))
+        memo = self._memo.get(name)
+        if memo is not None and (memo[0], memo[1]) == version:
+            return memo[2]
+        entry = self._compute(obj, parsed, changed=changed, crd=crd)
+        self._memo[name] = (*version, entry)
+        return entry
+
+    def _parse(self, obj: Mapping[str, Any], uid: str) -> tuple[ParseResult, bool]:
+        spec_text = canonical_json(obj.get("spec"))
+        first = self._first.get(uid) if uid else None
+        if first is None:
+            parsed = parse_published_resource(obj)
+            if uid:
+                self._first[uid] = (spec_text, parsed)
+            return parsed, False
+        return first[1], first[0] != spec_text
+
+    def _compute(self, obj: Mapping[str, Any], parsed: ParseResult, *, changed: bool,
+                 crd: Mapping[str, Any] | None) -> Entry:
+        meta = _metadata(obj)
+        name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
+        generation = meta.get("generation")
+        generation = generation if isinstance(generation, int) else 0
+        change_problems: tuple[Problem, ...] = ()
+        if changed:
+            change_problems = (Problem(
+                field="spec", message="was changed after the PublishedResource was created; the servlet keeps "
+                "serving the spec it saw first (delete and re-create the PublishedResource to publish something else)"),)
+        published = parsed.value
+        if published is None:
+            return Entry(name=name, uid=uid, generation=generation, published=None, projected=None,
+                         problems=(*parsed.problems, *change_problems), reason=INVALID_SPEC)
+        if crd is None:
+            resource = published.spec.resource
+            problem = Problem(field="spec.resource", message=f"there is no CustomResourceDefinition for kind "
+                              f"{resource.kind!r} in group {resource.api_group!r} on the service cluster")
+            return Entry(name=name, uid=uid, generation=generation, published=published, projected=None,
+                         problems=(problem, *change_problems), reason=CRD_NOT_FOUND)
+        result = project(crd=crd, published=published, api_group=self.servlet.api_group)
+        if not isinstance(result, Projected):
+            return Entry(name=name, uid=uid, generation=generation, published=published, projected=None,
+                         problems=(*result, *change_problems), reason=INVALID_PROJECTION)
+        return Entry(name=name, uid=uid, generation=generation, published=published, projected=result,
+                     problems=change_problems, reason=SPEC_CHANGED if change_problems else "")

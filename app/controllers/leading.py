@@ -1,0 +1,178 @@
+"""The controllers that write, wired together: they run only while this replica leads.
+
+`SharedCaches` are the daemon-wide informer caches (PublishedResources, CRDs, schemas, the export
+and its endpoint slice, local namespaces) that every replica keeps warm, leader or not, so a new
+leader starts from full caches. `LeadingControllers` is one term of leadership: it builds the
+status board and the four controllers with their work queues, subscribes them to the caches, and
+on `stop()` unsubscribes, lets in-flight reconciles finish and stops every sync worker. A later
+term builds everything afresh.
+
+How the controllers wake each other: a PublishedResource or CRD event queues the schema, export
+and sync manager reconciles; a published schema queues the export; a changed export or endpoint
+slice queues the sync manager; every changed report on the status board queues that
+PublishedResource's status write.
+
+Deliberately not here: leader election and process lifecycle (`app/daemon.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from attrs import define, frozen
+
+from servlet.app.controllers import apiexport, schemas, syncmanager
+from servlet.app.controllers.caches import Cache, InformerPool
+from servlet.app.controllers.catalog import Catalog
+from servlet.app.controllers.queues import QueueDepths, controller_queue
+from servlet.app.controllers.status import StatusBoard, StatusController
+from servlet.app.controllers.sync import SyncEnvironment
+from servlet.app.observability.logs import FieldLogger
+from servlet.app.observability.metrics import Metrics
+from servlet.app.runtime.informer import Event, EventType
+from servlet.app.runtime.workqueue import WorkQueue
+from servlet.core.ports import ActionExecutor, OrgWorkspace, ServiceCluster, WatchSources
+
+
+@frozen
+class SharedCaches:
+    published: Cache
+    crds: Cache
+    schemas: Cache
+    exports: Cache
+    slices: Cache
+    local_namespaces: Cache
+
+    def all(self) -> tuple[Cache, ...]:
+        return (self.published, self.crds, self.schemas, self.exports, self.slices, self.local_namespaces)
+
+
+@frozen
+class Options:
+    delete_orphans: bool = False
+    resync_period: float | None = 600.0
+    sync_workers: int = 4
+
+
+@define
+class Shared:
+    """Everything a term of leadership uses and that outlives it."""
+
+    servlet_name: str
+    export_name: str
+    catalog: Catalog
+    caches: SharedCaches
+    pool: InformerPool
+    sources: WatchSources[Any]
+    location: syncmanager.VirtualWorkspaceLocation
+    org: OrgWorkspace
+    service: ServiceCluster
+    executor: ActionExecutor
+    metrics: Metrics
+    depths: QueueDepths
+    log: FieldLogger
+    now: Callable[[], str]
+    options: Options = Options()
+
+
+class LeadingControllers:
+    """One term of leadership: status, schema, export and sync manager controllers."""
+
+    def __init__(self, shared: Shared) -> None:
+        self._shared = shared
+        caches = shared.caches
+        options = shared.options
+        resync = options.resync_period
+        catalog = shared.catalog
+        self.board = StatusBoard()
+
+        def queue(controller: str, handler: Callable[[str], Any], keys: Callable[[], list[str]]) -> WorkQueue[str]:
+            return controller_queue(
+                controller=controller, name=controller, handler=handler, metrics=shared.metrics,
+                depths=shared.depths, log=shared.log.bind(controller=controller),
+                resync_every=resync, resync_keys=keys if resync else None)
+
+        self.status = StatusController(board=self.board, published=caches.published, service=shared.service,
+                                       now=shared.now, log=shared.log.bind(controller="status"))
+        self.schemas = schemas.SchemaController(
+            catalog=catalog, schemas=caches.schemas, org=shared.org, board=self.board,
+            on_published=lambda: self.export_queue.add(apiexport.KEY),
+            log=shared.log.bind(controller=schemas.CONTROLLER))
+        self.export = apiexport.ExportController(
+            name=shared.export_name, catalog=catalog, schemas=caches.schemas, exports=caches.exports, org=shared.org,
+            board=self.board, on_exported=lambda: self.sync_queue.add(syncmanager.KEY),
+            log=shared.log.bind(controller=apiexport.CONTROLLER))
+        env = SyncEnvironment(
+            servlet_name=shared.servlet_name, pool=shared.pool, sources=shared.sources, executor=shared.executor,
+            service=shared.service, board=self.board, metrics=shared.metrics, depths=shared.depths, log=shared.log,
+            local_namespaces=caches.local_namespaces, delete_orphans=options.delete_orphans,
+            resync_period=resync, workers=options.sync_workers)
+        self.manager = syncmanager.SyncManager(
+            export_name=shared.export_name, catalog=catalog, exports=caches.exports, slices=caches.slices,
+            location=shared.location, env=env, board=self.board, log=shared.log.bind(controller=syncmanager.CONTROLLER))
+
+        self.status_queue = queue("status", self.status.reconcile, catalog.names)
+        self.schema_queue = queue(schemas.CONTROLLER, self.schemas.reconcile, catalog.names)
+        self.export_queue = queue(apiexport.CONTROLLER, self.export.reconcile, lambda: [apiexport.KEY])
+        self.sync_queue = queue(syncmanager.CONTROLLER, self.manager.reconcile, lambda: [syncmanager.KEY])
+        self._unsubscribe: list[Callable[[], None]] = []
+
+    @property
+    def queues(self) -> tuple[WorkQueue[str], ...]:
+        return (self.schema_queue, self.export_queue, self.sync_queue, self.status_queue)
+
+    def start(self) -> None:
+        caches = self._shared.caches
+        self.board.on_change(self.status_queue.add)
+        self._unsubscribe = [
+            caches.published.subscribe(self._on_published),
+            caches.crds.subscribe(self._on_crd),
+            caches.schemas.subscribe(self._on_schema),
+            caches.exports.subscribe(self._on_export),
+            caches.slices.subscribe(lambda _: self.sync_queue.add(syncmanager.KEY)),
+        ]
+        for work in self.queues:
+            work.start()
+        for name in self._shared.catalog.names():
+            self.schema_queue.add(name)
+        self.export_queue.add(apiexport.KEY)
+        self.sync_queue.add(syncmanager.KEY)
+
+    async def stop(self, *, timeout: float = 5.0) -> None:
+        """Stop taking work, let in-flight reconciles finish, stop every sync worker."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+        for work in self.queues:
+            await work.shutdown(timeout=timeout)
+        await self.manager.stop()
+
+    # -- events --------------------------------------------------------------------------------
+
+    def _everything(self) -> None:
+        self.export_queue.add(apiexport.KEY)
+        self.sync_queue.add(syncmanager.KEY)
+
+    def _on_published(self, event: Event) -> None:
+        name = event.key.name
+        if event.type is EventType.DELETED:
+            self.board.forget(name)
+            self._shared.catalog.forget(name, str((event.obj.get("metadata") or {}).get("uid") or ""))
+        else:
+            self.status_queue.add(name)
+        self.schema_queue.add(name)
+        self._everything()
+
+    def _on_crd(self, event: Event) -> None:
+        for name in self.schemas.keys_for_crd(event):
+            self.schema_queue.add(name)
+        self._everything()
+
+    def _on_schema(self, event: Event) -> None:
+        for name in self.schemas.keys_for_schema(event):
+            self.schema_queue.add(name)
+        self._everything()
+
+    def _on_export(self, event: Event) -> None:
+        self._everything()

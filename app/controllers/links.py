@@ -1,0 +1,113 @@
+"""Finding the remote object an event is about, whichever side the event happened on.
+
+A sync worker's queue is keyed by remote object. Events on the remote side carry that key
+directly; events elsewhere need a way back:
+
+- a local primary names its remote object in its link metadata (SPEC 6): the cluster label and
+  the plain namespace/name annotations;
+- a related Secret or ConfigMap is found through a reverse index that each reconcile refreshes
+  with the related objects it looked at (`core.related.related_reads`), so a Secret that is
+  created, changed or deleted later wakes exactly the primaries that care about it.
+
+Also the link index of local primaries: their link labels as one hashable value, so the local
+copy of a remote object is found by an exact label match, as SPEC 7 step 1 asks.
+
+Deliberately not here: reading caches or planning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping
+from typing import Any
+
+from attrs import frozen
+
+from servlet.core import metadata
+from servlet.core.actions import Side
+from servlet.core.model import RelatedKind, RemoteKey
+
+LINK_LABEL_KEYS = frozenset({
+    metadata.SERVLET_LABEL, metadata.REMOTE_CLUSTER_LABEL,
+    metadata.REMOTE_NAMESPACE_HASH_LABEL, metadata.REMOTE_NAME_HASH_LABEL,
+})
+
+
+def _string_map(obj: Mapping[str, Any], field: str) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    value = meta.get(field) if isinstance(meta, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+def link_value(obj: Mapping[str, Any]) -> Hashable | None:
+    """The link labels of a local object as one index value (None when it has none)."""
+    labels = _string_map(obj, "labels")
+    link = tuple(sorted((key, str(value)) for key, value in labels.items() if key in LINK_LABEL_KEYS))
+    return link or None
+
+
+def wanted_link(*, servlet_name: str, remote: RemoteKey) -> Hashable:
+    """The index value of the local copy of `remote`."""
+    return tuple(sorted(metadata.link_labels(servlet_name=servlet_name, remote=remote).items()))
+
+
+def remote_key_of_local(obj: Mapping[str, Any], *, servlet_name: str) -> RemoteKey | None:
+    """The remote object a local copy of this servlet names, None for anything else."""
+    labels = _string_map(obj, "labels")
+    annotations = _string_map(obj, "annotations")
+    if labels.get(metadata.SERVLET_LABEL) != servlet_name:
+        return None
+    cluster = labels.get(metadata.REMOTE_CLUSTER_LABEL)
+    name = annotations.get(metadata.REMOTE_NAME_ANNOTATION)
+    namespace = annotations.get(metadata.REMOTE_NAMESPACE_ANNOTATION, "")
+    if not isinstance(cluster, str) or not isinstance(name, str) or not cluster or not name:
+        return None
+    return RemoteKey(cluster=cluster, namespace=str(namespace or ""), name=name)
+
+
+@frozen
+class RelatedObjectKey:
+    """A related object on one side; `cluster` is the workspace for the remote side, "" locally."""
+
+    side: Side
+    kind: RelatedKind
+    cluster: str
+    namespace: str
+    name: str
+
+
+class RelatedIndex:
+    """Which remote primaries looked at which related objects in their last reconcile."""
+
+    def __init__(self) -> None:
+        self._by_related: dict[RelatedObjectKey, set[RemoteKey]] = {}
+        self._by_primary: dict[RemoteKey, frozenset[RelatedObjectKey]] = {}
+
+    def set(self, primary: RemoteKey, related: Iterable[RelatedObjectKey]) -> None:
+        wanted = frozenset(related)
+        previous = self._by_primary.get(primary, frozenset())
+        if wanted == previous:
+            return
+        for key in previous - wanted:
+            self._discard(key, primary)
+        for key in wanted - previous:
+            self._by_related.setdefault(key, set()).add(primary)
+        if wanted:
+            self._by_primary[primary] = wanted
+        else:
+            self._by_primary.pop(primary, None)
+
+    def forget(self, primary: RemoteKey) -> None:
+        self.set(primary, ())
+
+    def primaries(self, related: RelatedObjectKey) -> list[RemoteKey]:
+        return sorted(self._by_related.get(related, ()), key=lambda k: (k.cluster, k.namespace, k.name))
+
+    def __len__(self) -> int:
+        return len(self._by_primary)
+
+    def _discard(self, key: RelatedObjectKey, primary: RemoteKey) -> None:
+        primaries = self._by_related.get(key)
+        if primaries is not None:
+            primaries.discard(primary)
+            if not primaries:
+                del self._by_related[key]

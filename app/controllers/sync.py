@@ -1,0 +1,416 @@
+"""The `sync` controller: one PublishedResource's objects, kept in sync between kcp and the service cluster.
+
+A `SyncWorker` runs for one PublishedResource whose schema is exported. It watches (through the
+shared informer pool):
+
+- the projected resource across every workspace that binds the export (the VW wildcard);
+- the local copies of this servlet (label `syncer.kdp.k8c.io/servlet=<name>`), indexed by their
+  link labels;
+- local namespaces, and when the PublishedResource has related resources, the related kinds on
+  both sides plus the workspaces' namespaces.
+
+Its queue is keyed by remote object. A reconcile builds the planner's inputs from those caches
+only (never a GET in the steady state), asks `core.plan.plan_object` for the actions, and executes
+them in order, stopping at the first failure (the queue retries with backoff). Each write's answer
+is remembered in the cache (`Cache.wrote`), so the next reconcile does not repeat it. The one
+exception to "no reads": a create answered with AlreadyExists fetches the object in the way once
+and plans again with it as the occupant, so adopting or refusing is decided from its metadata.
+
+Local and related events are mapped back to the remote object they belong to (`links.py`), so a
+change on either side reconciles the right object promptly. A second, one-key queue looks for
+orphans (local copies whose remote object is gone for good): reported in logs and the
+`servlet_orphaned_objects` metric, deleted only with `--delete-orphans`.
+
+Deliberately not here: deciding anything (the core), starting and stopping workers (the sync
+manager), and API details (the executor).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from attrs import define
+
+from servlet.adapters.errors import AlreadyExists
+from servlet.app.controllers.caches import Cache, InformerPool
+from servlet.app.controllers.links import (
+    RelatedIndex,
+    RelatedObjectKey,
+    link_value,
+    remote_key_of_local,
+    wanted_link,
+)
+from servlet.app.controllers.queues import QueueDepths, Requeue, controller_queue
+from servlet.app.controllers.status import StatusBoard
+from servlet.app.observability.logs import FieldLogger
+from servlet.app.observability.metrics import Metrics
+from servlet.app.runtime.informer import Event, EventType, ObjectKey
+from servlet.app.runtime.workqueue import WorkQueue
+from servlet.core import metadata, naming
+from servlet.core.actions import (
+    NAMESPACE_TYPE,
+    Action,
+    AddFinalizer,
+    Adopt,
+    Conflict,
+    Create,
+    CreateNamespace,
+    CreateRelated,
+    DeleteLocal,
+    DeleteRelated,
+    Error,
+    ObjectRef,
+    Patch,
+    PatchRelated,
+    PatchRemoteStatus,
+    RecordRelatedState,
+    Release,
+    RemoveFinalizer,
+    Side,
+    related_resource_type,
+)
+from servlet.core.conditions import Condition, ConditionType
+from servlet.core.model import Problem, RelatedKind, RemoteKey
+from servlet.core.plan import ObjectPlan, SyncContext, delete_orphans, find_orphans, plan_object
+from servlet.core.ports import ActionExecutor, ServiceCluster, WatchSources
+from servlet.core.related import RelatedKey, RelatedSnapshot, related_reads
+
+CONTROLLER = "sync"
+ORPHANS_KEY = "orphans"
+# A remote deletion is followed by the local one within moments; looking for orphans a little
+# later avoids reporting a copy that is about to go anyway.
+ORPHAN_SCAN_DELAY = 2.0
+
+
+@define
+class SyncEnvironment:
+    """What every sync worker shares: identity, connections, caches, reporting, options."""
+
+    servlet_name: str
+    pool: InformerPool
+    sources: WatchSources[Any]
+    executor: ActionExecutor
+    service: ServiceCluster
+    board: StatusBoard
+    metrics: Metrics
+    depths: QueueDepths
+    log: FieldLogger
+    local_namespaces: Cache
+    delete_orphans: bool = False
+    resync_period: float | None = None
+    workers: int = 4
+
+
+def object_key(key: RemoteKey) -> ObjectKey:
+    return ObjectKey(cluster=key.cluster, namespace=key.namespace, name=key.name)
+
+
+def target_key(target: ObjectRef) -> ObjectKey:
+    return ObjectKey(cluster=target.cluster if target.side is Side.REMOTE else "", namespace=target.namespace,
+                     name=target.name)
+
+
+def _describe(key: RemoteKey) -> str:
+    return f"{key.namespace}/{key.name}" if key.namespace else key.name
+
+
+def _is_deleting(obj: dict[str, Any]) -> bool:
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+class SyncWorker:
+    """Syncs the objects of one PublishedResource (`context`) until stopped."""
+
+    def __init__(self, *, name: str, context: SyncContext, env: SyncEnvironment, orphans: bool = True) -> None:
+        self.name = name
+        self.context = context
+        self._env = env
+        #: Whether orphan detection runs: off while another PublishedResource shares the local
+        #: resource, because then a local copy of the other one would look orphaned here.
+        self.orphans_enabled = orphans
+        self._log = env.log.bind(controller=CONTROLLER, published_resource=name)
+        self._related_index = RelatedIndex()
+        self._caches: list[Cache] = []
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._related: dict[tuple[Side, RelatedKind], Cache] = {}
+        self._remote_namespaces: Cache | None = None
+        self._reported_orphans: set[tuple[str, str]] = set()
+        self._task: asyncio.Task[None] | None = None
+        self._started = False
+        projected = context.projected
+        self._remote = self._acquire(env.sources.virtual_workspace_source(projected.remote))
+        self._local = self._acquire(env.sources.service_source(projected.local),
+                                    label_selector=f"{metadata.SERVLET_LABEL}={env.servlet_name}", index=link_value)
+        for kind in sorted({item.kind for item in context.published.spec.related}, key=lambda k: k.value):
+            resource = related_resource_type(kind)
+            self._related[(Side.LOCAL, kind)] = self._acquire(env.sources.service_source(resource))
+            self._related[(Side.REMOTE, kind)] = self._acquire(env.sources.virtual_workspace_source(resource))
+        if self._related:
+            self._remote_namespaces = self._acquire(env.sources.virtual_workspace_source(NAMESPACE_TYPE))
+        queue_name = f"sync/{name}"
+        self.queue: WorkQueue[RemoteKey] = controller_queue(
+            controller=CONTROLLER, name=queue_name, handler=self._reconcile, metrics=env.metrics, depths=env.depths,
+            log=self._log, workers=env.workers,
+            resync_every=env.resync_period, resync_keys=self._remote_keys if env.resync_period else None,
+        )
+        self._orphan_queue: WorkQueue[str] = controller_queue(
+            controller=CONTROLLER, name=f"{queue_name}/orphans", handler=self._scan_orphans, metrics=env.metrics,
+            depths=env.depths, log=self._log,
+            resync_every=env.resync_period, resync_keys=(lambda: [ORPHANS_KEY]) if env.resync_period else None,
+        )
+        self._unsubscribe.append(self._remote.subscribe(self._on_remote))
+        self._unsubscribe.append(self._local.subscribe(self._on_local))
+        for (side, kind), cache in self._related.items():
+            self._unsubscribe.append(cache.subscribe(self._related_handler(side, kind)))
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def _acquire(self, source: Any, *, label_selector: str | None = None, index: Any = None) -> Cache:
+        cache = self._env.pool.acquire(source, label_selector=label_selector, index=index)
+        self._caches.append(cache)
+        return cache
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"sync worker {self.name}")
+
+    @property
+    def caches(self) -> list[Cache]:
+        return [*self._caches, self._env.local_namespaces]
+
+    @property
+    def synced(self) -> bool:
+        return all(cache.synced for cache in self.caches)
+
+    async def _run(self) -> None:
+        env = self._env
+        env.board.report(self.name, Condition.false(
+            ConditionType.SYNCING, reason="CachesNotSynced",
+            message=f"waiting for the caches of {self._describe_resources()} to fill"))
+        await asyncio.gather(*(cache.wait_synced() for cache in self.caches))
+        self.queue.start()
+        self._orphan_queue.start()
+        self._started = True
+        for key in self._remote_keys():
+            self.queue.add(key)
+        self._orphan_queue.add(ORPHANS_KEY)
+        self._update_managed()
+        env.board.report(self.name, Condition.true(
+            ConditionType.SYNCING, reason="Syncing", message=f"syncing {self._describe_resources()}"))
+        self._log.info("sync worker started", remote=self.context.projected.remote.api_version,
+                       local=self.context.projected.local.api_version)
+
+    async def stop(self, *, timeout: float = 5.0) -> None:
+        """Stop taking work, let in-flight reconciles finish (up to `timeout`), release the caches."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        await asyncio.gather(self.queue.shutdown(timeout=timeout), self._orphan_queue.shutdown(timeout=timeout))
+        for cache in self._caches:
+            await self._env.pool.release(cache)
+        for queue in (self.queue.name, self._orphan_queue.name):
+            self._env.depths.forget(controller=CONTROLLER, queue=queue)
+        self._env.metrics.forget_published_resource(self.name)
+        self._log.info("sync worker stopped")
+
+    def _describe_resources(self) -> str:
+        projected = self.context.projected
+        return (f"{projected.remote.plural}.{projected.remote.group} in every workspace and "
+                f"{projected.local.plural}.{projected.local.group} on the service cluster")
+
+    # -- events --------------------------------------------------------------------------------
+
+    def _remote_keys(self) -> list[RemoteKey]:
+        return [RemoteKey(cluster=k.cluster, namespace=k.namespace, name=k.name) for k in self._remote.keys()]
+
+    def _on_remote(self, event: Event) -> None:
+        self.queue.add(RemoteKey(cluster=event.key.cluster, namespace=event.key.namespace, name=event.key.name))
+        if event.type is EventType.DELETED and self._started:
+            self._orphan_queue.add_after(ORPHANS_KEY, ORPHAN_SCAN_DELAY)
+
+    def _on_local(self, event: Event) -> None:
+        for obj in (event.obj, event.old):
+            key = None if obj is None else remote_key_of_local(obj, servlet_name=self._env.servlet_name)
+            if key is not None:
+                self.queue.add(key)
+        if self._started:
+            self._update_managed()
+
+    def _related_handler(self, side: Side, kind: RelatedKind) -> Callable[[Event], None]:
+        def handle(event: Event) -> None:
+            related = RelatedObjectKey(side=side, kind=kind, cluster=event.key.cluster if side is Side.REMOTE else "",
+                                       namespace=event.key.namespace, name=event.key.name)
+            for key in self._related_index.primaries(related):
+                self.queue.add(key)
+
+        return handle
+
+    def _update_managed(self) -> None:
+        self._env.metrics.set_managed_objects(published_resource=self.name, count=len(self._local.keys()))
+
+    # -- reconcile -----------------------------------------------------------------------------
+
+    async def _reconcile(self, key: RemoteKey) -> None:
+        if not self.synced:
+            raise Requeue("caches are not synced yet")
+        remote = self._remote.get(object_key(key))
+        if remote is None:
+            # Gone for good; a copy left behind is an orphan, which the orphan scan handles.
+            self._related_index.forget(key)
+            return
+        plan = self._plan(key, remote, occupant=None)
+        await self._execute(key, plan, may_adopt=True)
+
+    def _candidates(self, key: RemoteKey) -> list[dict[str, Any]]:
+        return self._local.lookup(wanted_link(servlet_name=self._env.servlet_name, remote=key))
+
+    def _plan(self, key: RemoteKey, remote: dict[str, Any], *, occupant: dict[str, Any] | None) -> ObjectPlan:
+        context = self.context
+        projected = context.projected
+        candidates = self._candidates(key)
+        namespace_exists = True
+        if not candidates and projected.local.namespaced:
+            computed = naming.local_key_for(
+                naming=context.published.spec.naming, remote=key,
+                local_namespaced=projected.local.namespaced, remote_namespaced=projected.remote.namespaced,
+            )
+            if not isinstance(computed, Problem):
+                namespace_exists = self._env.local_namespaces.get(
+                    ObjectKey(cluster="", namespace="", name=computed.namespace)) is not None
+        local_primary = candidates[0] if len(candidates) == 1 else occupant
+        return plan_object(
+            context=context, remote=remote, local_candidates=candidates, occupant=occupant,
+            local_namespace_exists=namespace_exists, related=self._snapshot(key, remote, local_primary),
+        )
+
+    def _snapshot(self, key: RemoteKey, remote: dict[str, Any], local: dict[str, Any] | None) -> RelatedSnapshot:
+        related = self.context.published.spec.related
+        if not related:
+            return RelatedSnapshot()
+        reads = related_reads(related=related, remote=remote, local=local)
+        found: dict[RelatedKey, dict[str, Any]] = {}
+        watched: list[RelatedObjectKey] = []
+        for read in reads.objects:
+            cluster = key.cluster if read.side is Side.REMOTE else ""
+            watched.append(RelatedObjectKey(side=read.side, kind=read.kind, cluster=cluster,
+                                            namespace=read.namespace, name=read.name))
+            obj = self._related[(read.side, read.kind)].get(
+                ObjectKey(cluster=cluster, namespace=read.namespace, name=read.name))
+            if obj is not None:
+                found[read] = obj
+        self._related_index.set(key, watched)
+        namespaces = frozenset(
+            (side, name) for side, name in reads.namespaces if self._namespace_exists(side, key.cluster, name))
+        return RelatedSnapshot(objects=found, namespaces=namespaces)
+
+    def _namespace_exists(self, side: Side, cluster: str, name: str) -> bool:
+        if side is Side.LOCAL:
+            return self._env.local_namespaces.get(ObjectKey(cluster="", namespace="", name=name)) is not None
+        cache = self._remote_namespaces
+        return cache is not None and cache.get(ObjectKey(cluster=cluster, namespace="", name=name)) is not None
+
+    async def _execute(self, key: RemoteKey, plan: ObjectPlan, *, may_adopt: bool) -> None:
+        for action in plan.actions:
+            if isinstance(action, Conflict):
+                self._env.metrics.count_sync_conflict(published_resource=self.name)
+                self._log.warning("conflict: not writing", object=_describe(key), workspace=key.cluster,
+                                  action=action.type, target=action.target.to_dict(), reason=action.reason)
+                continue
+            if isinstance(action, Error):
+                self._env.metrics.count_error(controller=CONTROLLER, kind="plan")
+                self._log.warning("cannot sync", object=_describe(key), workspace=key.cluster, action=action.type,
+                                  field=action.field, reason=action.reason, identifier=action.identifier)
+                continue
+            try:
+                result = await self._env.executor.execute(action)
+            except AlreadyExists:
+                if not (isinstance(action, Create) and may_adopt):
+                    raise
+                await self._decide_occupant(key, action)
+                return
+            self._remember(action, result)
+            self._log.info("synced", object=_describe(key), workspace=key.cluster, action=action.type,
+                           target=action.target.to_dict())
+
+    async def _decide_occupant(self, key: RemoteKey, create: Create) -> None:
+        """The local name is taken: read the object there once and let the planner adopt or refuse it."""
+        target = create.target
+        occupant = await self._env.service.get(target.resource, namespace=target.namespace, name=target.name)
+        if occupant is None:
+            raise Requeue(f"the object in the way of {target.namespace}/{target.name} is gone again", after=0.2)
+        remote = self._remote.get(object_key(key))
+        if remote is None:
+            return
+        self._log.info("local object already exists; deciding from its link metadata", object=_describe(key),
+                       workspace=key.cluster, target=target.to_dict())
+        await self._execute(key, self._plan(key, remote, occupant=occupant), may_adopt=False)
+
+    def _remember(self, action: Action, result: dict[str, Any] | None) -> None:
+        """Put the server's answer into the cache it belongs to, so the next plan starts from it."""
+        target = action.target
+        if target is None:
+            return
+        cache = self._cache_for(target)
+        if cache is None:
+            return
+        key = target_key(target)
+        if isinstance(action, (DeleteLocal, DeleteRelated)):
+            cache.deleting(key)
+        elif isinstance(action, CreateNamespace):
+            cache.wrote(key, result or {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": target.name}})
+        elif result is not None and isinstance(action, (
+                AddFinalizer, RemoveFinalizer, Release, PatchRemoteStatus, Create, Adopt, Patch, RecordRelatedState,
+                CreateRelated, PatchRelated)):
+            cache.wrote(key, result)
+
+    def _cache_for(self, target: ObjectRef) -> Cache | None:
+        projected = self.context.projected
+        if target.resource == NAMESPACE_TYPE:
+            return self._env.local_namespaces if target.side is Side.LOCAL else self._remote_namespaces
+        if target.side is Side.REMOTE and target.resource == projected.remote:
+            return self._remote
+        if target.side is Side.LOCAL and target.resource == projected.local:
+            return self._local
+        for (side, kind), cache in self._related.items():
+            if side is target.side and related_resource_type(kind) == target.resource:
+                return cache
+        return None
+
+    # -- orphans -------------------------------------------------------------------------------
+
+    async def _scan_orphans(self, _: str) -> None:
+        if not self.orphans_enabled:
+            self._env.metrics.set_orphaned_objects(published_resource=self.name, count=0)
+            return
+        if not (self._remote.synced and self._local.synced):
+            raise Requeue("caches are not synced yet")
+        orphans = find_orphans(
+            servlet_name=self._env.servlet_name,
+            local_objects=[obj for obj in self._local.objects() if not _is_deleting(obj)],
+            remote_keys=self._remote_keys(),
+        )
+        self._env.metrics.set_orphaned_objects(published_resource=self.name, count=len(orphans))
+        current = {(orphan.local.namespace, orphan.local.name) for orphan in orphans}
+        for orphan in orphans:
+            if (orphan.local.namespace, orphan.local.name) not in self._reported_orphans:
+                self._log.warning(
+                    "orphaned local object: its remote object is gone" + (
+                        ", deleting it (--delete-orphans)" if self._env.delete_orphans else
+                        "; kept (start with --delete-orphans to delete such objects)"),
+                    object=f"{orphan.local.namespace}/{orphan.local.name}" if orphan.local.namespace
+                    else orphan.local.name,
+                    workspace=orphan.remote.cluster, remote=_describe(orphan.remote))
+        self._reported_orphans = current
+        if not self._env.delete_orphans:
+            return
+        remaining = len(orphans)
+        for action in delete_orphans(orphans=orphans, resource=self.context.projected.local):
+            await self._env.executor.execute(action)
+            self._local.deleting(target_key(action.target))
+            remaining -= 1
+            self._env.metrics.count_orphan_deleted(published_resource=self.name)
+            self._env.metrics.set_orphaned_objects(published_resource=self.name, count=remaining)
+            self._log.info("orphan deleted", action=action.type, target=action.target.to_dict())

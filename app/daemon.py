@@ -1,0 +1,314 @@
+"""The servlet daemon (`servlet run`): startup checks, caches, leader election, controllers, shutdown.
+
+The life of a process:
+
+1. Connect (the two kubeconfigs), serve `/healthz`, `/readyz` and `/metrics`.
+2. Fail fast, with a message an operator can act on, when the kcp kubeconfig does not point into
+   a readable workspace or the APIExport does not exist: resolve the org workspace's logical
+   cluster from its `LogicalCluster` named `cluster`, then read the export. Transient failures
+   (kcp not reachable yet) are retried until SIGTERM.
+3. Warm the shared caches (every replica, leader or not).
+4. Campaign for the Lease `<name>.<api group>` in `--namespace`. While leading, run the
+   controllers that write (`controllers/leading.py`); the executor asks the elector before every
+   write, so a lost lease stops writing at once, and the controllers are then stopped until the
+   lease is won again. Without leader election the controllers simply run.
+5. On SIGTERM (or SIGINT): stop taking work, let in-flight reconciles finish, release the Lease,
+   stop the caches, exit 0.
+
+`/healthz` fails only when the process's own loops are dead (never for a kcp outage); `/readyz`
+also wants the shared caches synced and leadership known (leader or follower).
+
+Deliberately not here: flag parsing (`run_command.py`) and anything a controller decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
+from importlib import metadata as package_metadata
+from typing import Any
+
+from attrs import frozen
+
+from servlet.adapters.connections import ConfigurationError, Connections, Target
+from servlet.adapters.errors import ApiFailure, Transient
+from servlet.adapters.executor import Executor
+from servlet.adapters.org_workspace import OrgWorkspaceAdapter
+from servlet.adapters.service_cluster import ServiceClusterAdapter
+from servlet.app.controllers.caches import Cache, InformerPool
+from servlet.app.controllers.catalog import Catalog
+from servlet.app.controllers.leading import LeadingControllers, Options, Shared, SharedCaches
+from servlet.app.controllers.queues import QueueDepths
+from servlet.app.observability.logs import get_logger
+from servlet.app.observability.metrics import ApiTarget, Metrics
+from servlet.app.observability.probes import Address, HealthChecks, ProbeServer
+from servlet.app.runtime.informer import Informer
+from servlet.app.runtime.leader import LeaderElector, LeaseTiming
+from servlet.app.runtime.workqueue import Backoff
+from servlet.core.actions import NAMESPACE_TYPE
+from servlet.core.model import ServletIdentity
+from servlet.core.ports import (
+    APIEXPORT_TYPE,
+    CRD_TYPE,
+    ENDPOINT_SLICE_TYPE,
+    PUBLISHED_RESOURCE_TYPE,
+    SCHEMA_TYPE,
+    WatchSource,
+    WorkspaceIdentity,
+)
+
+EXIT_OK = 0
+EXIT_STARTUP_FAILED = 1
+# How long in-flight reconciles may take to finish on shutdown or when the lease is lost.
+SHUTDOWN_GRACE = 3.0
+_STARTUP_BACKOFF = Backoff(base=0.5, cap=10.0)
+
+_log = get_logger("daemon")
+
+
+@frozen
+class DaemonConfig:
+    """Everything `servlet run` was told, validated."""
+
+    kcp_kubeconfig: str
+    servlet: ServletIdentity
+    apiexport: str
+    namespace: str
+    kubeconfig: str | None = None
+    leader_election: bool = True
+    published_resource_selector: str | None = None
+    metrics_address: Address = Address(host="", port=8080)
+    health_address: Address = Address(host="", port=8081)
+    delete_orphans: bool = False
+    lease: LeaseTiming = LeaseTiming()
+    resync_period: float | None = 600.0
+    sync_workers: int = 4
+
+
+class StartupError(Exception):
+    """The daemon cannot work with this configuration; the message says what to fix."""
+
+
+def servlet_version() -> str:
+    try:
+        return package_metadata.version("kdp-servlet")
+    except package_metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def rfc3339_now() -> str:
+    return utc_now().strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def replica_identity() -> str:
+    """Unique per process: the pod name (hostname) plus a random suffix, as client-go does."""
+    return f"{socket.gethostname()}_{uuid.uuid4().hex[:10]}"
+
+
+class Daemon:
+    def __init__(self, config: DaemonConfig, *, identity: str | None = None) -> None:
+        self.config = config
+        self.identity = identity or replica_identity()
+        self.metrics = Metrics(version=servlet_version())
+        self.checks = HealthChecks()
+        self.elector: LeaderElector | None = None
+        self.probes: ProbeServer | None = None
+        self._lost = asyncio.Event()
+
+    # -- the whole life ------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> int:
+        config = self.config
+        try:
+            connections = Connections.from_kubeconfigs(
+                kubeconfig=config.kubeconfig, kcp_kubeconfig=config.kcp_kubeconfig, on_request=self._count_request)
+        except ConfigurationError as exc:
+            _log.error(f"cannot start: {exc}")
+            return EXIT_STARTUP_FAILED
+        try:
+            self.probes = ProbeServer(checks=self.checks, metrics=self.metrics, health_address=config.health_address,
+                                      metrics_address=config.metrics_address)
+            try:
+                await self.probes.start()
+            except OSError as exc:
+                _log.error(f"cannot start: cannot listen for probes on {config.health_address} or metrics on "
+                           f"{config.metrics_address} (--health-address, --metrics-address): {exc}")
+                return EXIT_STARTUP_FAILED
+            _log.info("servlet starting", servlet=config.servlet.fq_name, apiexport=config.apiexport,
+                      health=str(self.probes.health_address), metrics=str(self.probes.metrics_address),
+                      identity=self.identity, leader_election=config.leader_election)
+            try:
+                workspace = await self._startup_checks(connections, stop)
+            except StartupError as exc:
+                _log.error(f"cannot start: {exc}")
+                return EXIT_STARTUP_FAILED
+            if workspace is None:  # stopped while waiting for kcp
+                return EXIT_OK
+            await self._serve(connections, workspace, stop)
+            return EXIT_OK
+        finally:
+            if self.probes is not None:
+                await self.probes.stop()
+            await connections.aclose()
+            _log.info("servlet stopped")
+
+    # -- startup -------------------------------------------------------------------------------
+
+    async def _startup_checks(self, connections: Connections, stop: asyncio.Event) -> WorkspaceIdentity | None:
+        org = OrgWorkspaceAdapter(connections.org, where=f"workspace {connections.workspace_path}")
+        config = self.config
+        failures = 0
+        while not stop.is_set():
+            try:
+                identity = await org.resolve_identity()
+                export = await org.get_export(config.apiexport)
+            except Transient as exc:
+                failures += 1
+                delay = _STARTUP_BACKOFF.delay(failures)
+                _log.warning("kcp is not reachable yet, retrying", error=str(exc), retry_in=delay)
+                await _sleep_unless(stop, delay)
+                continue
+            except ApiFailure as exc:
+                raise StartupError(
+                    f"--kcp-kubeconfig must point into a kcp workspace the servlet can read (its server is "
+                    f"{connections.org_url}), but reading the workspace's LogicalCluster 'cluster' or the APIExport "
+                    f"failed: {exc}") from exc
+            if export is None:
+                raise StartupError(
+                    f"the APIExport {config.apiexport!r} (--apiexport) does not exist in workspace "
+                    f"{identity.path} (logical cluster {identity.name}); KDP creates it, the servlet never does")
+            _log.info("org workspace resolved", workspace=identity.path, logical_cluster=identity.name,
+                      apiexport=config.apiexport)
+            return identity
+        return None
+
+    # -- running -------------------------------------------------------------------------------
+
+    async def _serve(self, connections: Connections, workspace: WorkspaceIdentity, stop: asyncio.Event) -> None:
+        config = self.config
+        pool = InformerPool(self._make_informer)
+        caches = SharedCaches(
+            published=pool.acquire(connections.service_source(PUBLISHED_RESOURCE_TYPE),
+                                   label_selector=config.published_resource_selector),
+            crds=pool.acquire(connections.service_source(CRD_TYPE)),
+            schemas=pool.acquire(connections.org_source(SCHEMA_TYPE), cluster=workspace.name),
+            exports=pool.acquire(connections.org_source(APIEXPORT_TYPE), cluster=workspace.name),
+            slices=pool.acquire(connections.org_source(ENDPOINT_SLICE_TYPE), cluster=workspace.name),
+            local_namespaces=pool.acquire(connections.service_source(NAMESPACE_TYPE)),
+        )
+        self.checks.add_liveness("watches", pool.alive)
+        self.checks.add_readiness("caches", lambda: _synced(caches.all()))
+        elector = self._elector(connections) if config.leader_election else None
+        self.checks.add_readiness("leadership", lambda: (
+            elector is None or elector.leadership_known, "leadership not known yet"))
+        executor = Executor(connections, can_write=(lambda: elector.is_leader) if elector else (lambda: True))
+        shared = Shared(
+            servlet_name=config.servlet.name, export_name=config.apiexport,
+            catalog=Catalog(published=caches.published, crds=caches.crds, servlet=config.servlet),
+            caches=caches, pool=pool, sources=connections, location=connections,
+            org=OrgWorkspaceAdapter(connections.org, where=f"workspace {workspace.path}"),
+            service=ServiceClusterAdapter(connections.service), executor=executor, metrics=self.metrics,
+            depths=QueueDepths(self.metrics), log=get_logger("controllers"), now=rfc3339_now,
+            options=Options(delete_orphans=config.delete_orphans, resync_period=config.resync_period,
+                            sync_workers=config.sync_workers),
+        )
+        try:
+            if elector is not None:
+                elector.start()
+            else:
+                self.metrics.set_leader(True)
+            if await _first(stop, *(cache.wait_synced() for cache in caches.all())):
+                return
+            _log.info("caches synced", caches=[cache.name for cache in caches.all()])
+            while not stop.is_set():
+                if elector is not None:
+                    _log.info("waiting to become leader", lease=f"{config.namespace}/{config.servlet.fq_name}",
+                              identity=self.identity)
+                    if await _first(stop, elector.became_leader.wait()):
+                        return
+                    self._lost.clear()
+                    if not elector.is_leader:
+                        continue  # lost again before this term began
+                    self.metrics.set_leader(True)
+                await self._lead(shared, stop, elector)
+        finally:
+            if elector is not None:
+                await elector.stop(release=True)
+            self.metrics.set_leader(False)
+            await pool.stop_all()
+
+    async def _lead(self, shared: Shared, stop: asyncio.Event, elector: LeaderElector | None) -> None:
+        controllers = LeadingControllers(shared)
+        controllers.start()
+        _log.info("controllers started")
+        try:
+            if elector is None:
+                await stop.wait()
+            else:
+                await _first(stop, self._lost.wait())
+        finally:
+            await controllers.stop(timeout=SHUTDOWN_GRACE)
+            _log.info("controllers stopped", reason="shutdown" if stop.is_set() else "lease lost")
+
+    def _elector(self, connections: Connections) -> LeaderElector:
+        def lost() -> None:
+            self.metrics.set_leader(False)
+            self._lost.set()
+
+        self.elector = LeaderElector(
+            connections.service, name=self.config.servlet.fq_name, namespace=self.config.namespace,
+            identity=self.identity, clock=utc_now, timing=self.config.lease, on_lost=lost)
+        return self.elector
+
+    # -- observability -------------------------------------------------------------------------
+
+    def _make_informer(self, source: WatchSource[Any], label_selector: str | None) -> Informer:
+        return Informer(
+            source.http, path=source.path, name=source.name, label_selector=label_selector,
+            on_restart=lambda: self.metrics.count_watch_restart(resource=source.name),
+            on_relist=lambda: self.metrics.count_watch_relist(resource=source.name),
+        )
+
+    def _count_request(self, *, target: Target, verb: str, code: int | None) -> None:
+        self.metrics.count_api_request(target=ApiTarget(target.value), verb=verb, code=code)
+
+
+def _synced(caches: tuple[Cache, ...]) -> tuple[bool, str]:
+    waiting = [cache.name for cache in caches if not cache.synced]
+    return (not waiting, f"caches not synced: {', '.join(waiting)}" if waiting else "")
+
+
+async def _first(stop: asyncio.Event, *waits: Any) -> bool:
+    """Wait until all of `waits` are done or `stop` is set; True when stopped first."""
+    stopping = asyncio.ensure_future(stop.wait())
+    work = asyncio.ensure_future(asyncio.gather(*waits))
+    try:
+        await asyncio.wait({stopping, work}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (stopping, work):
+            task.cancel()
+        await asyncio.gather(stopping, work, return_exceptions=True)
+    return stop.is_set()
+
+
+async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+    except TimeoutError:
+        pass
+
+
+async def run_daemon(config: DaemonConfig, *, stop: asyncio.Event | None = None,
+                     install_signals: Callable[[asyncio.Event], None] | None = None) -> int:
+    """Run until `stop` is set (or a signal `install_signals` wires sets it); the exit code."""
+    stop = stop or asyncio.Event()
+    if install_signals is not None:
+        install_signals(stop)
+    return await Daemon(config).run(stop)
