@@ -6,7 +6,8 @@
   `$deleteFromPrimitiveList/<field>` and `$patch: delete` are understood, `$setElementOrder` and
   `$retainKeys` are ignored. Whether it is allowed at all (built-in kinds only) is decided by the
   caller.
-- Server-side apply: every manager owns the leaf fields it applied (lists are atomic leaves);
+- Server-side apply: every manager owns the leaf fields it applied (lists are atomic leaves,
+  except `metadata.finalizers`, a set whose items are owned one by one);
   applying a different value to a field another manager owns is a conflict unless `force=true`;
   fields a manager stops applying are removed if nobody else owns them. Ownership is written to
   `metadata.managedFields` in the FieldsV1 format.
@@ -15,6 +16,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -197,6 +199,10 @@ def owned_paths(obj: Mapping[str, Any], *, include_status: bool) -> set[Path]:
                 if meta_key == "annotations" and isinstance(meta_value, dict) and "kcp.io/cluster" in meta_value:
                     # kcp derives it from the storage key; it is never stored, so never owned.
                     meta_value = {k: v for k, v in meta_value.items() if k != "kcp.io/cluster"}
+                if meta_key == "finalizers" and isinstance(meta_value, list):
+                    # listType=set: every finalizer is owned on its own, like the apiserver does.
+                    out |= {("metadata", "finalizers", _set_item(item)) for item in meta_value}
+                    continue
                 _leaves(meta_value, ("metadata", meta_key), out)
         else:
             _leaves(value, (key,), out)
@@ -221,8 +227,14 @@ def changed_paths(old: Mapping[str, Any] | None, new: Mapping[str, Any], *, incl
 _MISSING = object()
 
 
+def _set_item(item: JSON) -> str:
+    return "v:" + json.dumps(item, separators=(",", ":"))
+
+
 def _get(obj: JSON, path: Path) -> JSON:
     for part in path:
+        if part.startswith("v:") and isinstance(obj, list):
+            return True if json.loads(part[2:]) in obj else _MISSING
         if not isinstance(obj, dict) or part not in obj:
             return _MISSING
         obj = obj[part]
@@ -234,8 +246,13 @@ def _delete(obj: JSON, path: Path) -> None:
         if not isinstance(obj, dict) or part not in obj:
             return
         obj = obj[part]
-    if isinstance(obj, dict):
-        obj.pop(path[-1], None)
+    last = path[-1]
+    if last.startswith("v:") and isinstance(obj, list):
+        item = json.loads(last[2:])
+        if item in obj:
+            obj.remove(item)
+    elif isinstance(obj, dict):
+        obj.pop(last, None)
 
 
 def _overlaps(a: Path, b: Path) -> bool:
@@ -248,16 +265,16 @@ def fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
     for path in sorted(paths):
         node = root
         for part in path:
-            node = node.setdefault(f"f:{part}", {})
+            node = node.setdefault(part if part.startswith("v:") else f"f:{part}", {})
     return root
 
 
 def paths_from_fields_v1(fields: Mapping[str, Any], prefix: Path = ()) -> set[Path]:
     out: set[Path] = set()
     for key, sub in fields.items():
-        if not key.startswith("f:"):
+        if not key.startswith(("f:", "v:")):
             continue
-        path = (*prefix, key[2:])
+        path = (*prefix, key if key.startswith("v:") else key[2:])
         if sub:
             out |= paths_from_fields_v1(sub, path)
         else:
@@ -318,12 +335,14 @@ def record_update(old: Mapping[str, Any] | None, new: dict[str, Any], *, manager
         paths=mine, subresource=subresource)
 
 
-def _deep_merge(live: JSON, config: JSON) -> JSON:
+def _deep_merge(live: JSON, config: JSON, path: Path = ()) -> JSON:
     if isinstance(live, dict) and isinstance(config, dict):
         out = clone(live)
         for key, value in config.items():
-            out[key] = _deep_merge(live.get(key), value)
+            out[key] = _deep_merge(live.get(key), value, (*path, key))
         return out
+    if path in _SET_LISTS and isinstance(live, list) and isinstance(config, list):
+        return clone(live) + [item for item in config if item not in live]
     return clone(config)
 
 

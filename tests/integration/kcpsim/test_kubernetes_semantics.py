@@ -379,3 +379,11 @@ def test_orphan_propagation_keeps_dependents_and_drops_the_reference(service: Cl
     service.delete(ConfigMap, "owner", namespace="default", cascade=CascadeType.ORPHAN)
     kept = service.get(Secret, "dependent", namespace="default")
     assert kept.metadata.ownerReferences is None
+
+
+def test_appliers_own_their_finalizers_one_by_one(widgets: Client) -> None:
+    widgets.apply(_widget("a", finalizers=["example.com/a"]), field_manager="alice")
+    both = widgets.apply(_widget("a", finalizers=["example.com/b"]), field_manager="bob")
+    assert both.metadata.finalizers == ["example.com/a", "example.com/b"]
+    alice_gone = widgets.apply(_widget("a"), field_manager="alice")
+    assert alice_gone.metadata.finalizers == ["example.com/b"]
