@@ -349,6 +349,10 @@ class Kcp:
             self._admit_binding(ctx)
         if key in CLAIMABLE_BUILTINS and not ctx.rdef.identity:
             self._admit_claim_labels(ctx)
+        annotations = ctx.new["metadata"].get("annotations") or {}
+        if PATH_ANNOTATION in annotations and ctx.cluster != "root":
+            # kcp's path-annotation admission forces a client-supplied path to the canonical one.
+            annotations[PATH_ANNOTATION] = self.path_of(ctx.cluster)
 
     def _forbid(self, ctx: WriteContext, why: str) -> errors.StatusError:
         return errors.forbidden(group=ctx.rdef.group, plural=ctx.rdef.plural,

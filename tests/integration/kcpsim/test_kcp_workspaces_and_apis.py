@@ -246,3 +246,9 @@ def test_a_topology_of_n_bound_workspaces_under_other_names(kcpsim_factory: Call
     assert paths == [f"root:acme:team-{i}" for i in range(1, 6)]
     with sim.client(sim.workspace_config("team-3")) as team_3:
         assert len(team_3.get(LogicalCluster, "cluster").metadata.annotations["kcp.io/cluster"]) == 16
+
+
+def test_a_client_supplied_path_annotation_is_forced_to_the_canonical_path(team_a: Client) -> None:
+    created = team_a.create(ConfigMap(metadata=ObjectMeta(name="c", namespace="default",
+                                                          annotations={"kcp.io/path": "root:elsewhere"})))
+    assert created.metadata.annotations["kcp.io/path"] == "root:myorg:team-a"
