@@ -33,7 +33,7 @@ from typing import Any
 
 from attrs import frozen
 
-from servlet.adapters.connections import ConfigurationError, Connections, Target
+from servlet.adapters.connections import ConfigurationError, Connections, RequestObserver, Target
 from servlet.adapters.errors import ApiFailure, Transient
 from servlet.adapters.executor import Executor
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
@@ -112,9 +112,23 @@ def replica_identity() -> str:
     return f"{socket.gethostname()}_{uuid.uuid4().hex[:10]}"
 
 
+Connect = Callable[[DaemonConfig, RequestObserver], Connections]
+
+
+def connect(config: DaemonConfig, observer: RequestObserver) -> Connections:
+    """Connections from the `--kubeconfig` and `--kcp-kubeconfig` files (ConfigurationError if unusable)."""
+    return Connections.from_kubeconfigs(kubeconfig=config.kubeconfig, kcp_kubeconfig=config.kcp_kubeconfig,
+                                        on_request=observer)
+
+
 class Daemon:
-    def __init__(self, config: DaemonConfig, *, identity: str | None = None) -> None:
+    """One servlet process; `connect` is replaceable so tests can choose how connections are built."""
+
+    def __init__(self, config: DaemonConfig, *, identity: str | None = None, connect: Connect = connect) -> None:
         self.config = config
+        self._connect = connect
+        #: The controllers of the current term of leadership (None while not leading).
+        self.controllers: LeadingControllers | None = None
         self.identity = identity or replica_identity()
         self.metrics = Metrics(version=servlet_version())
         self.checks = HealthChecks()
@@ -127,8 +141,7 @@ class Daemon:
     async def run(self, stop: asyncio.Event) -> int:
         config = self.config
         try:
-            connections = Connections.from_kubeconfigs(
-                kubeconfig=config.kubeconfig, kcp_kubeconfig=config.kcp_kubeconfig, on_request=self._count_request)
+            connections = self._connect(config, self._count_request)
         except ConfigurationError as exc:
             _log.error(f"cannot start: {exc}")
             return EXIT_STARTUP_FAILED
@@ -247,6 +260,7 @@ class Daemon:
     async def _lead(self, shared: Shared, stop: asyncio.Event, elector: LeaderElector | None) -> None:
         controllers = LeadingControllers(shared)
         controllers.start()
+        self.controllers = controllers
         _log.info("controllers started")
         try:
             if elector is None:
@@ -254,6 +268,7 @@ class Daemon:
             else:
                 await _first(stop, self._lost.wait())
         finally:
+            self.controllers = None
             await controllers.stop(timeout=SHUTDOWN_GRACE)
             _log.info("controllers stopped", reason="shutdown" if stop.is_set() else "lease lost")
 

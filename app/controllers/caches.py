@@ -112,12 +112,20 @@ class Cache:
 
     # -- own writes ----------------------------------------------------------------------------
 
-    def wrote(self, key: ObjectKey, obj: Object) -> None:
-        """Remember what the server answered to a write of `key`, until the informer catches up."""
+    def wrote(self, key: ObjectKey, obj: Object, *, created: bool = False) -> None:
+        """Remember what the server answered to a write of `key`, until the informer catches up.
+
+        `created`: the write made the object appear here (a create, or an adoption into a
+        label-filtered cache). An update of an object the informer no longer holds (and no own
+        write introduced) is not remembered: the informer has seen it deleted meanwhile, and the
+        answer must not bring it back.
+        """
+        cached = self.informer.get(key)
+        if cached is None and not created and key not in self._overlay:
+            return
         # Measured against the informer, not an earlier overlay: a second write before the
         # informer saw the first still replaces the version the informer holds.
-        replaced = resource_version(self.informer.get(key))
-        self._overlay[key] = _Overlay(replaced=replaced, obj=obj, until=self._clock() + OVERLAY_TTL)
+        self._overlay[key] = _Overlay(replaced=resource_version(cached), obj=obj, until=self._clock() + OVERLAY_TTL)
         self._index_add(key, obj)
 
     def deleting(self, key: ObjectKey) -> None:

@@ -17,6 +17,7 @@ Deliberately not here: leader election and process lifecycle (`app/daemon.py`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +34,9 @@ from servlet.app.observability.metrics import Metrics
 from servlet.app.runtime.informer import Event, EventType
 from servlet.app.runtime.workqueue import WorkQueue
 from servlet.core.ports import ActionExecutor, OrgWorkspace, ServiceCluster, WatchSources
+
+
+STATUS_COALESCE_SECONDS = 0.2
 
 
 @frozen
@@ -124,7 +128,9 @@ class LeadingControllers:
 
     def start(self) -> None:
         caches = self._shared.caches
-        self.board.on_change(self.status_queue.add)
+        # Reports come in bursts (a new PublishedResource touches every condition within
+        # milliseconds): waiting a moment turns a burst into one status write.
+        self.board.on_change(lambda name: self.status_queue.add_after(name, STATUS_COALESCE_SECONDS))
         self._unsubscribe = [
             caches.published.subscribe(self._on_published),
             caches.crds.subscribe(self._on_crd),
@@ -144,8 +150,7 @@ class LeadingControllers:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
-        for work in self.queues:
-            await work.shutdown(timeout=timeout)
+        await asyncio.gather(*(work.shutdown(timeout=timeout) for work in self.queues))
         await self.manager.stop()
 
     # -- events --------------------------------------------------------------------------------

@@ -91,7 +91,7 @@ class SchemaController:
                     ConditionType.SCHEMA_PUBLISHED, reason="CreateFailed",
                     message=f"creating APIResourceSchema {schema_name} failed: {exc}"))
                 raise
-            self._schemas.wrote(self._schemas.key(schema_name), created)
+            self._schemas.wrote(self._schemas.key(schema_name), created, created=True)
             self._log.info("schema published", published_resource=name, schema=schema_name, action="createSchema")
         self._board.report(name, valid, Condition.true(
             ConditionType.SCHEMA_PUBLISHED, reason="Published",

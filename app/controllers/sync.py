@@ -82,6 +82,9 @@ ORPHANS_KEY = "orphans"
 # A remote deletion is followed by the local one within moments; looking for orphans a little
 # later avoids reporting a copy that is about to go anyway.
 ORPHAN_SCAN_DELAY = 2.0
+# A foreign object in the way is not in the (label-filtered) caches, so nothing announces its
+# changes: it is remembered this long, and only then is the create tried (and the object read) again.
+CONFLICT_MEMORY_SECONDS = 60.0
 
 
 @define
@@ -137,6 +140,10 @@ class SyncWorker:
         self._related: dict[tuple[Side, RelatedKind], Cache] = {}
         self._remote_namespaces: Cache | None = None
         self._reported_orphans: set[tuple[str, str]] = set()
+        self._in_the_way: dict[RemoteKey, tuple[dict[str, Any], float]] = {}
+        # Conflicts already reported per remote object: a conflict is logged and counted when it
+        # appears, not again on every reconcile that finds it still there.
+        self._known_conflicts: dict[RemoteKey, frozenset[ObjectRef]] = {}
         self._task: asyncio.Task[None] | None = None
         self._started = False
         projected = context.projected
@@ -260,9 +267,24 @@ class SyncWorker:
         if remote is None:
             # Gone for good; a copy left behind is an orphan, which the orphan scan handles.
             self._related_index.forget(key)
+            self._in_the_way.pop(key, None)
+            self._known_conflicts.pop(key, None)
             return
-        plan = self._plan(key, remote, occupant=None)
-        await self._execute(key, plan, may_adopt=True)
+        plan = self._plan(key, remote, occupant=self._remembered_occupant(key))
+        conflicts = await self._execute(key, plan, may_adopt=True)
+        if conflicts:
+            self._known_conflicts[key] = frozenset(conflicts)
+        else:
+            self._known_conflicts.pop(key, None)
+
+    def _remembered_occupant(self, key: RemoteKey) -> dict[str, Any] | None:
+        remembered = self._in_the_way.get(key)
+        if remembered is None:
+            return None
+        if asyncio.get_running_loop().time() > remembered[1] or self._candidates(key):
+            del self._in_the_way[key]
+            return None
+        return remembered[0]
 
     def _candidates(self, key: RemoteKey) -> list[dict[str, Any]]:
         return self._local.lookup(wanted_link(servlet_name=self._env.servlet_name, remote=key))
@@ -312,9 +334,16 @@ class SyncWorker:
         cache = self._remote_namespaces
         return cache is not None and cache.get(ObjectKey(cluster=cluster, namespace="", name=name)) is not None
 
-    async def _execute(self, key: RemoteKey, plan: ObjectPlan, *, may_adopt: bool) -> None:
+    async def _execute(self, key: RemoteKey, plan: ObjectPlan, *, may_adopt: bool) -> list[ObjectRef]:
+        """Execute the plan's actions in order; the targets of its conflicts (reported, not written)."""
+        conflicts: list[ObjectRef] = []
         for action in plan.actions:
             if isinstance(action, Conflict):
+                conflicts.append(action.target)
+                if action.target in self._known_conflicts.get(key, frozenset()):
+                    self._log.debug("conflict persists: not writing", object=_describe(key), workspace=key.cluster,
+                                    target=action.target.to_dict())
+                    continue
                 self._env.metrics.count_sync_conflict(published_resource=self.name)
                 self._log.warning("conflict: not writing", object=_describe(key), workspace=key.cluster,
                                   action=action.type, target=action.target.to_dict(), reason=action.reason)
@@ -329,13 +358,13 @@ class SyncWorker:
             except AlreadyExists:
                 if not (isinstance(action, Create) and may_adopt):
                     raise
-                await self._decide_occupant(key, action)
-                return
+                return [*conflicts, *await self._decide_occupant(key, action)]
             self._remember(action, result)
             self._log.info("synced", object=_describe(key), workspace=key.cluster, action=action.type,
                            target=action.target.to_dict())
+        return conflicts
 
-    async def _decide_occupant(self, key: RemoteKey, create: Create) -> None:
+    async def _decide_occupant(self, key: RemoteKey, create: Create) -> list[ObjectRef]:
         """The local name is taken: read the object there once and let the planner adopt or refuse it."""
         target = create.target
         occupant = await self._env.service.get(target.resource, namespace=target.namespace, name=target.name)
@@ -343,10 +372,13 @@ class SyncWorker:
             raise Requeue(f"the object in the way of {target.namespace}/{target.name} is gone again", after=0.2)
         remote = self._remote.get(object_key(key))
         if remote is None:
-            return
+            return []
         self._log.info("local object already exists; deciding from its link metadata", object=_describe(key),
                        workspace=key.cluster, target=target.to_dict())
-        await self._execute(key, self._plan(key, remote, occupant=occupant), may_adopt=False)
+        plan = self._plan(key, remote, occupant=occupant)
+        if any(isinstance(action, Conflict) and action.target == target for action in plan.actions):
+            self._in_the_way[key] = (occupant, asyncio.get_running_loop().time() + CONFLICT_MEMORY_SECONDS)
+        return await self._execute(key, plan, may_adopt=False)
 
     def _remember(self, action: Action, result: dict[str, Any] | None) -> None:
         """Put the server's answer into the cache it belongs to, so the next plan starts from it."""
@@ -360,10 +392,12 @@ class SyncWorker:
         if isinstance(action, (DeleteLocal, DeleteRelated)):
             cache.deleting(key)
         elif isinstance(action, CreateNamespace):
-            cache.wrote(key, result or {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": target.name}})
+            cache.wrote(key, result or {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": target.name}},
+                        created=True)
+        elif result is not None and isinstance(action, (Create, CreateRelated, Adopt)):
+            cache.wrote(key, result, created=True)
         elif result is not None and isinstance(action, (
-                AddFinalizer, RemoveFinalizer, Release, PatchRemoteStatus, Create, Adopt, Patch, RecordRelatedState,
-                CreateRelated, PatchRelated)):
+                AddFinalizer, RemoveFinalizer, Release, PatchRemoteStatus, Patch, RecordRelatedState, PatchRelated)):
             cache.wrote(key, result)
 
     def _cache_for(self, target: ObjectRef) -> Cache | None:
