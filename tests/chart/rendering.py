@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import helm_python
-import jsonschema
-import kubernetes_validate
+import jsonschema  # type: ignore[import-untyped,unused-ignore]
+import kubernetes_validate  # type: ignore[import-untyped,unused-ignore]
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]

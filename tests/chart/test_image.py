@@ -58,7 +58,8 @@ def parse_dockerfile(text: str) -> list[Stage]:
         logical.append(pending + stripped)
         pending = ""
     stages: list[Stage] = []
-    base, name, instructions = "", "", []
+    base, name = "", ""
+    instructions: list[Instruction] = []
     for line in logical:
         keyword, _, arguments = line.partition(" ")
         if keyword.upper() == "FROM":
