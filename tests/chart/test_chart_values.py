@@ -4,11 +4,17 @@ the value, before anything reaches the cluster."""
 from __future__ import annotations
 
 import copy
+import json
+import re
+import shlex
 from typing import Any
 
+import helm_python
 import pytest
 
-from tests.chart.rendering import CERTIFICATES, REQUIRED_VALUES, render, render_error, with_required
+from tests.chart.rendering import (
+    CERTIFICATES, CHART, NAMESPACE, REQUIRED_VALUES, one, render, render_error, with_required,
+)
 
 
 def _without(path: str) -> dict[str, Any]:
@@ -95,3 +101,67 @@ def test_combinations_the_schema_cannot_express_fail_with_a_sentence(values: dic
 
 def test_the_required_values_alone_install() -> None:
     assert render(with_required())
+
+
+@pytest.mark.parametrize("kube_version", ["v1.27.0", "v1.37.0"])
+def test_helm_lint_in_strict_mode_finds_nothing_beyond_information(kube_version: str) -> None:
+    report = helm_python.lint(str(CHART), values=with_required(), strict=True, kube_version=kube_version,
+                              namespace=NAMESPACE)
+    assert report["errors"] == []
+    assert [m for m in report["messages"] if m["severity"] > 1] == []
+
+
+def _schema_paths(schema: dict[str, Any], prefix: str = "") -> list[str]:
+    """Dotted paths of every documented value: leaves, and objects whose fields are free-form."""
+    paths = []
+    for key, sub in (schema.get("properties") or {}).items():
+        if key == "global":
+            continue
+        path = f"{prefix}{key}"
+        if sub.get("type") == "object" and "properties" in sub:
+            paths.extend(_schema_paths(sub, f"{path}."))
+        else:
+            paths.append(path)
+    return paths
+
+
+def test_every_value_of_the_schema_is_described_in_the_readme_and_values_file() -> None:
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    readme = (CHART / "README.md").read_text()
+    values_file = (CHART / "values.yaml").read_text()
+    table = readme.split("## Values", 1)[1].split("\n## ", 1)[0]
+    missing_in_readme, missing_in_values = [], []
+    for path in _schema_paths(schema):
+        parent, _, leaf = path.rpartition(".")
+        # A row may list siblings in short form: `metrics.serviceMonitor.enabled`, `.labels`.
+        if f"`{path}`" not in table and not (parent and f"`{parent}." in table and f"`.{leaf}`" in table):
+            missing_in_readme.append(path)
+        if not re.search(rf"^\s*#?\s*{re.escape(leaf)}:", values_file, flags=re.MULTILINE):
+            missing_in_values.append(path)
+    assert missing_in_readme == []
+    assert missing_in_values == []
+
+
+def _install_commands() -> list[str]:
+    """`helm install` commands of the chart's README and of the values file's header comment."""
+    readme = (CHART / "README.md").read_text().replace("\\\n", " ")
+    header = "\n".join(line.lstrip("#").strip() for line in (CHART / "values.yaml").read_text().splitlines()
+                       if line.startswith("#")).replace("\\\n", " ")
+    return [line.strip() for text in (readme, header) for line in text.splitlines()
+            if line.strip().startswith("helm install ")]
+
+
+@pytest.mark.parametrize("command", _install_commands())
+def test_the_documented_install_commands_render(command: str) -> None:
+    words = shlex.split(command)
+    # Helm applies every --set to one map, in order; one comma-joined expression does the same.
+    values = helm_python.parse_set_string(",".join(words[i + 1] for i, w in enumerate(words) if w == "--set"))
+    namespace = words[words.index("--namespace") + 1]
+    deployment = one(render(values, namespace=namespace), "Deployment")
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert f"--name={values['servlet']['name']}" in args
+    assert f"--namespace={namespace}" in args
+
+
+def test_both_install_commands_are_checked() -> None:
+    assert len(_install_commands()) == 2
