@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--tls", action="store_true", help="serve HTTPS with a generated CA (in the kubeconfigs)")
     serve.add_argument("--history-size", type=int, default=10_000, help="watch events kept for resuming")
     serve.add_argument("--faults", type=Path, help="a JSON fault plan to start with (see docs/try-it-locally.md)")
+    serve.add_argument("--deprecated-vw-urls", action="store_true",
+                       help="also fill APIExport.status.virtualWorkspaces, as kcp 0.27 and older do")
     serve.add_argument("--controller-delay", type=float, default=0.0,
                        help="seconds between rounds of controller work (0: kcp's reactions are instant)")
     demo.add_parser(sub)
@@ -57,7 +59,7 @@ async def _serve(args: argparse.Namespace) -> None:
     plan = FaultPlan.from_dict(json.loads(args.faults.read_text())) if args.faults else FaultPlan()
     sim = KcpSim(SimConfig(host=args.host, port=args.port, tls=args.tls, history_size=args.history_size,
                            topology=_topology(args), faults=plan,
-                           controller_delay=args.controller_delay))
+                           controller_delay=args.controller_delay, deprecated_vw_urls=args.deprecated_vw_urls))
     task = asyncio.ensure_future(sim.serve_forever())
     while not sim.port and not task.done():
         await asyncio.sleep(0.01)
