@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
@@ -23,10 +24,10 @@ REPO = Path(__file__).resolve().parents[3]
 DOC = REPO / "docs" / "try-it-locally.md"
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, Path, list[str]]]:
+@contextmanager
+def serve(tmp_path: Path, *extra: str) -> Iterator[tuple[str, Path, list[str]]]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.kcpsim", "serve", "--dir", str(tmp_path), "--port", "0"],
+        [sys.executable, "-m", "tests.kcpsim", "serve", "--dir", str(tmp_path), "--port", "0", *extra],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert process.stdout is not None
     lines: list[str] = []
@@ -41,6 +42,25 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path, list[str]]]:
     code = process.wait(timeout=10)
     process.stdout.close()
     assert code == 0
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path, list[str]]]:
+    with serve(tmp_path) as running:
+        yield running
+
+
+def test_serve_takes_names_and_a_fault_plan(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"errors": [{"status": 500, "verb": "list", "resource": "secrets", "limit": 1}]}')
+    with serve(tmp_path / "kc", "--org", "root:acme", "--apiexport", "widgets.acme.io", "--workspaces", "blue,green",
+               "--faults", str(plan)) as (base, directory, _):
+        assert sorted(p.name for p in directory.iterdir()) == ["blue.kubeconfig", "green.kubeconfig", "kcp.kubeconfig",
+                                                              "service.kubeconfig"]
+        with httpx2.Client(base_url=base, trust_env=False) as client:
+            assert [client.get("/api/v1/secrets").status_code for _ in range(2)] == [500, 200]
+            binding = client.get("/clusters/root:acme:green/apis/apis.kcp.io/v1alpha1/apibindings/widgets.acme.io")
+            assert binding.json()["status"]["phase"] == "Bound"
 
 
 def test_serve_writes_a_kubeconfig_per_cluster_that_lightkube_can_use(served: tuple[str, Path, list[str]]) -> None:
