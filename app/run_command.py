@@ -22,7 +22,6 @@ import signal
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-import click
 import typer
 
 from servlet.app.daemon import DaemonConfig, run_daemon
@@ -224,7 +223,11 @@ def run_command(
         lease_retry_period=lease_retry_period, resync_period=resync_period, sync_workers=sync_workers,
     )
     if isinstance(config, list):
-        raise click.UsageError("\n".join(str(problem) for problem in config))
+        # A usage error: exit code 2, the flags named, as for every other bad flag.
+        if len(config) == 1:
+            raise typer.BadParameter(config[0].message, param_hint=config[0].field)
+        raise typer.BadParameter("; ".join(str(problem) for problem in config),
+                                 param_hint=", ".join(problem.field for problem in config))
     configure_logging(log_format=log_format, level=log_level.value.upper())
     code = asyncio.run(run_daemon(config, install_signals=_install_signals))
     raise typer.Exit(code)

@@ -123,6 +123,10 @@ class LeadingControllers:
         self._unsubscribe: list[Callable[[], None]] = []
 
     @property
+    def shared(self) -> Shared:
+        return self._shared
+
+    @property
     def queues(self) -> tuple[WorkQueue[str], ...]:
         return (self.schema_queue, self.export_queue, self.sync_queue, self.status_queue)
 

@@ -63,15 +63,20 @@ async def eventually(check: Callable[[], T | None], *, what: str, timeout: float
         await asyncio.sleep(0.02)
 
 
-async def settle(world: World, *, quiet: float = 0.3, timeout: float = 10.0) -> None:
-    """Wait until the servlet has sent no request for `quiet` seconds."""
+def _work_calls(world: World, token: str) -> int:
+    return sum(1 for call in world.callers.calls(token=token) if "/leases" not in call.path)
+
+
+async def settle(world: World, *, quiet: float = 0.3, timeout: float = 10.0, token: str = TOKEN) -> None:
+    """Wait until the servlet (the client with `token`) has sent no request for `quiet` seconds
+    (lease renewals do not count)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    count = len(world.callers.calls(token=TOKEN))
+    count = _work_calls(world, token)
     last_change = loop.time()
     while loop.time() - last_change < quiet:
         await asyncio.sleep(0.02)
-        now = len(world.callers.calls(token=TOKEN))
+        now = _work_calls(world, token)
         if now != count:
             count, last_change = now, loop.time()
         if loop.time() > deadline:
@@ -111,6 +116,8 @@ def describe(method: str, path: str) -> str:
 class Harness:
     world: World
     daemon: Daemon
+    token: str = TOKEN
+    stop: asyncio.Event = attrs.field(factory=asyncio.Event)
     mark: int = 0
 
     @property
@@ -120,7 +127,7 @@ class Harness:
     def requests(self, *, since_mark: bool = True, writes_only: bool = False, with_status: bool = False,
                  ignore: tuple[str, ...] = ("leases", "events")) -> list[str]:
         """The servlet's requests (since `mark()`), described; lease and event traffic left out."""
-        calls = self.world.callers.calls(token=TOKEN)[self.mark if since_mark else 0:]
+        calls = self.world.callers.calls(token=self.token)[self.mark if since_mark else 0:]
         described = [describe(call.method, call.path) + (f" -> {call.status}" if with_status else "") for call in calls]
         described = [text for text in described if not any(f" {word}" in text for word in ignore)]
         if writes_only:
@@ -128,7 +135,7 @@ class Harness:
         return described
 
     def set_mark(self) -> None:
-        self.mark = len(self.world.callers.calls(token=TOKEN))
+        self.mark = len(self.world.callers.calls(token=self.token))
 
     @property
     def controllers(self) -> LeadingControllers:
@@ -156,8 +163,8 @@ class Harness:
         return await eventually(check, what=f"{published_resource} {type_}={status}")
 
 
-def config_for(world: World, directory: Path, **overrides: Any) -> DaemonConfig:
-    service, kcp = world.kubeconfigs(TOKEN)
+def config_for(world: World, directory: Path, *, token: str = TOKEN, **overrides: Any) -> DaemonConfig:
+    service, kcp = world.kubeconfigs(token)
     options: dict[str, Any] = {
         "kcp_kubeconfig": str(kcp), "kubeconfig": str(service),
         "servlet": ServletIdentity(name="tom", api_group=world.group), "apiexport": world.export,
@@ -178,16 +185,19 @@ def _connect(config: DaemonConfig, observer: RequestObserver) -> Connections:
 
 
 @asynccontextmanager
-async def daemon_running(world: World, directory: Path, **overrides: Any) -> AsyncIterator[Harness]:
+async def daemon_running(world: World, directory: Path, *, token: str = TOKEN, wait_for_controllers: bool = True,
+                         **overrides: Any) -> AsyncIterator[Harness]:
     """The daemon as a task of the running loop; stopped (and checked for exit code 0) afterwards."""
-    daemon = Daemon(config_for(world, directory, **overrides), connect=_connect)
+    daemon = Daemon(config_for(world, directory, token=token, **overrides), connect=_connect,
+                    identity=f"{token}-replica")
     stop = asyncio.Event()
-    task = asyncio.create_task(daemon.run(stop), name="daemon under test")
-    harness = Harness(world=world, daemon=daemon)
+    task = asyncio.create_task(daemon.run(stop), name=f"daemon {token}")
+    harness = Harness(world=world, daemon=daemon, token=token, stop=stop)
     try:
-        await eventually(lambda: daemon.controllers is not None or task.done(), what="the controllers to start")
-        if task.done():
-            raise AssertionError(f"the daemon ended at start with {task.result()}")
+        if wait_for_controllers:
+            await eventually(lambda: daemon.controllers is not None or task.done(), what="the controllers to start")
+            if task.done():
+                raise AssertionError(f"the daemon ended at start with {task.result()}")
         yield harness
     finally:
         stop.set()
@@ -197,12 +207,16 @@ async def daemon_running(world: World, directory: Path, **overrides: Any) -> Asy
 
 @asynccontextmanager
 async def world_and_daemon(tmp_path: Path, *, topology: Topology | None = None,
-                           documents: tuple[dict[str, Any], ...] = (), **overrides: Any) -> AsyncIterator[Harness]:
-    """A fresh world with `documents` applied to the service cluster, and the daemon running on it."""
+                           documents: tuple[dict[str, Any], ...] = (),
+                           prepare: Callable[[World], None] | None = None, **overrides: Any) -> AsyncIterator[Harness]:
+    """A fresh world with `documents` applied to the service cluster (then `prepare(world)`), and the
+    daemon running on it."""
     world = start_world(tmp_path / "world", topology=topology)
     try:
         for document in documents:
             world.apply(document)
+        if prepare is not None:
+            prepare(world)
         async with daemon_running(world, tmp_path, **overrides) as harness:
             yield harness
     finally:
