@@ -62,7 +62,7 @@ class Raw:
     """Plain HTTP against the simulator, for what lightkube cannot express."""
 
     def __init__(self, sim: KcpSim) -> None:
-        verify: Any = True
+        verify: Any = False  # plain HTTP: no CA bundle to load
         if sim.tls is not None:
             import ssl
             verify = ssl.create_default_context(cadata=sim.tls.ca_pem.decode())
