@@ -4,7 +4,8 @@ Paths: `/...` is the plain service cluster; `/clusters/<path or name>/...` a kcp
 unknown or malformed workspace answers 403 like kcp's front-proxy); `/services/apiexport/<lc>/
 <export>/clusters/<lc or *>/...` the APIExport virtual workspace; `/_kcpsim/...` the admin API
 (request log, faults). Every error is a `Status` with `Content-Type: application/json` exactly.
-Watches are chunked streams of newline-delimited JSON events.
+Watches are chunked streams of newline-delimited JSON events. Object semantics live in world.py,
+kcp rules in kcp.py and vw.py; this module only routes, applies faults and logs.
 """
 
 from __future__ import annotations
