@@ -82,3 +82,15 @@ def test_two_releases_in_two_namespaces_do_not_share_cluster_scoped_names() -> N
     second = render(with_required(), namespace="team-b")
     for kind in ("ClusterRole", "ClusterRoleBinding"):
         assert one(first, kind)["metadata"]["name"] != one(second, kind)["metadata"]["name"]
+
+
+def test_the_crd_helm_installs_keeps_spec_immutable_and_prints_what_an_owner_looks_for() -> None:
+    (crd,) = crds()
+    (version,) = crd["spec"]["versions"]
+    spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert {"rule": "self == oldSelf", "message": "spec is immutable"} in spec["x-kubernetes-validations"]
+    columns = {column["jsonPath"] for column in version["additionalPrinterColumns"]}
+    # The resource (kind and group), the schema in use, readiness and age.
+    assert {".spec.resource.kind", ".spec.resource.apiGroup", ".status.resourceSchemaName",
+            '.status.conditions[?(@.type=="Ready")].status', ".metadata.creationTimestamp"} <= columns
+    assert version["subresources"] == {"status": {}}
