@@ -202,6 +202,12 @@ class KcpSim:
             site, self._site = self._site, None
             await site.stop()
 
+    def set_controller_delay(self, seconds: float) -> None:
+        """Make kcp's controllers act in rounds `seconds` apart from now on (0: instant)."""
+        def apply() -> None:
+            self.world.controller_delay = seconds
+        self.call(apply)
+
     def set_history_size(self, size: int) -> None:
         self.call(self.world.store.set_history_size, size)
 
