@@ -242,8 +242,9 @@ class Daemon:
             _log.info("caches synced", caches=[cache.name for cache in caches.all()])
             while not stop.is_set():
                 if elector is not None:
-                    _log.info("waiting to become leader", lease=f"{config.namespace}/{config.servlet.fq_name}",
-                              identity=self.identity)
+                    if not elector.is_leader:
+                        _log.info("waiting to become leader", lease=f"{config.namespace}/{config.servlet.fq_name}",
+                                  identity=self.identity)
                     if await _first(stop, elector.became_leader.wait()):
                         return
                     self._lost.clear()

@@ -31,7 +31,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from attrs import define
+from attrs import define, field
 
 from servlet.adapters.errors import AlreadyExists
 from servlet.app.controllers.caches import Cache, InformerPool
@@ -104,6 +104,9 @@ class SyncEnvironment:
     delete_orphans: bool = False
     resync_period: float | None = None
     workers: int = 4
+    # One namespace creation at a time per namespace, across all workers: in a burst of new
+    # objects from a new workspace, the first creates the namespace and the others see it.
+    namespace_locks: dict[tuple[Side, ObjectKey], asyncio.Lock] = field(factory=dict)
 
 
 def object_key(key: RemoteKey) -> ObjectKey:
@@ -353,6 +356,9 @@ class SyncWorker:
                 self._log.warning("cannot sync", object=_describe(key), workspace=key.cluster, action=action.type,
                                   field=action.field, reason=action.reason, identifier=action.identifier)
                 continue
+            if isinstance(action, CreateNamespace):
+                await self._create_namespace(key, action)
+                continue
             try:
                 result = await self._env.executor.execute(action)
             except AlreadyExists:
@@ -363,6 +369,22 @@ class SyncWorker:
             self._log.info("synced", object=_describe(key), workspace=key.cluster, action=action.type,
                            target=action.target.to_dict())
         return conflicts
+
+    async def _create_namespace(self, remote: RemoteKey, action: CreateNamespace) -> None:
+        """Create a namespace unless a concurrent reconcile just did (the cache says so)."""
+        key = target_key(action.target)
+        cache = self._cache_for(action.target)
+        locks = self._env.namespace_locks
+        lock = locks.setdefault((action.target.side, key), asyncio.Lock())
+        async with lock:
+            if cache is not None and cache.get(key) is not None:
+                return
+            result = await self._env.executor.execute(action)
+            self._remember(action, result)
+            self._log.info("synced", object=_describe(remote), workspace=remote.cluster, action=action.type,
+                           target=action.target.to_dict())
+        if not lock.locked():
+            locks.pop((action.target.side, key), None)
 
     async def _decide_occupant(self, key: RemoteKey, create: Create) -> list[ObjectRef]:
         """The local name is taken: read the object there once and let the planner adopt or refuse it."""

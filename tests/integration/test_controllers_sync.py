@@ -230,3 +230,23 @@ def test_a_copy_whose_remote_object_vanished_is_an_orphan(tmp_path: Path, delete
             assert h.rest.get(_local_widget("keep")) is not None, "a live object's copy is no orphan"
 
     run(main)
+
+
+def test_a_burst_from_a_new_workspace_creates_its_namespace_once_and_nothing_twice(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with world_and_daemon(tmp_path, documents=WIDGETS) as h:
+            await h.wait_condition("widgets", "Ready")
+            await _measure(h)
+            remote = h.world.in_workspace("team-b", REMOTE_WIDGET.path(namespace="default"))
+            names = [f"burst-{i:02d}" for i in range(20)]
+            for name in names:
+                h.rest.create(remote, remote_object("Widget", name, namespace="default", size=1))
+            await eventually(lambda: len(h.rest.list(WIDGET.path())) == len(names), what="every copy")
+            requests = await _measure(h, with_status=True)
+            assert sorted(requests) == sorted([
+                "POST service namespaces -> 201",
+                *(["POST service widgets p4n8c2l6t0y9h1j3 -> 201"] * len(names)),
+                *(f"PATCH vw:p4n8c2l6t0y9h1j3 widgets default/{name} -> 200" for name in names),
+            ])
+
+    run(main)
