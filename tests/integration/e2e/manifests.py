@@ -43,6 +43,7 @@ WIDGET = Resource("example.com", "v1", "widgets")
 REMOTE_WIDGET = Resource(GROUP, "v1", "widgets")
 GADGET = Resource("example.com", "v1", "gadgets", namespaced=False)
 SECRET = Resource("", "v1", "secrets")
+CONFIGMAP = Resource("", "v1", "configmaps")
 
 
 def sha1(text: str) -> str:

@@ -1,4 +1,4 @@
-"""Related Secrets: the service's TLS Secret goes up, the user's CA Secret comes down (SPEC 8)."""
+"""Related objects: the service's TLS Secret goes up, the user's CA Secret and ConfigMap come down (SPEC 4, 8)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import base64
 
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    CERTIFICATE, LINK, SECRET, ZERTIFIKAT, certificate_crd, certificates_with_platform_secret, example_local_name,
-    link_labels, secret, zertifikat,
+    CERTIFICATE, CONFIGMAP, LINK, REMOTE_WIDGET, SECRET, WIDGET, ZERTIFIKAT, certificate_crd,
+    certificates_with_platform_secret, default_local_name, example_local_name, link_labels, published_resource,
+    remote_object, secret, widget_crd, zertifikat,
 )
 
 # Distinctive values, so the test can also prove they never reach the servlet's log.
@@ -60,3 +61,36 @@ def test_related_secrets_flow_up_from_the_service_and_down_from_the_workspace(e2
     log = servlet.log_text()
     for value in (CA_PEM, TLS_KEY, TLS_KEY_ROTATED):
         assert value not in log and b64(value) not in log, "Secret data appeared in the servlet's log"
+
+
+def test_a_workspace_configmap_comes_down_once_the_consumer_accepts_the_new_claim(e2e: E2E) -> None:
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget", related=[{
+        "identifier": "settings", "origin": "platform", "kind": "ConfigMap",
+        "reference": {"name": {"path": "spec.note"}}}]))
+    e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    export_path = e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}")
+
+    def configmaps_claimed() -> bool:
+        claims = ((e2e.rest.get(export_path) or {}).get("spec") or {}).get("permissionClaims") or []
+        assert {"group": "", "resource": "configmaps", "all": True} in [
+            {k: c.get(k, "") for k in ("group", "resource", "all")} for c in claims], claims
+        return True
+
+    e2e.eventually(configmaps_claimed, what="the APIExport to claim configmaps")
+    # The consumer accepts every claim of the export in its APIBinding, as a user of team-a would.
+    claims = (e2e.rest.get(export_path) or {})["spec"]["permissionClaims"]
+    e2e.rest.merge_patch(e2e.world.in_workspace("team-a", f"/apis/apis.kcp.io/v1alpha1/apibindings/{e2e.world.export}"),
+                         {"spec": {"permissionClaims": [{**c, "state": "Accepted"} for c in claims]}})
+
+    e2e.create_remote("team-a", CONFIGMAP, {"apiVersion": "v1", "kind": "ConfigMap",
+                                            "metadata": {"name": "widget-settings", "namespace": "default"},
+                                            "data": {"color": "blue"}})
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", size=1,
+                                                             note="widget-settings"))
+    cluster = e2e.world.cluster("team-a")
+    e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="w"))
+    local = e2e.wait_local(CONFIGMAP, namespace=cluster, name="widget-settings")
+    assert local["data"] == {"color": "blue"}
+    expected = link_labels(cluster=cluster, namespace="default", name="widget-settings")
+    assert {k: (local["metadata"].get("labels") or {}).get(k) for k in expected} == expected
