@@ -44,7 +44,7 @@ from servlet.app.controllers.leading import LeadingControllers, Options, Shared,
 from servlet.app.controllers.queues import QueueDepths
 from servlet.app.observability.logs import get_logger
 from servlet.app.observability.metrics import ApiTarget, Metrics
-from servlet.app.observability.probes import Address, HealthChecks, ProbeServer
+from servlet.app.observability.probes import Address, HealthChecks, ProbeServer, task_alive
 from servlet.app.runtime.informer import Informer
 from servlet.app.runtime.leader import LeaderElector, LeaseTiming
 from servlet.app.runtime.workqueue import Backoff
@@ -234,7 +234,7 @@ class Daemon:
         )
         try:
             if elector is not None:
-                elector.start()
+                self.checks.add_liveness("leader-election", task_alive(elector.start()))
             else:
                 self.metrics.set_leader(True)
             if await _first(stop, *(cache.wait_synced() for cache in caches.all())):

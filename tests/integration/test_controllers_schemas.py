@@ -106,3 +106,20 @@ def test_a_changed_spec_is_reported_and_the_first_spec_keeps_being_served(tmp_pa
             assert first.context.published.spec.naming.name is None
 
     run(main)
+
+
+def test_only_published_resources_the_selector_admits_are_served(tmp_path: Path) -> None:
+    async def main() -> None:
+        chosen = published_resource("widgets", kind="Widget")
+        chosen["metadata"]["labels"] = {"team": "certs"}
+        other = published_resource("gadgets", kind="Gadget")
+        async with world_and_daemon(tmp_path, documents=(widget_crd(), gadget_crd(), chosen, other),
+                                    published_resource_selector="team in (certs,ops)") as h:
+            await h.wait_condition("widgets", "Ready")
+            await settle(h.world)
+            assert h.condition("gadgets", "Valid") is None, "a PublishedResource outside the selector got a status"
+            schemas = [s["metadata"]["name"] for s in h.rest.list(h.world.in_org(SCHEMAS))]
+            assert len(schemas) == 1 and ".widgets." in schemas[0]
+            assert list(h.controllers.manager.workers) == ["widgets"]
+
+    run(main)
