@@ -11,6 +11,7 @@ import pytest
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.process import run_servlet_plan
 from tests.integration.e2e.world import SERVLET_NAMESPACE
+from tests.kcpsim import ErrorRule, FaultPlan
 from tests.integration.e2e.manifests import (
     CERTIFICATE, FINALIZER, GROUP, LINK, REMOTE_WIDGET, SERVLET, WIDGET, ZERTIFIKAT, certificate_crd,
     default_local_name, example_local_name, example_published_resource, published_resource, remote_object, sha1,
@@ -198,3 +199,31 @@ def test_live_plan_after_a_run_prints_the_remaining_work_and_writes_nothing(e2e:
     assert e2e.local(CERTIFICATE, namespace=e2e.world.cluster("team-b"),
                      name=example_local_name(namespace="prod", name="api")) is None
     assert not e2e.has_finalizer("team-b", ZERTIFIKAT, namespace="prod", name="api")
+
+
+def test_a_leader_that_cannot_renew_its_lease_stops_writing_at_once(e2e: E2E) -> None:
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
+    timing = ("--lease-duration", "4", "--lease-renew-deadline", "3", "--lease-retry-period", "0.5")
+    servlet = e2e.servlet(extra=timing)
+    e2e.eventually(lambda: servlet.metric("servlet_leader") == [1.0], what="the servlet to lead")
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    cluster = e2e.world.cluster("team-a")
+
+    # The Lease can no longer be renewed (say, the API server rejects the writes).
+    e2e.world.sim.set_faults(FaultPlan(errors=(ErrorRule(status=500, verb="update", resource="leases"),
+                                               ErrorRule(status=500, verb="patch", resource="leases"))))
+    e2e.eventually(lambda: servlet.metric("servlet_leader") == [0.0], what="the leader to step down")
+    stepped_down = len(e2e.world.callers.calls(token="servlet"))
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "unled", namespace="default", size=1))
+    name = default_local_name(namespace="default", name="unled")
+    e2e.consistently(lambda: e2e.local(WIDGET, namespace=cluster, name=name) is None,
+                     what="no local copy while nobody leads")
+    later = e2e.world.callers.calls(token="servlet")[stepped_down:]
+    writes = [f"{c.method} {c.path}" for c in later if c.method != "GET" and not any(p in c.path for p in NOT_WORK)]
+    assert writes == [], f"the servlet wrote without the Lease: {writes[:5]}"
+    assert not e2e.has_finalizer("team-a", REMOTE_WIDGET, namespace="default", name="unled")
+
+    # Once the Lease can be written again, the servlet leads again and catches up.
+    e2e.world.sim.clear_faults()
+    e2e.wait_local(WIDGET, namespace=cluster, name=name, timeout=20)
+    assert servlet.metric("servlet_leader") == [1.0]
