@@ -1,4 +1,4 @@
-"""Running the servlet: probes, logs, SIGTERM, SIGKILL and restart, two replicas, live plan (SPEC 9)."""
+"""Running the servlet: probes, logs, SIGTERM, restarts, replicas, losing the Lease, API economy, live plan (SPEC 9)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import pytest
 
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.process import run_servlet_plan
+from tests.integration.e2e.manifests import (
+    CERTIFICATE, FINALIZER, GROUP, LINK, REMOTE_WIDGET, SECRET, SERVLET, WIDGET, ZERTIFIKAT, certificate_crd,
+    certificates_with_platform_secret, default_local_name, example_local_name, example_published_resource,
+    published_resource, remote_object, secret, sha1, widget_crd, zertifikat,
+)
 from tests.integration.e2e.world import SERVLET_NAMESPACE
 from tests.kcpsim import ErrorRule, FaultPlan
-from tests.integration.e2e.manifests import (
-    CERTIFICATE, FINALIZER, GROUP, LINK, REMOTE_WIDGET, SERVLET, WIDGET, ZERTIFIKAT, certificate_crd,
-    default_local_name, example_local_name, example_published_resource, published_resource, remote_object, sha1,
-    widget_crd, zertifikat,
-)
 
 LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{SERVLET_NAMESPACE}/leases/{SERVLET}.{GROUP}"
 # Leader election itself writes the Lease, and Events are reports, not work: neither counts as
@@ -227,3 +227,37 @@ def test_a_leader_that_cannot_renew_its_lease_stops_writing_at_once(e2e: E2E) ->
     e2e.world.sim.clear_faults()
     e2e.wait_local(WIDGET, namespace=cluster, name=name, timeout=20)
     assert servlet.metric("servlet_leader") == [1.0]
+
+
+def test_a_synced_world_costs_no_writes_across_resyncs(e2e: E2E) -> None:
+    e2e.publish(certificate_crd(), certificates_with_platform_secret())
+    servlet = e2e.servlet(extra=("--resync-period", "1"))
+    e2e.wait_served("team-a", ZERTIFIKAT)
+    cluster = e2e.world.cluster("team-a")
+    e2e.create_remote("team-a", SECRET, secret("team-issuer-ca", namespace="default", data={"ca.crt": "Y2E="}))
+    e2e.create_remote("team-a", ZERTIFIKAT, zertifikat("web", issuer="team-issuer"))
+    e2e.wait_local(SECRET, namespace=cluster, name="team-issuer-ca")
+    e2e.world.apply(secret("web-tls", namespace=cluster, data={"tls.crt": "Y2E="}))
+    e2e.eventually(lambda: e2e.remote("team-a", SECRET, namespace="default", name="web-tls"),
+                   what="the TLS Secret in the workspace")
+    e2e.rest.merge_patch(CERTIFICATE.path(namespace=cluster, name=example_local_name(namespace="default", name="web"))
+                         + "/status", {"status": {"revision": 1}})
+    e2e.eventually(lambda: (e2e.remote("team-a", ZERTIFIKAT, namespace="default", name="web") or {}).get("status"),
+                   what="the status on the remote object")
+
+    def writes_since(moment: float) -> list[str]:
+        return [f"{r.method} {r.path}" for r in e2e.world.sim.requests.records()
+                if r.started >= moment and r.method != "GET" and r.resource not in ("leases", "events")]
+
+    # Settled: the echoes of the last writes have come back and were found to need nothing.
+    e2e.eventually(lambda: not writes_since(time.time() - 1), what="a second without writes")
+    quiet_from = time.time()
+    reconciles = sum(servlet.metric("servlet_reconciles_total"))
+
+    def no_writes() -> bool:
+        writes = writes_since(quiet_from)
+        assert writes == [], f"writes in a synced world: {writes[:5]}"
+        return True
+
+    e2e.consistently(no_writes, duration=3, what="no writes across three resync periods")
+    assert sum(servlet.metric("servlet_reconciles_total")) > reconciles, "no reconcile ran while it was quiet"
