@@ -31,7 +31,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from attrs import define, field
+from attrs import define, field, frozen
 
 from servlet.adapters.errors import AlreadyExists
 from servlet.app.controllers.caches import Cache, InformerPool
@@ -109,6 +109,16 @@ class SyncEnvironment:
     namespace_locks: dict[tuple[Side, ObjectKey], asyncio.Lock] = field(factory=dict)
 
 
+@frozen
+class Report:
+    """A conflict or error of a plan, as remembered to report it once."""
+
+    type: str
+    target: ObjectRef | None
+    identifier: str
+    reason: str
+
+
 def object_key(key: RemoteKey) -> ObjectKey:
     return ObjectKey(cluster=key.cluster, namespace=key.namespace, name=key.name)
 
@@ -144,9 +154,9 @@ class SyncWorker:
         self._remote_namespaces: Cache | None = None
         self._reported_orphans: set[tuple[str, str]] = set()
         self._in_the_way: dict[RemoteKey, tuple[dict[str, Any], float]] = {}
-        # Conflicts already reported per remote object: a conflict is logged and counted when it
-        # appears, not again on every reconcile that finds it still there.
-        self._known_conflicts: dict[RemoteKey, frozenset[ObjectRef]] = {}
+        # Conflicts and errors already reported per remote object: each is logged and counted when
+        # it appears, not again on every reconcile that finds it still there.
+        self._known_reports: dict[RemoteKey, frozenset[Report]] = {}
         self._task: asyncio.Task[None] | None = None
         self._started = False
         projected = context.projected
@@ -271,14 +281,14 @@ class SyncWorker:
             # Gone for good; a copy left behind is an orphan, which the orphan scan handles.
             self._related_index.forget(key)
             self._in_the_way.pop(key, None)
-            self._known_conflicts.pop(key, None)
+            self._known_reports.pop(key, None)
             return
         plan = self._plan(key, remote, occupant=self._remembered_occupant(key))
-        conflicts = await self._execute(key, plan, may_adopt=True)
-        if conflicts:
-            self._known_conflicts[key] = frozenset(conflicts)
+        reports = await self._execute(key, plan, may_adopt=True)
+        if reports:
+            self._known_reports[key] = frozenset(reports)
         else:
-            self._known_conflicts.pop(key, None)
+            self._known_reports.pop(key, None)
 
     def _remembered_occupant(self, key: RemoteKey) -> dict[str, Any] | None:
         remembered = self._in_the_way.get(key)
@@ -337,24 +347,12 @@ class SyncWorker:
         cache = self._remote_namespaces
         return cache is not None and cache.get(ObjectKey(cluster=cluster, namespace="", name=name)) is not None
 
-    async def _execute(self, key: RemoteKey, plan: ObjectPlan, *, may_adopt: bool) -> list[ObjectRef]:
-        """Execute the plan's actions in order; the targets of its conflicts (reported, not written)."""
-        conflicts: list[ObjectRef] = []
+    async def _execute(self, key: RemoteKey, plan: ObjectPlan, *, may_adopt: bool) -> list[Report]:
+        """Execute the plan's actions in order; its conflicts and errors (reported, never written)."""
+        reports: list[Report] = []
         for action in plan.actions:
-            if isinstance(action, Conflict):
-                conflicts.append(action.target)
-                if action.target in self._known_conflicts.get(key, frozenset()):
-                    self._log.debug("conflict persists: not writing", object=_describe(key), workspace=key.cluster,
-                                    target=action.target.to_dict())
-                    continue
-                self._env.metrics.count_sync_conflict(published_resource=self.name)
-                self._log.warning("conflict: not writing", object=_describe(key), workspace=key.cluster,
-                                  action=action.type, target=action.target.to_dict(), reason=action.reason)
-                continue
-            if isinstance(action, Error):
-                self._env.metrics.count_error(controller=CONTROLLER, kind="plan")
-                self._log.warning("cannot sync", object=_describe(key), workspace=key.cluster, action=action.type,
-                                  field=action.field, reason=action.reason, identifier=action.identifier)
+            if isinstance(action, (Conflict, Error)):
+                reports.append(self._report(key, action))
                 continue
             if isinstance(action, CreateNamespace):
                 await self._create_namespace(key, action)
@@ -364,18 +362,37 @@ class SyncWorker:
             except AlreadyExists:
                 if not (isinstance(action, Create) and may_adopt):
                     raise
-                return [*conflicts, *await self._decide_occupant(key, action)]
+                return [*reports, *await self._decide_occupant(key, action)]
             self._remember(action, result)
             self._log.info("synced", object=_describe(key), workspace=key.cluster, action=action.type,
                            target=action.target.to_dict())
-        return conflicts
+        return reports
+
+    def _report(self, key: RemoteKey, action: Conflict | Error) -> Report:
+        """Log and count a conflict or error the first time it shows up for this remote object."""
+        report = Report(type=action.type, target=action.target, identifier=action.identifier, reason=action.reason)
+        where = action.target.to_dict() if action.target is not None else None
+        if report in self._known_reports.get(key, frozenset()):
+            self._log.debug("still not writing", object=_describe(key), workspace=key.cluster, action=action.type,
+                            target=where)
+            return report
+        if isinstance(action, Conflict):
+            self._env.metrics.count_sync_conflict(published_resource=self.name)
+            self._log.warning("conflict: not writing", object=_describe(key), workspace=key.cluster,
+                              action=action.type, target=where, identifier=action.identifier or None,
+                              reason=action.reason)
+        else:
+            self._env.metrics.count_error(controller=CONTROLLER, kind="plan")
+            self._log.warning("cannot sync", object=_describe(key), workspace=key.cluster, action=action.type,
+                              target=where, field=action.field or None, identifier=action.identifier or None,
+                              reason=action.reason)
+        return report
 
     async def _create_namespace(self, remote: RemoteKey, action: CreateNamespace) -> None:
         """Create a namespace unless a concurrent reconcile just did (the cache says so)."""
         key = target_key(action.target)
         cache = self._cache_for(action.target)
-        locks = self._env.namespace_locks
-        lock = locks.setdefault((action.target.side, key), asyncio.Lock())
+        lock = self._env.namespace_locks.setdefault((action.target.side, key), asyncio.Lock())
         async with lock:
             if cache is not None and cache.get(key) is not None:
                 return
@@ -383,10 +400,8 @@ class SyncWorker:
             self._remember(action, result)
             self._log.info("synced", object=_describe(remote), workspace=remote.cluster, action=action.type,
                            target=action.target.to_dict())
-        if not lock.locked():
-            locks.pop((action.target.side, key), None)
 
-    async def _decide_occupant(self, key: RemoteKey, create: Create) -> list[ObjectRef]:
+    async def _decide_occupant(self, key: RemoteKey, create: Create) -> list[Report]:
         """The local name is taken: read the object there once and let the planner adopt or refuse it."""
         target = create.target
         occupant = await self._env.service.get(target.resource, namespace=target.namespace, name=target.name)
