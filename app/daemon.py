@@ -135,6 +135,9 @@ class Daemon:
         self.elector: LeaderElector | None = None
         self.probes: ProbeServer | None = None
         self._lost = asyncio.Event()
+        self._workspace: WorkspaceIdentity | None = None
+        self.checks.add_readiness("startup", lambda: (
+            self._workspace is not None, "the org workspace and the APIExport are not confirmed yet"))
 
     # -- the whole life ------------------------------------------------------------------------
 
@@ -145,17 +148,18 @@ class Daemon:
         except ConfigurationError as exc:
             _log.error(f"cannot start: {exc}")
             return EXIT_STARTUP_FAILED
+        probes = ProbeServer(checks=self.checks, metrics=self.metrics, health_address=config.health_address,
+                             metrics_address=config.metrics_address)
         try:
-            self.probes = ProbeServer(checks=self.checks, metrics=self.metrics, health_address=config.health_address,
-                                      metrics_address=config.metrics_address)
             try:
-                await self.probes.start()
+                await probes.start()
             except OSError as exc:
                 _log.error(f"cannot start: cannot listen for probes on {config.health_address} or metrics on "
                            f"{config.metrics_address} (--health-address, --metrics-address): {exc}")
                 return EXIT_STARTUP_FAILED
+            self.probes = probes
             _log.info("servlet starting", servlet=config.servlet.fq_name, apiexport=config.apiexport,
-                      health=str(self.probes.health_address), metrics=str(self.probes.metrics_address),
+                      health=str(probes.health_address), metrics=str(probes.metrics_address),
                       identity=self.identity, leader_election=config.leader_election)
             try:
                 workspace = await self._startup_checks(connections, stop)
@@ -164,11 +168,11 @@ class Daemon:
                 return EXIT_STARTUP_FAILED
             if workspace is None:  # stopped while waiting for kcp
                 return EXIT_OK
+            self._workspace = workspace
             await self._serve(connections, workspace, stop)
             return EXIT_OK
         finally:
-            if self.probes is not None:
-                await self.probes.stop()
+            await probes.stop()
             await connections.aclose()
             _log.info("servlet stopped")
 
