@@ -79,3 +79,31 @@ def test_a_bad_published_resource_is_reported_while_a_good_one_keeps_syncing(e2e
     e2e.create_remote("team-a", ZERTIFIKAT, zertifikat("web"))
     cluster = e2e.world.cluster("team-a")
     e2e.wait_local(CERTIFICATE, namespace=cluster, name=example_local_name(namespace="default", name="web"))
+
+
+def test_a_changed_crd_gets_a_new_schema_that_replaces_the_old_one_in_the_export(e2e: E2E) -> None:
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
+    e2e.servlet()
+    e2e.wait_condition("widgets", "Ready")
+    first = (e2e.published_resource("widgets") or {})["status"]["resourceSchemaName"]
+
+    crd = widget_crd()
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["shape"] = {
+        "type": "string"}
+    e2e.rest.merge_patch("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
+                         {"spec": {"versions": crd["spec"]["versions"]}})
+
+    def new_schema() -> str:
+        name = str(((e2e.published_resource("widgets") or {}).get("status") or {}).get("resourceSchemaName"))
+        assert name != first, f"still {first}"
+        return name
+
+    second = e2e.eventually(new_schema, what="a new APIResourceSchema for the changed CRD")
+    assert re.fullmatch(r"v[0-9a-f]{8}\.widgets\.certificates\.example\.corp", second), second
+    export_path = e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}")
+    e2e.eventually(lambda: (e2e.rest.get(export_path) or {})["spec"]["latestResourceSchemas"] == [second],
+                   what=f"the export to list {second} instead of {first}")
+    schemas = e2e.world.in_org("/apis/apis.kcp.io/v1alpha1/apiresourceschemas")
+    assert e2e.rest.get(f"{schemas}/{first}") is not None, "the old schema was deleted"
+    new_spec = (e2e.rest.get(f"{schemas}/{second}") or {})["spec"]
+    assert "shape" in new_spec["versions"][0]["schema"]["properties"]["spec"]["properties"]
