@@ -10,8 +10,8 @@ import pytest
 
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    CERTIFICATE, GROUP, ZERTIFIKAT, certificate_crd, example_local_name, example_published_resource,
-    published_resource, widget_crd, zertifikat,
+    CERTIFICATE, GROUP, REMOTE_WIDGET, WIDGET, ZERTIFIKAT, certificate_crd, default_local_name,
+    example_local_name, example_published_resource, published_resource, remote_object, widget_crd, zertifikat,
 )
 from tests.kcpsim import Topology
 
@@ -107,3 +107,28 @@ def test_a_changed_crd_gets_a_new_schema_that_replaces_the_old_one_in_the_export
     assert e2e.rest.get(f"{schemas}/{first}") is not None, "the old schema was deleted"
     new_spec = (e2e.rest.get(f"{schemas}/{second}") or {})["spec"]
     assert "shape" in new_spec["versions"][0]["schema"]["properties"]["spec"]["properties"]
+
+
+def test_deleting_a_published_resource_stops_its_sync_but_keeps_it_in_the_export(e2e: E2E) -> None:
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
+    e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    cluster = e2e.world.cluster("team-a")
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "before", namespace="default", size=1))
+    e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="before"))
+    e2e.wait_condition("widgets", "Ready")
+    schema = (e2e.published_resource("widgets") or {})["status"]["resourceSchemaName"]
+
+    e2e.rest.delete("/apis/services.kdp.k8c.io/v1alpha1/publishedresources/widgets")
+    e2e.eventually(lambda: e2e.published_resource("widgets") is None, what="the PublishedResource to be gone")
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "after", namespace="default", size=1))
+
+    def not_synced() -> bool:
+        assert not e2e.has_finalizer("team-a", REMOTE_WIDGET, namespace="default", name="after"), "it got a finalizer"
+        assert e2e.local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="after")) is None
+        return True
+
+    e2e.consistently(not_synced, what="objects of a deleted PublishedResource staying unsynced")
+    export = e2e.rest.get(e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}")) or {}
+    assert schema in export["spec"]["latestResourceSchemas"], "the schema was taken out of the export"
+    assert e2e.rest.served(e2e.remote_path("team-a", REMOTE_WIDGET)), "workspaces lost the resource"
