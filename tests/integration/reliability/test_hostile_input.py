@@ -1,0 +1,283 @@
+"""Hostile and malformed input (issue 7, item 4), planned by the core the daemon uses.
+
+Each case puts one bad PublishedResource, CRD or user's object next to a good PublishedResource
+with a user's Widget, and checks two things: the error is reported on the right object and field
+with a sentence naming the bad value (this is what becomes the PublishedResource's condition or
+the object's logged and counted error in the daemon), and the good PublishedResource is still
+served. A subset runs end to end in `test_hostile_e2e.py`.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from typing import Any
+
+import pytest
+
+from tests.integration.e2e.manifests import LINK, gadget_crd, published_resource, remote_object, widget_crd
+from tests.integration.reliability.planning import (
+    GOOD_CLUSTER, actions_for, assert_good_still_served, good_world, in_workspace, plan,
+)
+
+BAD = "PublishedResource bad"
+
+
+def _gadgets(**spec: Any) -> dict[str, Any]:
+    return published_resource("bad", kind="Gadget", **spec)
+
+
+def _with(pr: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    pr = copy.deepcopy(pr)
+    target = pr
+    *parents, last = path.split(".")
+    for key in parents:
+        target = target.setdefault(key, {})
+    target[last] = value
+    return pr
+
+
+def _related(**fields: Any) -> dict[str, Any]:
+    entry = {"identifier": "creds", "origin": "service", "kind": "Secret",
+             "reference": {"name": {"path": "spec.note"}}}
+    entry.update(fields)
+    return entry
+
+
+# (id, bad PublishedResource, expected field (prefix), words the message must contain)
+INVALID_PUBLISHED_RESOURCES: list[tuple[str, dict[str, Any], str, list[str]]] = [
+    ("no-resource", {"apiVersion": "services.kdp.k8c.io/v1alpha1", "kind": "PublishedResource",
+                     "metadata": {"name": "bad"}, "spec": {}}, "spec.resource", []),
+    ("spec-not-a-mapping", {"apiVersion": "services.kdp.k8c.io/v1alpha1", "kind": "PublishedResource",
+                            "metadata": {"name": "bad"}, "spec": "oops"}, "spec", []),
+    ("empty-kind", _with(_gadgets(), "spec.resource.kind", ""), "spec.resource.kind", []),
+    ("api-group-not-a-string", _with(_gadgets(), "spec.resource.apiGroup", 123), "spec.resource.apiGroup", ["123"]),
+    ("unknown-spec-field", _with(_gadgets(), "spec.surprise", True), "spec.surprise", []),
+    ("filter-namespace-invalid", _gadgets(filter={"namespace": "Not_A_Namespace"}), "spec.filter.namespace",
+     ["Not_A_Namespace"]),
+    ("filter-label-key-invalid", _gadgets(filter={"resource": {"matchLabels": {"bad key!": "x"}}}),
+     "spec.filter.resource.matchLabels", ["bad key!"]),
+    ("filter-operator-unknown", _gadgets(filter={"resource": {"matchExpressions": [
+        {"key": "tier", "operator": "Near", "values": ["a"]}]}}), "spec.filter.resource.matchExpressions[0].operator",
+     ["Near"]),
+    ("filter-exists-with-values", _gadgets(filter={"resource": {"matchExpressions": [
+        {"key": "tier", "operator": "Exists", "values": ["a"]}]}}), "spec.filter.resource.matchExpressions[0]", []),
+    ("projection-kind-with-space", _gadgets(projection={"kind": "Gad get"}), "spec.projection.kind", ["Gad get"]),
+    ("projection-plural-invalid", _gadgets(projection={"plural": "Bad_Plural"}), "spec.projection.plural",
+     ["Bad_Plural"]),
+    ("projection-scope-unknown", _gadgets(projection={"scope": "Galaxy"}), "spec.projection.scope", ["Galaxy"]),
+    ("projection-short-name-invalid", _gadgets(projection={"shortNames": ["BAD!"]}), "spec.projection.shortNames",
+     ["BAD!"]),
+    ("projection-version-invalid", _gadgets(projection={"version": "V1!"}), "spec.projection.version", ["V1!"]),
+    ("naming-name-unknown-placeholder", _gadgets(naming={"name": "$remoteNme"}), "spec.naming.name", ["$remoteNme"]),
+    ("naming-namespace-unknown-placeholder", _gadgets(naming={"namespace": "$remoteWorkspace"}),
+     "spec.naming.namespace", ["$remoteWorkspace"]),
+    ("related-kind-deployment", _gadgets(related=[_related(kind="Deployment")]), "spec.related[0].kind",
+     ["Deployment"]),
+    ("related-origin-unknown", _gadgets(related=[_related(origin="elsewhere")]), "spec.related[0].origin",
+     ["elsewhere"]),
+    ("related-identifier-too-long", _gadgets(related=[_related(identifier="x" * 41)]),
+     "spec.related[0].identifier", []),
+    ("related-identifier-duplicate", _gadgets(related=[_related(), _related()]), "spec.related[1].identifier",
+     ["creds"]),
+    ("related-path-not-jsonpath", _gadgets(related=[_related(reference={"name": {"path": "spec.[[oops"}})]),
+     "spec.related[0].reference.name.path", []),
+    ("related-regex-invalid", _gadgets(related=[_related(reference={"name": {
+        "path": "spec.note", "regex": {"pattern": "((", "replacement": "x"}}})]),
+     "spec.related[0].reference.name.regex.pattern", []),
+    ("related-regex-go-style-group", _gadgets(related=[_related(reference={"name": {
+        "path": "spec.note", "regex": {"pattern": "^(.*)$", "replacement": "${1}-ca"}}})]),
+     "spec.related[0].reference.name.regex.replacement", []),
+    ("related-not-a-list", _gadgets(related={"identifier": "creds"}), "spec.related", []),
+]
+
+
+@pytest.mark.parametrize("bad, field, words", [case[1:] for case in INVALID_PUBLISHED_RESOURCES],
+                         ids=[case[0] for case in INVALID_PUBLISHED_RESOURCES])
+def test_an_invalid_published_resource_is_reported_on_its_field_and_the_rest_is_served(
+        bad: dict[str, Any], field: str, words: list[str]) -> None:
+    result = plan([*good_world(), gadget_crd(), bad])
+    mine = [e for e in result["errors"] if e["object"] == BAD]
+    assert mine, f"no error for the bad PublishedResource: {result['errors']}"
+    assert any(e["field"].startswith(field) and all(w in e["message"] for w in words) for e in mine), mine
+    assert not any(s["publishedResource"] == "bad" for s in result["schemas"]), "a schema for an invalid spec"
+    assert_good_still_served(result)
+
+
+def _crd_without_version(version: str) -> dict[str, Any]:
+    crd = gadget_crd()
+    crd["spec"]["versions"][0]["name"] = version
+    return crd
+
+
+def _crd_not_served() -> dict[str, Any]:
+    crd = gadget_crd()
+    crd["spec"]["versions"][0]["served"] = False
+    return crd
+
+
+CRD_CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any], str, list[str]]] = [
+    ("crd-missing", [], _gadgets(), "spec.resource", ["Gadget"]),
+    ("crd-other-kind", [widget_crd()], published_resource("bad", kind="Doohickey"), "spec.resource", ["Doohickey"]),
+    ("crd-lacks-the-version", [gadget_crd()], _with(_gadgets(), "spec.resource.version", "v2"), "spec.resource",
+     ["v2"]),
+    ("crd-only-other-version", [_crd_without_version("v1alpha9")], _with(_gadgets(), "spec.resource.version", "v1"),
+     "spec.resource", ["v1"]),
+    ("crd-version-not-served", [_crd_not_served()], _gadgets(), "spec.resource", []),
+]
+
+
+@pytest.mark.parametrize("crds, bad, field, words", [case[1:] for case in CRD_CASES], ids=[c[0] for c in CRD_CASES])
+def test_a_missing_or_unsuitable_crd_is_reported_and_the_rest_is_served(
+        crds: list[dict[str, Any]], bad: dict[str, Any], field: str, words: list[str]) -> None:
+    result = plan([*good_world(), *crds, bad])
+    mine = [e for e in result["errors"] if e["object"] == BAD]
+    assert any(e["field"].startswith(field) and all(w in e["message"] for w in words) for e in mine), result["errors"]
+    assert_good_still_served(result)
+
+
+LONG = "n" * 253
+HOSTILE_NAMES: list[tuple[str, dict[str, Any], str, str]] = [
+    # (id, naming, remote name, field that must be reported)
+    ("name-pattern-too-long", {"name": "copy-$remoteName"}, LONG, "spec.naming.name"),
+    ("namespace-pattern-too-long", {"namespace": "ns-$remoteName"}, "x" * 61, "spec.naming.namespace"),
+    ("namespace-pattern-with-dots", {"namespace": "$remoteName"}, "a.b.c", "spec.naming.namespace"),
+    ("name-pattern-upper-case-literal", {"name": "Copy-$remoteNameHash"}, "ok", "spec.naming.name"),
+    ("name-pattern-trailing-dash", {"name": "$remoteName-"}, "ok", "spec.naming.name"),
+]
+
+
+@pytest.mark.parametrize("naming, remote_name, field", [c[1:] for c in HOSTILE_NAMES], ids=[c[0] for c in HOSTILE_NAMES])
+def test_naming_that_yields_an_invalid_name_is_an_object_error_not_a_write(
+        naming: dict[str, str], remote_name: str, field: str) -> None:
+    bad = published_resource("bad", kind="Widget", naming=naming)
+    widget = in_workspace(remote_object("Widget", remote_name, namespace="default", size=1), "tenant1")
+    # Same CRD as the good one would make two schemas for one resource: serve the bad one alone
+    # next to a good world of Gadgets instead.
+    result = plan([widget_crd(), bad, widget, gadget_crd(), published_resource("gadgets", kind="Gadget"),
+                   in_workspace(remote_object("Gadget", "fine"), GOOD_CLUSTER)])
+    mine = [e for e in result["errors"] if remote_name in e["object"]]
+    assert any(e["field"] == field for e in mine), result["errors"]
+    assert not {"create", "createNamespace"} & set(actions_for(result, name=remote_name)), "wrote an invalid name"
+    assert "create" in actions_for(result, name="fine", cluster=GOOD_CLUSTER)
+
+
+@pytest.mark.parametrize("remote_name", [
+    pytest.param(LONG, id="253-characters"),
+    pytest.param("a" + "." * 0 + "b" * 62 + ".c", id="dotted"),
+    pytest.param("x-" * 126 + "z", id="max-length-dashes"),
+])
+def test_long_remote_names_get_valid_hashed_local_names_by_default(remote_name: str) -> None:
+    result = plan([*good_world(), in_workspace(remote_object("Widget", remote_name, namespace="default"), "tenant1")])
+    assert "create" in actions_for(result, name=remote_name)
+    (obj,) = [o for o in result["objects"] if o["remote"]["name"] == remote_name]
+    assert len(obj["local"]["name"]) <= 63
+    assert_good_still_served(result)
+
+
+@pytest.mark.parametrize("value", [
+    pytest.param("Grüße, 世界 🌍", id="unicode-text"),
+    pytest.param("\u202eevil\u202c", id="bidi-override"),
+    pytest.param("\x00nul", id="nul-character"),
+])
+def test_unicode_in_a_spec_is_copied_verbatim(value: str) -> None:
+    widget = in_workspace(remote_object("Widget", "uni", namespace="default", note=value), "tenant1")
+    result = plan([*good_world(), widget])
+    (obj,) = [o for o in result["objects"] if o["remote"]["name"] == "uni"]
+    (create,) = [a for a in obj["actions"] if a["type"] == "create"]
+    assert create["object"]["spec"]["note"] == value
+    assert_good_still_served(result)
+
+
+def _incompressible(size: int) -> str:
+    digests = (hashlib.sha256(str(i).encode()).hexdigest() for i in range(size // 64 + 1))
+    return "".join(digests)[:size]
+
+
+def test_a_huge_spec_whose_state_cannot_fit_the_annotation_limit_is_an_error_on_that_object() -> None:
+    # Close to the 1.5 MB object limit, and hex does not compress below the 256 KiB annotation limit.
+    widget = in_workspace(remote_object("Widget", "huge", namespace="default", note=_incompressible(1_400_000)),
+                          "tenant1")
+    result = plan([*good_world(), widget])
+    mine = [e for e in result["errors"] if "huge" in e["object"]]
+    assert any(e["field"] == "metadata.annotations" and "limit" in e["message"] for e in mine), result["errors"]
+    assert "create" not in actions_for(result, name="huge")
+    assert_good_still_served(result)
+
+
+def test_a_large_but_compressible_spec_is_synced() -> None:
+    widget = in_workspace(remote_object("Widget", "big", namespace="default", note="a" * 1_000_000), "tenant1")
+    result = plan([*good_world(), widget])
+    assert "create" in actions_for(result, name="big")
+
+
+FORGED = [
+    pytest.param({f"{LINK}/servlet": "tom"}, id="servlet-label"),
+    pytest.param({f"{LINK}/remote-object-cluster": GOOD_CLUSTER}, id="cluster-label-of-another-tenant"),
+    pytest.param({f"{LINK}/remote-object-name-hash": hashlib.sha1(b"fine").hexdigest()}, id="name-hash-label"),
+]
+
+
+@pytest.mark.parametrize("labels", FORGED)
+def test_forged_link_labels_on_a_remote_object_never_reach_the_local_copy(labels: dict[str, str]) -> None:
+    widget = in_workspace(remote_object("Widget", "forger", namespace="default", labels=labels), "tenant1")
+    result = plan([*good_world(), widget])
+    (obj,) = [o for o in result["objects"] if o["remote"]["name"] == "forger"]
+    (create,) = [a for a in obj["actions"] if a["type"] == "create"]
+    local_labels = create["object"]["metadata"]["labels"]
+    assert local_labels[f"{LINK}/remote-object-cluster"] == "tenant1"
+    assert local_labels[f"{LINK}/remote-object-name-hash"] == hashlib.sha1(b"forger").hexdigest()
+    assert_good_still_served(result)
+
+
+@pytest.mark.parametrize("annotation", ["last-known-state", "remote-object-name", "related-state.creds"])
+def test_forged_link_annotations_on_a_remote_object_never_reach_the_local_copy(annotation: str) -> None:
+    widget = in_workspace(remote_object("Widget", "forger", namespace="default"), "tenant1")
+    widget["metadata"]["annotations"][f"{LINK}/{annotation}"] = '{"spec": {"size": 666}}'
+    result = plan([*good_world(), widget])
+    (obj,) = [o for o in result["objects"] if o["remote"]["name"] == "forger"]
+    (create,) = [a for a in obj["actions"] if a["type"] == "create"]
+    value = create["object"]["metadata"].get("annotations", {}).get(f"{LINK}/{annotation}")
+    assert value != '{"spec": {"size": 666}}'
+
+
+def _local_widget(*, cluster: str, name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": name, "namespace": cluster, "labels": labels or {}, "uid": f"local-{name}"},
+            "spec": {"size": 99, "note": "the service owner's own"}}
+
+
+def _default_local_name(namespace: str, name: str) -> str:
+    return (hashlib.sha1(namespace.encode()).hexdigest()[:20] + "-" + hashlib.sha1(name.encode()).hexdigest()[:20])
+
+
+@pytest.mark.parametrize("labels", [
+    pytest.param({}, id="unlabelled-service-owner-object"),
+    pytest.param({f"{LINK}/servlet": "someone-else"}, id="another-servlets-copy"),
+    pytest.param({f"{LINK}/servlet": "tom", f"{LINK}/remote-object-cluster": "tenant2",
+                  f"{LINK}/remote-object-name-hash": hashlib.sha1(b"victim").hexdigest(),
+                  f"{LINK}/remote-object-namespace-hash": hashlib.sha1(b"default").hexdigest()},
+                 id="copy-of-another-tenants-object"),
+])
+def test_a_name_that_collides_with_an_existing_local_object_is_a_conflict_never_an_overwrite(
+        labels: dict[str, str]) -> None:
+    local_name = _default_local_name("default", "squatter")
+    widget = in_workspace(remote_object("Widget", "squatter", namespace="default", size=1), "tenant1")
+    result = plan([*good_world(), widget, _local_widget(cluster="tenant1", name=local_name, labels=labels)])
+    actions = actions_for(result, name="squatter")
+    assert "conflict" in actions, actions
+    assert not {"create", "patch", "adopt", "deleteLocal"} & set(actions), actions
+    assert_good_still_served(result)
+
+
+def test_two_remote_objects_named_onto_one_local_name_never_share_it() -> None:
+    fixed = published_resource("bad", kind="Widget", naming={"namespace": "shared", "name": "the-one"})
+    first = in_workspace(remote_object("Widget", "first", namespace="default"), "tenant1")
+    second = in_workspace(remote_object("Widget", "second", namespace="default"), "tenant2")
+    owner = _local_widget(cluster="shared", name="the-one", labels={
+        f"{LINK}/servlet": "tom", f"{LINK}/remote-object-cluster": "tenant1",
+        f"{LINK}/remote-object-name-hash": hashlib.sha1(b"first").hexdigest(),
+        f"{LINK}/remote-object-namespace-hash": hashlib.sha1(b"default").hexdigest()})
+    result = plan([widget_crd(), fixed, first, second, owner])
+    assert "conflict" in actions_for(result, name="second"), actions_for(result, name="second")
+    assert not {"create", "patch", "adopt"} & set(actions_for(result, name="second"))
