@@ -73,7 +73,7 @@ def _fail(problems: list[Problem], *, output: OutputFormat) -> NoReturn:
     errors = [PlanError(object=p.field, field="", message=p.message) for p in problems]
     if output is OutputFormat.JSON:
         typer.echo(json.dumps({"schemas": [], "apiExport": None, "objects": [],
-                               "errors": [error.to_dict() for error in errors]}, indent=2))
+                               "errors": [error.to_dict() for error in errors], "warnings": []}, indent=2))
     else:
         for error in errors:
             where = f"{error.object}: " if error.object else ""
@@ -202,7 +202,8 @@ def _print_plan(
             typer.echo("\nNotes")
             for note in notes:
                 typer.echo(f"  ! {note}")
-        typer.echo(f"\nPlan: {result.writes} write(s), {len(result.errors)} error(s).")
+        warned = f", {len(result.warnings)} warning(s)" if result.warnings else ""
+        typer.echo(f"\nPlan: {result.writes} write(s), {len(result.errors)} error(s){warned}.")
     if result.errors:
         raise typer.Exit(code=1)
 

@@ -111,6 +111,11 @@ def render_text(plan: Mapping[str, Any]) -> str:
     if not plan["objects"]:
         out.append("  (no remote objects of a published resource)")
 
+    if plan.get("warnings"):
+        out.extend(["", "Warnings"])
+        for warning in plan["warnings"]:
+            out.append(f"  ! {warning['object']}: {warning['field']}: {warning['message']}")
+
     if plan["errors"]:
         out.extend(["", "Errors"])
         for error in plan["errors"]:

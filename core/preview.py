@@ -19,6 +19,7 @@ from servlet.core.model import PublishedResource, ServletIdentity
 from servlet.core.parsing import parse_published_resource
 from servlet.core.plan import ObjectPlan, SyncContext, plan_world
 from servlet.core.projection import Projected, project
+from servlet.core.sharing import SharingWarning, shared_namespace_warnings
 
 Manifest = Mapping[str, Any]
 
@@ -65,6 +66,8 @@ class ServletPlan:
     api_export: ExportStep
     objects: tuple[ObjectPlan, ...]
     errors: tuple[PlanError, ...]
+    # Valid but risky choices (tenants sharing a local namespace): shown, never a failure.
+    warnings: tuple[SharingWarning, ...] = ()
 
     @property
     def writes(self) -> int:
@@ -81,6 +84,7 @@ class ServletPlan:
             "apiExport": self.api_export.to_dict(),
             "objects": [obj.to_dict() for obj in self.objects],
             "errors": [error.to_dict() for error in self.errors],
+            "warnings": [warning.to_dict() for warning in self.warnings],
         }
 
 
@@ -166,5 +170,6 @@ def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_na
     for obj in objects:
         errors.extend(PlanError(object=obj.describe(), field=problem.field, message=problem.message)
                       for problem in obj.problems)
+    warnings = tuple(warning for published, _ in projected for warning in shared_namespace_warnings(published))
     return ServletPlan(servlet=servlet, schemas=schemas, api_export=api_export,
-                       objects=tuple(objects), errors=tuple(errors))
+                       objects=tuple(objects), errors=tuple(errors), warnings=warnings)
