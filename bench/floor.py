@@ -1,0 +1,90 @@
+"""The floor for initial sync: exactly the minimal requests, with the servlet's client and concurrency.
+
+One list of the remote objects through the virtual workspace, then per workspace one local
+namespace, per object one finalizer patch (through the VW, to the object's workspace) and one
+local create, issued by `--sync-workers` concurrent workers with the same lightkube clients the
+servlet uses (`servlet.adapters.kube`). No caches, no planning, no checks: whatever the servlet
+spends beyond this is the price of doing it correctly. It is a yardstick, not a syncer.
+
+It runs as its own process, like the servlet, so it does not share the simulator's interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from lightkube import KubeConfig
+from lightkube.resources.core_v1 import Namespace
+
+from bench.scenario import LOCAL, NAMESPACE, REMOTE
+from servlet.adapters.kube import ClusterClients, async_client, merge_patch, resource_class, wrap
+from servlet.core.metadata import FINALIZER
+from servlet.core.model import ResourceType
+from tests.integration.e2e.world import World
+
+REMOTE_TYPE = ResourceType(REMOTE.group, REMOTE.version, "Widget", REMOTE.plural, True)
+LOCAL_TYPE = ResourceType(LOCAL.group, LOCAL.version, "Widget", LOCAL.plural, True)
+
+
+async def _run(*, service_config: KubeConfig, kcp_config: KubeConfig, vw_url: str, workers: int) -> float:
+    service = async_client(service_config, trust_env=False)
+    vw = ClusterClients(kcp_config, base_url=vw_url, trust_env=False)
+    remote_cls, local_cls = resource_class(REMOTE_TYPE), resource_class(LOCAL_TYPE)
+    started = time.perf_counter()
+    objects = [obj async for obj in vw.get("*").list(remote_cls, namespace="*")]
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    namespaces: set[str] = set()
+    for obj in objects:
+        queue.put_nowait(obj)
+
+    async def worker() -> None:
+        while not queue.empty():
+            obj = queue.get_nowait()
+            cluster = obj.metadata.annotations["kcp.io/cluster"]
+            namespace = f"ws-{cluster}"
+            if namespace not in namespaces:
+                namespaces.add(namespace)
+                await service.create(Namespace(metadata={"name": namespace}))  # type: ignore[arg-type]
+            await merge_patch(vw.get(cluster), remote_cls, obj.metadata.name,
+                              {"metadata": {"finalizers": [FINALIZER]}}, namespace=NAMESPACE)
+            await service.create(wrap(local_cls, {
+                "apiVersion": f"{LOCAL.group}/{LOCAL.version}", "kind": "Widget",
+                "metadata": {"name": obj.metadata.name, "namespace": namespace,
+                             "labels": dict(obj.metadata.labels or {})},
+                "spec": dict(obj["spec"])}))
+
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    elapsed = time.perf_counter() - started
+    await vw.aclose()
+    await service.close()
+    return elapsed
+
+
+def floor_seconds(world: World, *, workers: int) -> float:
+    """Seconds from the first request to the last answer, measured in a child process."""
+    service, kcp = world.kubeconfigs("floor")
+    done = subprocess.run([sys.executable, "-m", "bench.floor", str(service), str(kcp), world.sim.vw_url(), str(workers)],
+                          capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[1])
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="minimal initial-sync requests (prints seconds)")
+    parser.add_argument("service_kubeconfig", type=Path)
+    parser.add_argument("kcp_kubeconfig", type=Path)
+    parser.add_argument("vw_url")
+    parser.add_argument("workers", type=int)
+    args = parser.parse_args()
+    print(asyncio.run(_run(service_config=KubeConfig.from_file(args.service_kubeconfig),
+                           kcp_config=KubeConfig.from_file(args.kcp_kubeconfig), vw_url=args.vw_url,
+                           workers=args.workers)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""The benchmark world: kcpsim with N workspaces, Widgets published, objects seeded, requests read.
+
+Built from the end-to-end harness (its `start_world`, `E2E` and manifests), so the servlet runs
+exactly as in the e2e suite: `servlet run` as a real subprocess against an in-process kcpsim.
+The schema is published by one servlet run that is stopped again before the objects are seeded,
+so a measured run starts with a backlog of objects that already exist. It measures nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from tests.integration.e2e.env import E2E
+from tests.integration.e2e.manifests import GROUP, REMOTE_WIDGET, WIDGET, published_resource, widget_crd
+from tests.integration.e2e.world import World, start_world
+from tests.kcpsim import Topology
+from tests.kcpsim.requestlog import RequestRecord
+from tests.kcpsim.topology import create
+
+NAMESPACE = "default"  # kcp creates it in every workspace
+REMOTE = REMOTE_WIDGET
+LOCAL = WIDGET
+
+
+@attrs.frozen
+class Scale:
+    objects: int
+    workspaces: int
+
+    def __str__(self) -> str:
+        return f"{self.objects} objects in {self.workspaces} workspaces"
+
+
+@attrs.frozen
+class RemoteObject:
+    workspace: str  # short name, team-N
+    cluster: str  # logical cluster name
+    name: str
+
+
+def widget_crd_with_status() -> dict[str, Any]:
+    """The e2e Widget CRD with a status subresource, so status flows up as for real operators."""
+    crd = copy.deepcopy(widget_crd())
+    for version in crd["spec"]["versions"]:
+        version["subresources"] = {"status": {}}
+    return crd
+
+
+def widget(name: str, *, index: int) -> dict[str, Any]:
+    return {"apiVersion": f"{GROUP}/v1", "kind": "Widget",
+            "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": "bench", "shard": str(index % 10)}},
+            "spec": {"size": index, "color": "blue", "note": f"widget number {index}"}}
+
+
+def prepared_world(directory: Path, scale: Scale) -> E2E:
+    """kcpsim with `scale.workspaces` bound workspaces and Widgets served in them (no objects yet)."""
+    world = start_world(directory, topology=Topology.with_workspaces(scale.workspaces, with_schema=False))
+    env = E2E(world)
+    try:
+        env.publish(widget_crd_with_status(), published_resource("widgets", kind="Widget"))
+        servlet = env.servlet(token="publisher")
+        env.wait_served("team-1", REMOTE, timeout=60)
+        servlet.stop()
+        env.processes.clear()
+    except BaseException:
+        env.stop_all()
+        world.stop()
+        raise
+    return env
+
+
+def seed_objects(world: World, scale: Scale) -> list[RemoteObject]:
+    """`scale.objects` Widgets spread evenly over the workspaces, written straight into the store."""
+    sim = world.sim
+    clusters = {f"team-{w}": world.cluster(f"team-{w}") for w in range(1, scale.workspaces + 1)}
+    objects = [RemoteObject(workspace=f"team-{i % scale.workspaces + 1}",
+                            cluster=clusters[f"team-{i % scale.workspaces + 1}"], name=f"widget-{i}")
+               for i in range(scale.objects)]
+
+    def run(batch: list[tuple[int, RemoteObject]]) -> None:
+        for index, obj in batch:
+            create(sim.kcp, obj.cluster, GROUP, REMOTE.plural, widget(obj.name, index=index))
+
+    numbered = list(enumerate(objects))
+    for start in range(0, len(numbered), 500):  # batches keep the simulator's loop responsive
+        sim.call(run, numbered[start:start + 500])
+    return objects
+
+
+class Requests:
+    """Reads kcpsim's request log from a mark on, without copying what came before each time."""
+
+    def __init__(self, world: World) -> None:
+        self._log = world.sim.requests
+        self._seen: list[RequestRecord] = []
+
+    def mark(self) -> None:
+        self._log.clear()
+        self._seen = []
+
+    def since_mark(self) -> list[RequestRecord]:
+        records = self._log.records()
+        self._seen = records
+        return records
+
+    def wait_until(self, predicate: Any, *, timeout: float, what: str, guard: Any = None) -> list[RequestRecord]:
+        deadline = time.monotonic() + timeout
+        while True:
+            if guard is not None:
+                guard()
+            records = self.since_mark()
+            if predicate(records):
+                return records
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+            time.sleep(0.05)
+
+
+def is_local_create(record: RequestRecord) -> bool:
+    return (record.verb == "create" and record.resource == LOCAL.plural and record.cluster == ""
+            and record.status == 201)
+
+
+def is_finalizer_patch(record: RequestRecord) -> bool:
+    return (record.verb == "patch" and record.resource == REMOTE.plural and record.virtual_workspace
+            and not record.path.endswith("/status") and record.status == 200)
+
+
+def write_end(record: RequestRecord) -> float:
+    return record.started + record.duration
+
+
+def classify(record: RequestRecord) -> str:
+    """`<verb> <resource> (<where>)`, the row a request counts in."""
+    where = "VW" if record.virtual_workspace else ("service" if record.cluster == "" else "kcp")
+    subresource = "/status" if record.path.endswith("/status") else ""
+    return f"{record.verb} {record.resource or '-'}{subresource} ({where})"
+
+
+def breakdown(records: list[RequestRecord]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in records:
+        key = classify(record)
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+
+
+def peak_rss_mb(pid: int) -> float:
+    """VmHWM of a process (Linux): the most resident memory it ever had."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmHWM for process {pid}")
+
+
+def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def cpu_count() -> int:
+    return os.cpu_count() or 1

@@ -1,0 +1,127 @@
+"""Initial sync throughput, peak memory and API economy of `servlet run` (issue 6, targets 2, 3, 5).
+
+One measured run: a prepared world with the objects already there, `servlet run` started, wall
+time until every object has its finalizer and its local copy, the servlet's peak RSS, and every
+request it sent, counted per object from kcpsim's request log. Then, on the converged world, a
+restart and one full resync (requests counted) and one changed field (requests counted). The
+floor runs in a second world prepared the same way. It does not judge the figures.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.floor import floor_seconds
+from bench.scenario import (
+    LOCAL,
+    NAMESPACE,
+    REMOTE,
+    WRITE_VERBS,
+    Requests,
+    Scale,
+    breakdown,
+    is_finalizer_patch,
+    is_local_create,
+    peak_rss_mb,
+    prepared_world,
+    seed_objects,
+    write_end,
+)
+from tests.integration.e2e.env import E2E
+from tests.integration.e2e.process import ServletProcess
+
+WORKERS = 4  # the servlet's default --sync-workers, also the floor's concurrency
+RESYNC = 5.0
+
+
+def _reconciles(servlet: ServletProcess) -> float:
+    return sum(v for line in servlet.metrics().splitlines()
+               if line.startswith("servlet_reconciles_total{") and 'controller="sync' in line
+               for v in [float(line.rsplit(" ", 1)[1])])
+
+
+def initial_sync(env: E2E, scale: Scale, *, timeout: float) -> tuple[dict[str, Any], ServletProcess]:
+    requests = Requests(env.world)
+    requests.mark()
+    launched = time.time()
+    servlet = env.servlet_process(token="servlet").launch()
+    records = requests.wait_until(
+        lambda rs: sum(map(is_local_create, rs)) >= scale.objects and sum(map(is_finalizer_patch, rs)) >= scale.objects,
+        timeout=timeout, what=f"{scale.objects} local copies and finalizers", guard=servlet.check_alive)
+    converged = max(write_end(r) for r in records if is_local_create(r) or is_finalizer_patch(r))
+    first_write = min(r.started for r in records if r.verb in WRITE_VERBS)
+    rss = peak_rss_mb(servlet.pid)
+    time.sleep(2.0)  # anything sent late still belongs to the initial sync
+    records = requests.since_mark()
+    writes = [r for r in records if r.verb in WRITE_VERBS and not r.path.endswith("/leases")
+              and "/leases/" not in r.path]
+    return {
+        "seconds_from_start": converged - launched,
+        "seconds_from_first_write": converged - first_write,
+        "peak_rss_mb": rss,
+        "requests": breakdown(records),
+        "writes_per_object": len(writes) / scale.objects,
+        "writes": breakdown(writes),
+    }, servlet
+
+
+def resync_and_change(env: E2E, scale: Scale, objects: list[Any], *, timeout: float) -> dict[str, Any]:
+    """Restart with a short resync period; count one no-op resync, then one changed field."""
+    requests = Requests(env.world)
+    servlet = env.servlet(token="servlet-resync", extra=("--resync-period", str(RESYNC)))
+    env.eventually(lambda: _reconciles(servlet) >= scale.objects, timeout=timeout, what="the restart's reconciles")
+    requests.mark()
+    before = _reconciles(servlet)
+    env.eventually(lambda: _reconciles(servlet) >= before + scale.objects, timeout=timeout + RESYNC,
+                   what="one full resync")
+    resync = [r for r in requests.since_mark() if "leases" not in r.path]
+    target = objects[0]
+    requests.mark()
+    env.patch_remote(target.workspace, REMOTE, namespace=NAMESPACE, name=target.name, patch={"spec": {"color": "red"}})
+    requests.wait_until(lambda rs: any(r.cluster == "" and r.verb == "patch" and r.resource == LOCAL.plural
+                                       for r in rs), timeout=30, what="the changed field to reach the local copy")
+    time.sleep(1.0)
+    change = [r for r in requests.since_mark() if "leases" not in r.path]
+    servlet.stop()
+    return {
+        "resync_reconciles": scale.objects,
+        "resync_requests": breakdown(resync),
+        "resync_writes": sum(r.verb in WRITE_VERBS for r in resync),
+        "resync_gets": sum(r.verb == "get" for r in resync),
+        # The first request is the user's own patch; the rest are the servlet's.
+        "change_requests": breakdown(change[1:]),
+        "change_writes": sum(r.verb in WRITE_VERBS for r in change[1:]),
+    }
+
+
+def run(scale: Scale, *, economy: bool, floor: bool, directory: Path | None = None) -> dict[str, Any]:
+    base = Path(directory or tempfile.mkdtemp(prefix="servlet-bench-"))
+    timeout = 120 + scale.objects * 0.1
+    env = prepared_world(base / "servlet", scale)
+    try:
+        objects = seed_objects(env.world, scale)
+        result, servlet = initial_sync(env, scale, timeout=timeout)
+        servlet.stop()
+        if economy:
+            result["economy"] = resync_and_change(env, scale, objects, timeout=timeout)
+    finally:
+        env.stop_all()
+        env.world.stop()
+    if floor:
+        env = prepared_world(base / "floor", scale)
+        try:
+            seed_objects(env.world, scale)
+            result["floor_seconds"] = floor_seconds(env.world, workers=WORKERS)
+        finally:
+            env.world.stop()
+        result["ratio_to_floor"] = result["seconds_from_first_write"] / result["floor_seconds"]
+    return {"objects": scale.objects, "workspaces": scale.workspaces, **result}
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+    print(json.dumps(run(Scale(int(sys.argv[1]), int(sys.argv[2])), economy=True, floor=True), indent=2))
