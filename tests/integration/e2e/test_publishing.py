@@ -111,16 +111,19 @@ def test_a_changed_crd_gets_a_new_schema_that_replaces_the_old_one_in_the_export
 
 def test_deleting_a_published_resource_stops_its_sync_but_keeps_it_in_the_export(e2e: E2E) -> None:
     e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
-    e2e.servlet()
+    servlet = e2e.servlet()
     e2e.wait_served("team-a", REMOTE_WIDGET)
     cluster = e2e.world.cluster("team-a")
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "before", namespace="default", size=1))
     e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="before"))
     e2e.wait_condition("widgets", "Ready")
     schema = (e2e.published_resource("widgets") or {})["status"]["resourceSchemaName"]
+    # The operator's view of a running sync worker: its series of managed objects.
+    series = 'servlet_managed_objects{published_resource="widgets"}'
+    e2e.eventually(lambda: series in servlet.metrics(), what=f"{series} to be reported")
 
     e2e.rest.delete("/apis/services.kdp.k8c.io/v1alpha1/publishedresources/widgets")
-    e2e.eventually(lambda: e2e.published_resource("widgets") is None, what="the PublishedResource to be gone")
+    e2e.eventually(lambda: series not in servlet.metrics(), what="the sync worker of the deleted PublishedResource to stop")
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "after", namespace="default", size=1))
 
     def not_synced() -> bool:
