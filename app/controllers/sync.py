@@ -28,6 +28,7 @@ manager), and API details (the executor).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,7 @@ from attrs import define, field, frozen
 
 from servlet.adapters.errors import AlreadyExists
 from servlet.app.controllers.caches import Cache, InformerPool
+from servlet.app.controllers.fights import FightTracker
 from servlet.app.controllers.links import (
     RelatedIndex,
     RelatedObjectKey,
@@ -73,7 +75,7 @@ from servlet.core.actions import (
 )
 from servlet.core.conditions import Condition, ConditionType
 from servlet.core.model import Problem, RelatedKind, RemoteKey
-from servlet.core.plan import ObjectPlan, SyncContext, delete_orphans, find_orphans, plan_object
+from servlet.core.plan import ObjectPlan, SyncContext, delete_orphans, find_orphans, plan_object, remote_key_of
 from servlet.core.ports import ActionExecutor, ServiceCluster, WatchSources
 from servlet.core.related import RelatedKey, RelatedSnapshot, related_reads
 
@@ -157,6 +159,7 @@ class SyncWorker:
         # Conflicts and errors already reported per remote object: each is logged and counted when
         # it appears, not again on every reconcile that finds it still there.
         self._known_reports: dict[RemoteKey, frozenset[Report]] = {}
+        self._fights = FightTracker(clock=time.monotonic)
         self._task: asyncio.Task[None] | None = None
         self._started = False
         projected = context.projected
@@ -236,6 +239,26 @@ class SyncWorker:
         self._env.metrics.forget_published_resource(self.name)
         self._log.info("sync worker stopped")
 
+    def releases(self) -> list[Release]:
+        """Taking the servlet's finalizer off every remote object that has it, from the cache.
+
+        For a PublishedResource that was deleted: nothing will clean up for these objects any more,
+        so a finalizer left on them would block their deletion forever. Local copies are kept.
+        """
+        found = []
+        resource = self.context.projected.remote
+        for remote in self._remote.objects():
+            meta = remote.get("metadata") or {}
+            finalizers = [f for f in meta.get("finalizers") or [] if isinstance(f, str)]
+            if metadata.FINALIZER not in finalizers:
+                continue
+            key = remote_key_of(remote)
+            target = ObjectRef(side=Side.REMOTE, resource=resource, namespace=key.namespace, name=key.name,
+                               cluster=key.cluster)
+            found.append(Release(target=target, finalizers=tuple(f for f in finalizers if f != metadata.FINALIZER),
+                                 resource_version=str(meta.get("resourceVersion") or "")))
+        return found
+
     def _describe_resources(self) -> str:
         projected = self.context.projected
         return (f"{projected.remote.plural}.{projected.remote.group} in every workspace and "
@@ -269,7 +292,7 @@ class SyncWorker:
         return handle
 
     def _update_managed(self) -> None:
-        self._env.metrics.set_managed_objects(published_resource=self.name, count=len(self._local.keys()))
+        self._env.metrics.set_managed_objects(published_resource=self.name, count=len(self._local.informer))
 
     # -- reconcile -----------------------------------------------------------------------------
 
@@ -282,6 +305,7 @@ class SyncWorker:
             self._related_index.forget(key)
             self._in_the_way.pop(key, None)
             self._known_reports.pop(key, None)
+            self._fights.forget(key)
             return
         plan = self._plan(key, remote, occupant=self._remembered_occupant(key))
         reports = await self._execute(key, plan, may_adopt=True)
@@ -357,6 +381,8 @@ class SyncWorker:
             if isinstance(action, CreateNamespace):
                 await self._create_namespace(key, action)
                 continue
+            if isinstance(action, Patch):
+                self._hold_back_in_a_fight(key, action)
             try:
                 result = await self._env.executor.execute(action)
             except AlreadyExists:
@@ -364,9 +390,22 @@ class SyncWorker:
                     raise
                 return [*reports, *await self._decide_occupant(key, action)]
             self._remember(action, result)
+            if isinstance(action, Patch):
+                self._fights.sent(key)
             self._log.info("synced", object=_describe(key), workspace=key.cluster, action=action.type,
                            target=action.target.to_dict())
         return reports
+
+    def _hold_back_in_a_fight(self, key: RemoteKey, action: Patch) -> None:
+        """Raise Requeue while another writer keeps undoing this very correction (`fights.py`)."""
+        verdict = self._fights.consider(key, action.patch)
+        if verdict.started:
+            self._env.metrics.count_sync_fight(published_resource=self.name)
+            self._log.warning("another writer keeps changing the local copy back; backing off",
+                              object=_describe(key), workspace=key.cluster, target=action.target.to_dict(),
+                              fields=sorted(k for k in action.patch if k != "metadata"), wait=round(verdict.wait, 1))
+        if verdict.wait > 0:
+            raise Requeue(f"backing off a fight over {_describe(key)}", after=verdict.wait)
 
     def _report(self, key: RemoteKey, action: Conflict | Error) -> Report:
         """Log and count a conflict or error the first time it shows up for this remote object."""

@@ -9,7 +9,10 @@ connections there, and then makes the set of running workers match the Published
 - a worker whose PublishedResource is gone, became unusable or now projects differently (the CRD
   changed) is stopped, and a new one started once the new schema is exported;
 - workers are keyed by PublishedResource name and a new one only starts after the old one has
-  stopped, so two never run for one PublishedResource.
+  stopped, so two never run for one PublishedResource;
+- when a PublishedResource is deleted, its worker is stopped and then the servlet's finalizer is
+  taken off every remote object it had (local copies are kept): with no worker left to clean up,
+  a finalizer would block the user's deletion forever. Releases that fail are retried.
 
 When the VW URL changes, every worker is stopped before the connections move, since their watches
 point at the old URL.
@@ -22,12 +25,16 @@ from __future__ import annotations
 from collections import Counter
 from typing import Protocol
 
+import attrs
+
+from servlet.adapters.errors import Conflict, NotFound
 from servlet.app.controllers.apiexport import exported_schemas
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.catalog import Catalog
 from servlet.app.controllers.status import StatusBoard
 from servlet.app.controllers.sync import SyncEnvironment, SyncWorker
 from servlet.app.observability.logs import FieldLogger
+from servlet.core.actions import Release
 from servlet.core.apiexport import virtual_workspace_url
 from servlet.core.conditions import Condition, ConditionType
 from servlet.core.plan import SyncContext
@@ -60,6 +67,8 @@ class SyncManager:
         self._board = board
         self._log = log
         self.workers: dict[str, SyncWorker] = {}
+        # Finalizers still to take off the objects of deleted PublishedResources, by name.
+        self._to_release: dict[str, list[Release]] = {}
 
     async def reconcile(self, _: str = KEY) -> None:
         export = self._exports.get(self._exports.key(self._export_name))
@@ -94,10 +103,15 @@ class SyncManager:
             else:
                 desired[entry.name] = context
 
+        still_there = set(self._catalog.names())
         for name, worker in list(self.workers.items()):
             if desired.get(name) != worker.context:
                 del self.workers[name]
+                # Stopped first, so no reconcile of the old worker puts a finalizer back.
                 await worker.stop()
+                if name not in still_there:
+                    self._to_release[name] = worker.releases()
+        await self._release_deleted(still_there)
         sharing = Counter(context.projected.local for context in desired.values())
         for name, context in desired.items():
             if name not in self.workers:
@@ -110,6 +124,25 @@ class SyncManager:
                 self._log.warning("orphan detection is off: another PublishedResource publishes the same local "
                                   "resource", published_resource=name, local=context.projected.local.api_version)
             worker.orphans_enabled = not shared
+
+    async def _release_deleted(self, still_there: set[str]) -> None:
+        for name, releases in list(self._to_release.items()):
+            if name in still_there:  # created again: its new worker owns the objects
+                del self._to_release[name]
+                continue
+            while releases:
+                try:
+                    await self._env.executor.execute(releases[-1])
+                except NotFound:
+                    pass  # the object is gone already
+                except Conflict:
+                    # Changed since the cache saw it: next time without the precondition, which
+                    # only loses a finalizer someone adds in that very moment.
+                    releases[-1] = attrs.evolve(releases[-1], resource_version="")
+                    raise
+                releases.pop()  # a failure raises above and the reconcile is retried with the rest
+            del self._to_release[name]
+            self._log.info("released the objects of a deleted PublishedResource", published_resource=name)
 
     async def stop(self) -> None:
         workers, self.workers = list(self.workers.values()), {}

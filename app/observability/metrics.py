@@ -23,6 +23,7 @@ WATCH_RESTARTS = "servlet_watch_restarts_total"
 WATCH_RELISTS = "servlet_watch_relists_total"
 MANAGED_OBJECTS = "servlet_managed_objects"
 SYNC_CONFLICTS = "servlet_sync_conflicts_total"
+SYNC_FIGHTS = "servlet_sync_fights_total"
 ORPHANED_OBJECTS = "servlet_orphaned_objects"
 ORPHANS_DELETED = "servlet_orphans_deleted_total"
 ERRORS = "servlet_errors_total"
@@ -32,7 +33,7 @@ BUILD_INFO = "servlet_build_info"
 # The names as they appear in the exposition (counters with their `_total`), for the docs check.
 METRIC_NAMES: tuple[str, ...] = (
     RECONCILES, RECONCILE_DURATION, WORKQUEUE_DEPTH, API_REQUESTS, WATCH_RESTARTS, WATCH_RELISTS,
-    MANAGED_OBJECTS, SYNC_CONFLICTS, ORPHANED_OBJECTS, ORPHANS_DELETED, ERRORS, LEADER, BUILD_INFO,
+    MANAGED_OBJECTS, SYNC_CONFLICTS, SYNC_FIGHTS, ORPHANED_OBJECTS, ORPHANS_DELETED, ERRORS, LEADER, BUILD_INFO,
 )
 
 # The classic text format (0.0.4): every Prometheus version scrapes it.
@@ -101,6 +102,11 @@ class Metrics:
             "Local objects in the way that the servlet cannot prove are its own, by PublishedResource.",
             ["published_resource"], registry=registry,
         )
+        self._sync_fights = Counter(
+            _counter_name(SYNC_FIGHTS),
+            "Local copies another writer kept changing back, so the servlet backed off, by PublishedResource.",
+            ["published_resource"], registry=registry,
+        )
         self._orphaned_objects = Gauge(
             ORPHANED_OBJECTS, "Local copies whose workspace object is gone for good, by PublishedResource.",
             ["published_resource"], registry=registry,
@@ -143,6 +149,9 @@ class Metrics:
     def count_sync_conflict(self, *, published_resource: str) -> None:
         self._sync_conflicts.labels(published_resource=published_resource).inc()
 
+    def count_sync_fight(self, *, published_resource: str) -> None:
+        self._sync_fights.labels(published_resource=published_resource).inc()
+
     def set_orphaned_objects(self, *, published_resource: str, count: int) -> None:
         self._orphaned_objects.labels(published_resource=published_resource).set(count)
 
@@ -154,7 +163,7 @@ class Metrics:
 
     def forget_published_resource(self, name: str) -> None:
         """Drop the series of a PublishedResource that is gone, so its last values do not linger."""
-        for metric in (self._managed_objects, self._sync_conflicts, self._orphaned_objects, self._orphans_deleted):
+        for metric in (self._managed_objects, self._sync_conflicts, self._sync_fights, self._orphaned_objects, self._orphans_deleted):
             try:
                 metric.remove(name)
             except KeyError:

@@ -1,0 +1,37 @@
+"""Deleting a PublishedResource must not leave the servlet's finalizer on users' objects.
+
+Otherwise a user's later deletion waits forever for a cleanup no worker will do. Decided
+behaviour (docs/decisions.md): when a PublishedResource goes away while the servlet runs, its
+worker releases every object (finalizer removed, local copies kept, as for an object that leaves
+the filter), and from then on users' deletions go through at once.
+"""
+
+from __future__ import annotations
+
+from tests.integration.e2e.env import E2E
+from tests.integration.e2e.manifests import (
+    REMOTE_WIDGET, WIDGET, default_local_name, published_resource, remote_object, widget_crd,
+)
+
+
+def test_deleting_a_published_resource_releases_users_objects(e2e: E2E) -> None:
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
+    servlet = e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    cluster = e2e.world.cluster("team-a")
+    names = [f"kept-{i}" for i in range(3)]
+    for name in names:
+        e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", name, namespace="default", size=1))
+    for name in names:
+        e2e.wait_finalizer("team-a", REMOTE_WIDGET, namespace="default", name=name)
+
+    e2e.rest.delete("/apis/services.kdp.k8c.io/v1alpha1/publishedresources/widgets")
+    for name in names:
+        e2e.eventually(lambda n=name: not e2e.has_finalizer("team-a", REMOTE_WIDGET, namespace="default", name=n),
+                       what=f"the servlet's finalizer to leave {name} after its PublishedResource was deleted")
+    assert "released the objects of a deleted PublishedResource" in servlet.log_text()
+    # A user's deletion now completes; local copies stay (the operator's to clean up, like orphans).
+    e2e.rest.delete(e2e.remote_path("team-a", REMOTE_WIDGET, namespace="default", name=names[0]))
+    e2e.eventually(lambda: e2e.remote("team-a", REMOTE_WIDGET, namespace="default", name=names[0]) is None,
+                   what="the user's deletion to complete")
+    assert e2e.local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name=names[1]))
