@@ -11,6 +11,7 @@ pass durations they measured, so this module needs no clock).
 
 from __future__ import annotations
 
+import asyncio
 import enum
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -29,11 +30,13 @@ ORPHANS_DELETED = "servlet_orphans_deleted_total"
 ERRORS = "servlet_errors_total"
 LEADER = "servlet_leader"
 BUILD_INFO = "servlet_build_info"
+ASYNCIO_TASKS = "servlet_asyncio_tasks"
 
 # The names as they appear in the exposition (counters with their `_total`), for the docs check.
 METRIC_NAMES: tuple[str, ...] = (
     RECONCILES, RECONCILE_DURATION, WORKQUEUE_DEPTH, API_REQUESTS, WATCH_RESTARTS, WATCH_RELISTS,
     MANAGED_OBJECTS, SYNC_CONFLICTS, SYNC_FIGHTS, ORPHANED_OBJECTS, ORPHANS_DELETED, ERRORS, LEADER, BUILD_INFO,
+    ASYNCIO_TASKS,
 )
 
 # The classic text format (0.0.4): every Prometheus version scrapes it.
@@ -56,6 +59,13 @@ class ApiTarget(enum.Enum):
     SERVICE = "service"
     ORG = "org"
     VIRTUAL_WORKSPACE = "vw"
+
+
+def _running_tasks() -> float:
+    try:
+        return float(len(asyncio.all_tasks()))
+    except RuntimeError:  # scraped outside the loop (tests, tools): nothing to count
+        return 0.0
 
 
 def _counter_name(name: str) -> str:
@@ -123,6 +133,10 @@ class Metrics:
         build_info = Gauge(BUILD_INFO, "Always 1; the servlet's version is in the label.", ["version"],
                            registry=registry)
         build_info.labels(version=version).set(1)
+        # Read when scraped: the scrape is served on the daemon's event loop. A count that keeps
+        # growing under steady load is a leak (the reliability suite watches it).
+        tasks = Gauge(ASYNCIO_TASKS, "asyncio tasks alive in the servlet's event loop.", registry=registry)
+        tasks.set_function(_running_tasks)
         self._leader.set(0)
 
     def observe_reconcile(self, *, controller: str, result: ReconcileResult, seconds: float) -> None:
