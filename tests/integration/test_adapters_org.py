@@ -6,7 +6,6 @@ kcpsim seeds `root:myorg` (logical cluster `abc123xyz`) with the APIExport
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,16 +25,11 @@ from servlet.adapters.kube import resource_class
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.core.ports import SCHEMA_TYPE, WorkspaceIdentity
 from tests.kcpsim import KcpSim
+from tests.asyncio_support import run
 
 T = TypeVar("T")
 EXPORT = "certificates.example.corp"
 
-
-def run(main: Callable[[], Awaitable[T]]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(main(), timeout=20)
-
-    return asyncio.run(bounded())
 
 
 def with_org(sim: KcpSim, body: Callable[[OrgWorkspaceAdapter], Awaitable[T]], *, workspace: str | None = None) -> T:

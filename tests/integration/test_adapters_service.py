@@ -40,18 +40,13 @@ from servlet.core.ports import (
     InvolvedObject,
 )
 from tests.kcpsim import KcpSim
+from tests.asyncio_support import run
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
 PR_CRD = REPO / "charts" / "servlet" / "crds" / "publishedresources.yaml"
 CERT_CRD = REPO / "examples" / "certificates" / "crd-certificates.yaml"
 
-
-def run(main: Callable[[], Awaitable[T]]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(main(), timeout=20)
-
-    return asyncio.run(bounded())
 
 
 class Calls:

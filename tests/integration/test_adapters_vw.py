@@ -22,6 +22,7 @@ from servlet.core.actions import SECRET_TYPE
 from servlet.core.apiexport import virtual_workspace_url
 from servlet.core.model import ResourceType
 from tests.kcpsim import KcpSim
+from tests.asyncio_support import run
 
 T = TypeVar("T")
 TEAM_A = "k7v2m9x4q1w8z3r5"
@@ -30,12 +31,6 @@ CERTIFICATES = ResourceType(
     group="certificates.example.corp", version="v1alpha1", kind="Certificate", plural="certificates", namespaced=True
 )
 
-
-def run(main: Callable[[], Awaitable[T]]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(main(), timeout=20)
-
-    return asyncio.run(bounded())
 
 
 def with_vw(sim: KcpSim, body: Callable[[Connections], Awaitable[T]]) -> T:

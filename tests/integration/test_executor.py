@@ -8,8 +8,7 @@ clients straight to the workspace or the service cluster, never through the code
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,6 +46,7 @@ from servlet.core.actions import (
 from servlet.core.model import ResourceType
 from servlet.core.ports import CRD_TYPE
 from tests.kcpsim import KcpSim
+from tests.asyncio_support import run
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
@@ -57,12 +57,6 @@ REMOTE = ResourceType(
     group="certificates.example.corp", version="v1alpha1", kind="Certificate", plural="certificates", namespaced=True
 )
 
-
-def run(main: Callable[[], Awaitable[T]]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(main(), timeout=20)
-
-    return asyncio.run(bounded())
 
 
 class Observed:

@@ -8,7 +8,7 @@ back while the test changes objects in the gap) and `refuse_connections`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
@@ -29,6 +29,7 @@ from servlet.app.runtime.workqueue import Backoff
 from servlet.core.model import ResourceType
 from tests.kcpsim import FaultPlan, KcpSim, LatencyRule
 from tests.kcpsim.faults import ErrorRule
+from tests.asyncio_support import run, eventually
 
 T = TypeVar("T")
 CONFIGMAPS = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)
@@ -40,20 +41,6 @@ LABEL = "suite=informer"
 FAST = Backoff(base=0.05, cap=0.2)
 
 
-def run(main: Callable[[], Awaitable[T]]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(main(), timeout=20)
-
-    return asyncio.run(bounded())
-
-
-async def eventually(check: Callable[[], bool], *, within: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.01)
 
 
 async def cut_open_watch(sim: KcpSim, *, abort: bool = False) -> None:

@@ -8,7 +8,6 @@ purpose: the three Content-Type variants lightkube treats differently, and dropp
 from __future__ import annotations
 
 import ast
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -46,18 +45,13 @@ from servlet.adapters.kube import (
     wrap,
 )
 from servlet.core.model import ResourceType
+from tests.asyncio_support import run
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
 WIDGETS = ResourceType(group="example.test", version="v1", kind="Widget", plural="widgets", namespaced=True)
 OP = Operation(verb="get", resource="widgets.example.test", namespace="ns", name="w")
 
-
-def run(main: Callable[[], Awaitable[T]]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(main(), timeout=10)
-
-    return asyncio.run(bounded())
 
 
 # -- classification ----------------------------------------------------------------------------

@@ -7,30 +7,16 @@ loop's own timer, and every wait below is bounded.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import pytest
 
 from servlet.app.runtime.workqueue import Backoff, WorkQueue
+from tests.asyncio_support import run, eventually
 
 T = TypeVar("T")
 
 
-def run(main: Callable[[], Awaitable[T]]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(main(), timeout=10)
-
-    return asyncio.run(bounded())
-
-
-async def eventually(check: Callable[[], bool], *, within: float = 2.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.005)
 
 
 @pytest.mark.parametrize(
