@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import yaml
@@ -48,7 +48,6 @@ from servlet.core.ports import CRD_TYPE
 from tests.kcpsim import KcpSim
 from tests.asyncio_support import run
 
-T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
 TEAM_A = "k7v2m9x4q1w8z3r5"
 FINALIZER = "syncer.kdp.k8c.io/cleanup"

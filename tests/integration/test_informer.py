@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
@@ -31,7 +31,6 @@ from tests.kcpsim import FaultPlan, KcpSim, LatencyRule
 from tests.kcpsim.faults import ErrorRule
 from tests.asyncio_support import run, eventually
 
-T = TypeVar("T")
 CONFIGMAPS = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)
 SECRETS = ResourceType(group="", version="v1", kind="Secret", plural="secrets", namespaced=True)
 CERTIFICATES = ResourceType(

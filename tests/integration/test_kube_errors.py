@@ -11,7 +11,7 @@ import ast
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx2
 import pytest
@@ -47,7 +47,6 @@ from servlet.adapters.kube import (
 from servlet.core.model import ResourceType
 from tests.asyncio_support import run
 
-T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
 WIDGETS = ResourceType(group="example.test", version="v1", kind="Widget", plural="widgets", namespaced=True)
 OP = Operation(verb="get", resource="widgets.example.test", namespace="ns", name="w")

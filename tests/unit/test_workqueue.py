@@ -7,14 +7,12 @@ loop's own timer, and every wait below is bounded.
 from __future__ import annotations
 
 import asyncio
-from typing import TypeVar
 
 import pytest
 
 from servlet.app.runtime.workqueue import Backoff, WorkQueue
 from tests.asyncio_support import run, eventually
 
-T = TypeVar("T")
 
 
 
