@@ -363,7 +363,7 @@ class Kcp:
         spec = ctx.new.get("spec") or {}
         if ctx.operation == "UPDATE":
             if ctx.old is not None and spec != (ctx.old.get("spec") or {}):
-                raise self._forbid(ctx, f'spec: Invalid value: "object": is immutable')
+                raise self._forbid(ctx, 'spec: Invalid value: "object": is immutable')
             return
         group = spec.get("group", "")
         names = spec.get("names") or {}

@@ -11,7 +11,6 @@ from servlet.core.model import (
     LabelSelector,
     Naming,
     Origin,
-    Problem,
     Projection,
     PublishedResource,
     PublishedResourceSpec,

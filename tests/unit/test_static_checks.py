@@ -59,3 +59,11 @@ def test_core_module_calls_no_impure_builtin(module: Path) -> None:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in IMPURE_BUILTINS
     ]
     assert not calls, f"the core must not do I/O: {calls}"
+
+
+def test_no_unused_imports_or_undefined_names_anywhere() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", str(REPO)],
+        cwd=REPO, capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
