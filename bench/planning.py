@@ -103,7 +103,7 @@ def converged_local(ctx: SyncContext, remote: dict[str, Any]) -> dict[str, Any]:
     """The local copy exactly as the plan for the object creates it (as the API would return it)."""
     creates = [a for a in _plan(ctx, remote, None).actions if isinstance(a, Create)]
     assert len(creates) == 1, "a fresh object must plan exactly one create"
-    local = copy.deepcopy(creates[0].object)
+    local: dict[str, Any] = copy.deepcopy(dict(creates[0].object))
     local["metadata"].update({"uid": "5f1e", "resourceVersion": "9", "creationTimestamp": "2026-11-20T10:00:01Z"})
     return local
 

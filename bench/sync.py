@@ -23,6 +23,7 @@ from bench.scenario import (
     Requests,
     Scale,
     breakdown,
+    cpu_seconds,
     is_finalizer_patch,
     is_local_create,
     peak_rss_mb,
@@ -35,6 +36,7 @@ from tests.integration.e2e.process import ServletProcess
 
 WORKERS = 4  # the servlet's default --sync-workers, also the floor's concurrency
 RESYNC = 5.0
+OBJECT_RESOURCES = frozenset({LOCAL.plural, REMOTE.plural, "namespaces"})
 
 
 def _reconciles(servlet: ServletProcess) -> float:
@@ -47,6 +49,7 @@ def initial_sync(env: E2E, scale: Scale, *, timeout: float) -> tuple[dict[str, A
     requests = Requests(env.world)
     requests.mark()
     launched = time.time()
+    sim_cpu = time.process_time()  # kcpsim runs in this process
     servlet = env.servlet_process(token="servlet").launch()
     records = requests.wait_until(
         lambda rs: sum(map(is_local_create, rs)) >= scale.objects and sum(map(is_finalizer_patch, rs)) >= scale.objects,
@@ -54,6 +57,7 @@ def initial_sync(env: E2E, scale: Scale, *, timeout: float) -> tuple[dict[str, A
     converged = max(write_end(r) for r in records if is_local_create(r) or is_finalizer_patch(r))
     first_write = min(r.started for r in records if r.verb in WRITE_VERBS)
     rss = peak_rss_mb(servlet.pid)
+    servlet_cpu, sim_cpu = cpu_seconds(servlet.pid), time.process_time() - sim_cpu
     time.sleep(2.0)  # anything sent late still belongs to the initial sync
     records = requests.since_mark()
     writes = [r for r in records if r.verb in WRITE_VERBS and not r.path.endswith("/leases")
@@ -62,6 +66,8 @@ def initial_sync(env: E2E, scale: Scale, *, timeout: float) -> tuple[dict[str, A
         "seconds_from_start": converged - launched,
         "seconds_from_first_write": converged - first_write,
         "peak_rss_mb": rss,
+        "servlet_cpu_seconds": servlet_cpu,
+        "kcpsim_cpu_seconds": sim_cpu,
         "requests": breakdown(records),
         "writes_per_object": len(writes) / scale.objects,
         "writes": breakdown(writes),
@@ -89,8 +95,10 @@ def resync_and_change(env: E2E, scale: Scale, objects: list[Any], *, timeout: fl
     return {
         "resync_reconciles": scale.objects,
         "resync_requests": breakdown(resync),
-        "resync_writes": sum(r.verb in WRITE_VERBS for r in resync),
+        "resync_object_writes": sum(r.verb in WRITE_VERBS and r.resource in OBJECT_RESOURCES for r in resync),
         "resync_gets": sum(r.verb == "get" for r in resync),
+        # Requests about anything but the objects (the PublishedResource's status after the restart).
+        "resync_other": breakdown([r for r in resync if r.resource not in OBJECT_RESOURCES]),
         # The first request is the user's own patch; the rest are the servlet's.
         "change_requests": breakdown(change[1:]),
         "change_writes": sum(r.verb in WRITE_VERBS for r in change[1:]),
