@@ -179,7 +179,8 @@ def run_chaos(e2e: E2E, scale: ChaosScale, *, seed: int = 7) -> ChaosResult:
         servlet.kill()
         time.sleep(0.5)  # the world goes on without it for a moment
         servlet = e2e.servlet(leader_election=False, token=f"servlet-{kill_at:.0f}")
-    while time.monotonic() - started < scale.churn_seconds:
+    # Churn for the planned time, and until `objects` objects were created in all.
+    while time.monotonic() - started < scale.churn_seconds or churn.counter < scale.objects:
         time.sleep(0.2)
     churn.stop()
     result.faults_fired = sim.faults.fired()
