@@ -111,7 +111,6 @@ class SyncManager:
                 await worker.stop()
                 if name not in still_there:
                     self._to_release[name] = worker.releases()
-        await self._release_deleted(still_there)
         sharing = Counter(context.projected.local for context in desired.values())
         for name, context in desired.items():
             if name not in self.workers:
@@ -124,6 +123,8 @@ class SyncManager:
                 self._log.warning("orphan detection is off: another PublishedResource publishes the same local "
                                   "resource", published_resource=name, local=context.projected.local.api_version)
             worker.orphans_enabled = not shared
+        # Last, so a release that fails (and fails the reconcile) holds up no other worker.
+        await self._release_deleted(still_there)
 
     async def _release_deleted(self, still_there: set[str]) -> None:
         for name, releases in list(self._to_release.items()):

@@ -8,13 +8,21 @@ the filter), and from then on users' deletions go through at once.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
     REMOTE_WIDGET, WIDGET, default_local_name, published_resource, remote_object, widget_crd,
 )
+from tests.kcpsim import ErrorRule, FaultPlan
+
+# The first releases fail (500, then a 409 for a changed object): they must be retried.
+FAILING_RELEASES = FaultPlan(errors=(ErrorRule(status=500, verb="patch", target="vw", limit=2),
+                                     ErrorRule(status=409, verb="patch", target="vw", limit=1)))
 
 
-def test_deleting_a_published_resource_releases_users_objects(e2e: E2E) -> None:
+@pytest.mark.parametrize("faults", [None, FAILING_RELEASES], ids=["plain", "failing-releases-retried"])
+def test_deleting_a_published_resource_releases_users_objects(e2e: E2E, faults: FaultPlan | None) -> None:
     e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
     servlet = e2e.servlet()
     e2e.wait_served("team-a", REMOTE_WIDGET)
@@ -25,10 +33,15 @@ def test_deleting_a_published_resource_releases_users_objects(e2e: E2E) -> None:
     for name in names:
         e2e.wait_finalizer("team-a", REMOTE_WIDGET, namespace="default", name=name)
 
+    if faults is not None:
+        e2e.world.sim.set_faults(faults)
     e2e.rest.delete("/apis/services.kdp.k8c.io/v1alpha1/publishedresources/widgets")
     for name in names:
         e2e.eventually(lambda n=name: not e2e.has_finalizer("team-a", REMOTE_WIDGET, namespace="default", name=n),
-                       what=f"the servlet's finalizer to leave {name} after its PublishedResource was deleted")
+                       what=f"the servlet's finalizer to leave {name} after its PublishedResource was deleted",
+                       timeout=20)
+    if faults is not None:
+        assert e2e.world.sim.faults.fired() == 3, "the injected failures did not happen"
     assert "released the objects of a deleted PublishedResource" in servlet.log_text()
     # A user's deletion now completes; local copies stay (the operator's to clean up, like orphans).
     e2e.rest.delete(e2e.remote_path("team-a", REMOTE_WIDGET, namespace="default", name=names[0]))
