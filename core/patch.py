@@ -235,10 +235,12 @@ def content_patch(*, desired: Mapping[str, Any], live: Mapping[str, Any]) -> Con
     stored = annotations.get(LAST_KNOWN_STATE_ANNOTATION)
     last_known = decode_state(stored if isinstance(stored, str) else None)
     patch = three_way_patch(last_known=last_known, desired=desired, live=live)
-    if not patch and last_known is not None and _json_equal(last_known, desired):
+    state = encode_state(desired)
+    # The stored state is normally exactly what encode_state wrote: comparing the strings spares
+    # serialising both sides again; JSON equality still decides for any other spelling.
+    if not patch and last_known is not None and (stored == state or _json_equal(last_known, desired)):
         return ContentPatch(patch={})
 
-    state = encode_state(desired)
     patch = apply_merge_patch(patch, {"metadata": {"annotations": {LAST_KNOWN_STATE_ANNOTATION: state}}})
     annotations_after = apply_merge_patch(annotations, patch["metadata"]["annotations"])
     size = annotations_size(annotations_after)
