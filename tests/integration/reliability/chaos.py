@@ -33,8 +33,7 @@ FAULT_RATE = 0.07
 def write_faults(*, seed: int, watch_seconds: float) -> FaultPlan:
     """Faults on the servlet's writes only (virtual workspace and service cluster), not the users'."""
     rules = tuple(ErrorRule(status=status, rate=FAULT_RATE, verb=verb, target=target, retry_after=1)
-                  for status in FAULT_STATUSES for verb in WRITE_VERBS for target in ("vw", "service")
-                  if not (target == "service" and verb == "update"))  # Lease renewals stay reliable
+                  for status in FAULT_STATUSES for verb in WRITE_VERBS for target in ("vw", "service"))
     return FaultPlan(errors=rules, watch_max_seconds=watch_seconds, watch_cut_abort=True, seed=seed)
 
 
