@@ -260,7 +260,7 @@ class Informer:
             metadata = page.get("metadata") or {}
             # Every page of one paginated list carries the same snapshot version; keep the first.
             version = version or str(metadata.get("resourceVersion") or "")
-            items.extend(page.get("items") or [])
+            items.extend(_without_managed_fields(obj) for obj in page.get("items") or [])
             token = metadata.get("continue")
             self._alive()
             if not token:
@@ -299,7 +299,7 @@ class Informer:
         try:
             event = json.loads(line)
             kind = event["type"]
-            obj = event["object"]
+            obj = _without_managed_fields(event["object"])
         except (ValueError, KeyError, TypeError) as exc:
             raise _BrokenStream(f"unreadable watch event: {line[:200]!r}") from exc
         if kind == "ERROR":
@@ -358,3 +358,15 @@ class Informer:
 
 def _version(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def _without_managed_fields(obj: Any) -> Any:
+    """The object without `metadata.managedFields` (changed in place; it was just decoded).
+
+    They serve server-side apply, which the servlet never uses, and can be as large as the rest of
+    the object; every object of every workspace is cached (client-go informers trim them too).
+    """
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    if isinstance(metadata, dict):
+        metadata.pop("managedFields", None)
+    return obj
