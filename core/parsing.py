@@ -272,9 +272,32 @@ def _parse_reference(data: object, *, path: str, problems: list[Problem]) -> Rel
     namespace = None
     if namespace_data is not None:
         namespace = _parse_value_reference(namespace_data, path=f"{path}.namespace", problems=problems)
+        if namespace is not None:
+            _check_namespace_source(namespace, field=f"{path}.namespace.path", problems=problems)
     if name is None or (namespace_data is not None and namespace is None):
         return None
     return RelatedReference(name=name, namespace=namespace)
+
+
+# Fields of the local primary a tenant cannot write: the service sets `status`, the servlet picks
+# the namespace. Everything else (spec, labels, annotations) is copied from the tenant's object.
+_TENANT_PROOF_PATHS = ("status", "metadata.namespace")
+
+
+def _check_namespace_source(reference: ValueReference, *, field: str, problems: list[Problem]) -> None:
+    """A related object's namespace must not be the tenant's choice.
+
+    It is read from the local primary too, and that copy's spec is the tenant's: a path into it
+    would let a tenant have Secrets of any service-cluster namespace copied up into their
+    workspace (origin service), or written into any namespace (origin platform).
+    """
+    constant = reference.regex is not None and reference.regex.pattern == ""
+    tenant_proof = any(reference.path == root or reference.path.startswith(f"{root}.") for root in _TENANT_PROOF_PATHS)
+    if not constant and not tenant_proof:
+        problems.append(Problem(field=field, message=(
+            f"{reference.path!r} is read from the tenant's object, so a tenant could choose any namespace of the "
+            "service cluster; use a path under status (set by the service), metadata.namespace, or a constant "
+            "(regex with an empty pattern and the namespace as replacement)")))
 
 
 def _parse_value_reference(data: object, *, path: str, problems: list[Problem]) -> ValueReference | None:

@@ -7,8 +7,8 @@ Secret or ConfigMap of origin `service` is looked up by a name the tenant choose
 holding other tenants' copies (or, for `kube-system`, the cluster's own Secrets). These are risks
 an operator should see before publishing, so `servlet plan` reports them as warnings.
 
-The same goes for a related object of origin `service` whose namespace comes from a
-`reference.namespace` path: the path is read from a copy of the tenant's object.
+A related object's namespace taken from the tenant's own spec is worse than a risk: parsing
+refuses it (`parsing._check_namespace_source`), so it needs no warning here.
 
 Deliberately not here: refusing such a PublishedResource (it is valid by the SPEC) and anything
 that needs the cluster's state; the rules look at the spec alone.
@@ -42,22 +42,6 @@ def _is_system(namespace: str) -> bool:
     return namespace in SYSTEM_NAMESPACES or namespace.startswith("kube-")
 
 
-def _chosen_namespaces(published: PublishedResource) -> list[SharingWarning]:
-    """A `reference.namespace` of a service-origin object lets the tenant pick the local namespace.
-
-    It is read from the local primary, whose spec is the tenant's, so the tenant chooses which
-    namespace of the service cluster the Secret or ConfigMap is copied up from.
-    """
-    return [SharingWarning(
-        published_resource=published.name, field=f"spec.related[{index}].reference.namespace",
-        message=(f"the related {related.kind.value} '{related.identifier}' of origin service is read from a namespace "
-                 f"taken from the object ('{related.reference.namespace.path}'), which the tenant writes: a tenant can "
-                 f"have a {related.kind.value} of any namespace of the service cluster copied into their workspace "
-                 "unless a projection or regex pins it"))
-        for index, related in enumerate(published.spec.related)
-        if related.origin is Origin.SERVICE and related.reference.namespace is not None]
-
-
 def shared_namespace_warnings(published: PublishedResource, *,
                               servlet_namespace: str = "") -> tuple[SharingWarning, ...]:
     """What is risky about where `published` puts local copies; () for per-workspace namespaces.
@@ -66,7 +50,7 @@ def shared_namespace_warnings(published: PublishedResource, *,
     it with the servlet's own objects. Only an explicit `naming.namespace` can be shared: the
     default always contains `$remoteClusterName`.
     """
-    warnings = list(_chosen_namespaces(published))
+    warnings: list[SharingWarning] = []
     pattern = published.spec.naming.namespace
     if pattern is None or CLUSTER_NAME in pattern:
         return tuple(warnings)

@@ -91,13 +91,18 @@ _regexes = st.none() | st.sampled_from([
 _value_references = st.builds(
     ValueReference, path=st.sampled_from(["spec.secretName", "metadata.name", "spec.tls[0].name"]), regex=_regexes,
 )
+# A related object's namespace may not come from the tenant's spec: status, metadata.namespace or a constant.
+_namespace_references = st.builds(
+    ValueReference, path=st.sampled_from(["status.secretNamespace", "metadata.namespace"]), regex=_regexes,
+) | st.builds(ValueReference, path=st.sampled_from(["spec.secretName", "metadata.uid"]),
+              regex=st.builds(RegexRule, pattern=st.just(""), replacement=_labels))
 _related_lists = st.lists(
     st.builds(
         RelatedResource,
         identifier=_labels,
         origin=st.sampled_from(list(Origin)),
         kind=st.sampled_from(list(RelatedKind)),
-        reference=st.builds(RelatedReference, name=_value_references, namespace=st.none() | _value_references),
+        reference=st.builds(RelatedReference, name=_value_references, namespace=st.none() | _namespace_references),
     ),
     max_size=3,
     unique_by=lambda related: related.identifier,

@@ -393,3 +393,30 @@ def test_a_generation_that_is_not_a_whole_number_is_a_problem(generation: Any) -
     manifest = _manifest()
     manifest["metadata"]["generation"] = generation
     assert [problem.field for problem in parse_published_resource(manifest).problems] == ["metadata.generation"]
+
+
+@pytest.mark.parametrize("origin", ["service", "platform"])
+@pytest.mark.parametrize("namespace", [
+    {"path": "spec.secretNamespace"},
+    {"path": "metadata.labels.team"},
+    {"path": "spec.secretName", "regex": {"pattern": "^(.*)$", "replacement": "kube-system"}},
+])
+def test_a_related_namespace_the_tenant_could_choose_is_refused(origin: str, namespace: dict[str, Any]) -> None:
+    problems = _problems(_manifest(related=[_related(origin=origin, reference={
+        "name": {"path": "spec.secretName"}, "namespace": namespace})]))
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(f"spec.related[0].reference.namespace.path: '{namespace['path']}' is read from "
+                                  "the tenant's object")
+
+
+@pytest.mark.parametrize("namespace", [
+    {"path": "status.secretNamespace"},
+    {"path": "metadata.namespace"},
+    {"path": "spec.anything", "regex": {"pattern": "", "replacement": "certs"}},
+])
+def test_a_related_namespace_from_status_the_primarys_namespace_or_a_constant_is_accepted(
+        namespace: dict[str, Any]) -> None:
+    result = parse_published_resource(_manifest(related=[_related(reference={
+        "name": {"path": "spec.secretName"}, "namespace": namespace})]))
+    assert result.problems == ()
+    assert _spec(result).related[0].reference.namespace is not None

@@ -62,17 +62,6 @@ def test_a_system_namespace_with_service_related_secrets_is_called_out(namespace
     assert "system namespace" in warnings[2]["message"] and "any Secret or ConfigMap" in warnings[2]["message"]
 
 
-@pytest.mark.parametrize("origin, warned", [("service", True), ("platform", False)])
-def test_a_related_namespace_taken_from_the_object_lets_the_tenant_pick_a_service_namespace(
-        origin: str, warned: bool) -> None:
-    related = [{"identifier": "creds", "origin": origin, "kind": "Secret",
-                "reference": {"name": {"path": "spec.note"}, "namespace": {"path": "spec.color"}}}]
-    warnings = _warnings(related=related)
-    assert [w["field"] for w in warnings] == (["spec.related[0].reference.namespace"] if warned else [])
-    if warned:
-        assert "any namespace" in warnings[0]["message"] and "spec.color" in warnings[0]["message"]
-
-
 def test_the_servlets_own_namespace_is_called_out_by_the_core_rule() -> None:
     published = PublishedResource(name="w", spec=PublishedResourceSpec(
         resource=SourceResource(api_group="example.com", kind="Widget"), naming=Naming(namespace="kdp-system")))
