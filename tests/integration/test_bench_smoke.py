@@ -7,7 +7,6 @@ the figures that matter come from `python -m bench --full` (docs/performance.md)
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
