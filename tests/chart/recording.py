@@ -20,10 +20,8 @@ from urllib.parse import parse_qs
 
 import attrs
 
-from tests.integration.e2e.world import (
-    PUBLISHED_RESOURCE_CRD, SERVLET_NAMESPACE, CallerLog, Rest, World, load_yaml,
-)
-from tests.kcpsim import KcpSim, SimConfig, Topology
+from tests.integration.e2e.world import World, start_world
+from tests.kcpsim import KcpSim, Topology
 
 # Paths of kcp: workspaces and the APIExport virtual workspace. Everything else is the service cluster.
 KCP_PREFIXES = ("/clusters/", "/services/")
@@ -116,20 +114,5 @@ class ServiceClusterRecorder:
 
 def start_recorded_world(directory: Path, *, topology: Topology | None = None) -> tuple[World, ServiceClusterRecorder]:
     """The e2e suite's starting world (see `start_world`), recording service-cluster requests."""
-    directory.mkdir(parents=True, exist_ok=True)
-    sim = KcpSim(SimConfig(topology=topology or Topology(with_schema=False)))
-    callers = CallerLog()
-    callers.install(sim)
     recorder = ServiceClusterRecorder()
-    recorder.install(sim)
-    sim.start()
-    world = World(sim=sim, directory=directory, callers=callers, rest=Rest(sim.base_url))
-    try:
-        sim.write_kubeconfigs(directory)
-        for document in load_yaml(PUBLISHED_RESOURCE_CRD):
-            world.apply(document)
-        world.ensure_namespace(SERVLET_NAMESPACE)
-    except BaseException:
-        world.stop()
-        raise
-    return world, recorder
+    return start_world(directory, topology=topology, before_start=recorder.install), recorder

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -195,13 +195,18 @@ class World:
         self.sim.stop()
 
 
-def start_world(directory: Path, *, topology: Topology | None = None) -> World:
+def start_world(directory: Path, *, topology: Topology | None = None,
+                before_start: Callable[[KcpSim], None] | None = None) -> World:
     """kcpsim with the default topology but no schema in the export yet (the servlet adds it),
-    the PublishedResource CRD installed and the servlet's namespace created."""
+    the PublishedResource CRD installed and the servlet's namespace created.
+
+    `before_start` may hook more observers into the simulator before it serves anything."""
     directory.mkdir(parents=True, exist_ok=True)
     sim = KcpSim(SimConfig(topology=topology or Topology(with_schema=False)))
     callers = CallerLog()
     callers.install(sim)
+    if before_start is not None:
+        before_start(sim)
     sim.start()
     world = World(sim=sim, directory=directory, callers=callers, rest=Rest(sim.base_url))
     try:
