@@ -25,16 +25,23 @@ from __future__ import annotations
 import enum
 import os
 import re
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 from lightkube import AsyncClient, KubeConfig
-from lightkube.config import client_adapter
 from lightkube.config.kubeconfig import SingleConfig
 from lightkube.core.exceptions import ConfigError
 
-from servlet.adapters.kube import DEFAULT_TIMEOUT, FIELD_MANAGER, cluster_url, collection_path, single_config
+from servlet.adapters.kube import (
+    DEFAULT_TIMEOUT,
+    async_client,
+    cluster_url,
+    collection_path,
+    http_client,
+    single_config,
+    tls_context,
+)
 from servlet.core.model import ResourceType
 from servlet.core.ports import WatchSource, WatchSources
 
@@ -196,16 +203,9 @@ class _CountingTransport(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-def _transport(config: SingleConfig, *, trust_env: bool) -> httpx2.AsyncHTTPTransport:
-    # A transport passed to httpx2 replaces the client's own, TLS settings included, so the
-    # kubeconfig's CA and client certificate go here.
-    assert config.user is not None
-    verify = client_adapter.verify_cluster(config.cluster, config.user, config.abs_file, trust_env=trust_env)
-    return httpx2.AsyncHTTPTransport(verify=verify, trust_env=trust_env)
-
-
 class _Target:
-    """The clients of one target: lightkube and httpx2 clients per base URL over one pool."""
+    """The clients of one target: lightkube and httpx2 clients per base URL over one pool, with one
+    SSL context (built once: with no CA in the kubeconfig that is loading the system CA bundle)."""
 
     def __init__(
         self, config: SingleConfig, *, target: Target, observer: RequestObserver | None, timeout: float,
@@ -214,20 +214,20 @@ class _Target:
         self._config = config
         self._timeout = timeout
         self._trust_env = trust_env
-        self.transport = _CountingTransport(_transport(config, trust_env=trust_env), target=target, observer=observer)
+        self._tls = tls_context(config, trust_env=trust_env)
+        # A transport passed to httpx2 replaces the client's own, TLS settings included, so the
+        # kubeconfig's CA and client certificate go here too.
+        pool = httpx2.AsyncHTTPTransport(verify=self._tls, trust_env=trust_env)
+        self.transport = _CountingTransport(pool, target=target, observer=observer)
         self._clients: dict[str, AsyncClient] = {}
         self._https: dict[str, httpx2.AsyncClient] = {}
 
     def client(self, server: str) -> AsyncClient:
         client = self._clients.get(server)
         if client is None:
-            client = AsyncClient(
-                single_config(self._config, server=server),
-                timeout=httpx2.Timeout(self._timeout),
-                field_manager=FIELD_MANAGER,
-                lazy=False,
-                transport=self.transport,
-                trust_env=self._trust_env,
+            client = async_client(
+                self._config, server=server, timeout=self._timeout, transport=self.transport,
+                trust_env=self._trust_env, tls=self._tls,
             )
             self._clients[server] = client
         return client
@@ -235,12 +235,10 @@ class _Target:
     def http(self, server: str) -> httpx2.AsyncClient:
         client = self._https.get(server)
         if client is None:
-            params = client_adapter.ConnectionParams(
-                timeout=httpx2.Timeout(self._timeout),
-                trust_env=self._trust_env,
-                transport=cast(Any, self.transport),  # lightkube annotates the sync transport type here
+            client = http_client(
+                self._config, server=server, timeout=self._timeout, trust_env=self._trust_env,
+                transport=self.transport, tls=self._tls,
             )
-            client = client_adapter.AsyncClient(single_config(self._config, server=server), params)
             self._https[server] = client
         return client
 

@@ -8,7 +8,9 @@ Why it exists:
   turns all of them into the classes of `errors.py`, so no caller depends on those quirks.
 - lightkube has no per-request cluster: one client per base URL (a cluster, a workspace
   `/clusters/<lc>`, the VW wildcard `/clusters/*`). `async_client()`, `http_client()` and
-  `ClusterClients` build them from one kubeconfig with the same auth and TLS.
+  `ClusterClients` build them from one kubeconfig with the same auth and TLS. lightkube builds a
+  new SSL context per client (loading the system CA bundle each time when the kubeconfig has no
+  CA: tens of milliseconds); these accept one context built once by `tls_context()`.
 - lightkube's generic-resource registry is process-wide and raises when a kind is asked for
   again with another plural; `resource_class()` keeps its own cache and never registers.
 - `patch()` defaults to strategic merge, which custom resources reject: `merge_patch()` and
@@ -19,7 +21,9 @@ What it deliberately does not do: decide anything about objects, retry, or log.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import ssl
 import types
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, cast
@@ -30,6 +34,7 @@ from lightkube import AsyncClient, KubeConfig
 from lightkube.config import client_adapter
 from lightkube.config.kubeconfig import SingleConfig
 from lightkube.core import resource as lk_resource
+from lightkube.core.generic_client import GenericAsyncClient
 from lightkube.core.exceptions import ApiError
 from lightkube.generic_resource import (
     GenericGlobalResource,
@@ -235,6 +240,51 @@ def cluster_url(base: str, cluster: str) -> str:
     return f"{base.rstrip('/')}/clusters/{cluster}"
 
 
+def tls_context(config: SingleConfig, *, trust_env: bool = True) -> ssl.SSLContext:
+    """The SSL context lightkube would build for this kubeconfig: its CA (or the system trust store,
+    or no verification if it says `insecure-skip-tls-verify`) and its client certificate.
+
+    Building one can cost tens of milliseconds (loading the system CA bundle), so build it once
+    per kubeconfig and hand it to every client of that kubeconfig.
+    """
+    if config.user is None:
+        raise ValueError("the kubeconfig's current context has no user")
+    return client_adapter.verify_cluster(config.cluster, config.user, config.abs_file, trust_env=trust_env)
+
+
+class _SharedTlsParams(client_adapter.ConnectionParams):
+    """lightkube's connection parameters with an SSL context built beforehand.
+
+    lightkube builds a new SSL context for every client it creates (`httpx_params`); this returns
+    the given one instead, with the same auth and the same other parameters. The context is an
+    attribute, not a dataclass field, so it never reaches httpx2 as a keyword of its own.
+    """
+
+    def __init__(self, *, tls: ssl.SSLContext, **params: Any) -> None:
+        super().__init__(**params)
+        self.tls = tls
+
+    def httpx_params(self, config: SingleConfig) -> dict[str, Any]:
+        if config.user is None:
+            raise ValueError("the kubeconfig's current context has no user")
+        own = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        return dict(base_url=config.cluster.server, verify=self.tls, auth=client_adapter.user_auth(config.user), **own)
+
+
+class _SharedTlsClient(AsyncClient):
+    """A lightkube AsyncClient whose connection parameters (and so SSL context) come from outside.
+
+    lightkube's own constructor always builds fresh parameters; this sets the same two attributes
+    it sets (`_timeout`, `_client`), from parameters that carry a shared context.
+    """
+
+    def __init__(
+        self, config: SingleConfig, *, params: _SharedTlsParams, timeout: httpx2.Timeout, field_manager: str
+    ) -> None:
+        self._timeout = timeout
+        self._client = GenericAsyncClient(params, config, lazy=False, field_manager=field_manager)
+
+
 def async_client(
     config: KubeConfig | SingleConfig,
     *,
@@ -242,19 +292,19 @@ def async_client(
     timeout: float = DEFAULT_TIMEOUT,
     transport: httpx2.AsyncBaseTransport | None = None,
     trust_env: bool = True,
+    tls: ssl.SSLContext | None = None,
 ) -> AsyncClient:
     """A lightkube client for one base URL, writing as field manager `kdp-servlet`.
 
-    `trust_env=False` ignores proxy and CA settings from the environment.
+    `trust_env=False` ignores proxy and CA settings from the environment. `tls`: an SSL context
+    from `tls_context()` of the same kubeconfig, shared with other clients instead of building one.
     """
-    return AsyncClient(
-        single_config(config, server=server),
-        timeout=httpx2.Timeout(timeout),
-        field_manager=FIELD_MANAGER,
-        lazy=False,
-        transport=transport,
-        trust_env=trust_env,
-    )
+    chosen = single_config(config, server=server)
+    if tls is None:
+        tls = tls_context(chosen, trust_env=trust_env)
+    timeouts = httpx2.Timeout(timeout)
+    params = _SharedTlsParams(tls=tls, timeout=timeouts, trust_env=trust_env, transport=transport)
+    return _SharedTlsClient(chosen, params=params, timeout=timeouts, field_manager=FIELD_MANAGER)
 
 
 def http_client(
@@ -263,16 +313,27 @@ def http_client(
     server: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     trust_env: bool = True,
+    transport: httpx2.AsyncBaseTransport | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> httpx2.AsyncClient:
     """A plain httpx2 client with the kubeconfig's auth and TLS, for requests lightkube cannot make
     (watches with bookmarks). Its base URL is the cluster's server; use paths without a leading `/`.
     """
-    params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeout), trust_env=trust_env)
-    return client_adapter.AsyncClient(single_config(config, server=server), params)
+    chosen = single_config(config, server=server)
+    if tls is None:
+        tls = tls_context(chosen, trust_env=trust_env)
+    params = _SharedTlsParams(
+        tls=tls,
+        timeout=httpx2.Timeout(timeout),
+        trust_env=trust_env,
+        transport=cast(Any, transport),  # lightkube annotates the sync transport type here
+    )
+    return client_adapter.AsyncClient(chosen, params)
 
 
 class ClusterClients:
-    """One lightkube client per logical cluster under a base URL (kcp host or VW), made on demand."""
+    """One lightkube client per logical cluster under a base URL (kcp host or VW), made on demand,
+    all with one SSL context."""
 
     def __init__(
         self,
@@ -286,13 +347,16 @@ class ClusterClients:
         self.base_url = base_url.rstrip("/")
         self._timeout = timeout
         self._trust_env = trust_env
+        self._tls = tls_context(self._config, trust_env=trust_env)
         self._clients: dict[str, AsyncClient] = {}
 
     def get(self, cluster: str) -> AsyncClient:
         client = self._clients.get(cluster)
         if client is None:
             server = cluster_url(self.base_url, cluster)
-            client = async_client(self._config, server=server, timeout=self._timeout, trust_env=self._trust_env)
+            client = async_client(
+                self._config, server=server, timeout=self._timeout, trust_env=self._trust_env, tls=self._tls
+            )
             self._clients[cluster] = client
         return client
 

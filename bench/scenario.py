@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import GROUP, REMOTE_WIDGET, WIDGET, published_resource, widget_crd
@@ -61,30 +60,13 @@ def widget(name: str, *, index: int) -> dict[str, Any]:
             "spec": {"size": index, "color": "blue", "note": f"widget number {index}"}}
 
 
-@attrs.define
-class BenchWorld(World):
-    """The e2e world whose kubeconfigs say plainly that kcpsim's plain HTTP has nothing to verify.
-
-    Without a CA in the kubeconfig lightkube loads the system CA bundle for every client, and the
-    servlet makes one client per workspace: about 35 ms each here, 35 s for 1,000 workspaces, which
-    would measure this machine's CA bundle. A real kcp kubeconfig carries its CA, one small file.
-    """
-
-    def kubeconfigs(self, token: str, *, kcp_server: str = "") -> tuple[Path, Path]:
-        paths = super().kubeconfigs(token, kcp_server=kcp_server)
-        for path in paths:
-            config = yaml.safe_load(path.read_text())
-            config["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
-            path.write_text(yaml.safe_dump(config, sort_keys=False))
-        return paths
-
-
 def prepared_world(directory: Path, scale: Scale) -> E2E:
     """kcpsim with `scale.workspaces` bound workspaces and Widgets served in them (no objects yet)."""
     # kcpsim seeds its topology within a 30 s start-up limit; more workspaces are added afterwards.
     seeded = min(scale.workspaces, SEEDED_WORKSPACES)
-    plain = start_world(directory, topology=Topology.with_workspaces(seeded, with_schema=False))
-    world = BenchWorld(sim=plain.sim, directory=plain.directory, callers=plain.callers, rest=plain.rest)
+    # The servlet reads the kubeconfig files the e2e world writes, as a user's would be: no CA and
+    # no `insecure-skip-tls-verify` (TLS setup happens once per target, not once per workspace).
+    world = start_world(directory, topology=Topology.with_workspaces(seeded, with_schema=False))
     for number in range(seeded + 1, scale.workspaces + 1):
         world.sim.add_workspace(f"team-{number}")
     env = E2E(world)
