@@ -11,8 +11,12 @@ import json
 from typing import Any
 
 
+# Built once: json.dumps with options builds a new encoder on every call.
+_canonical_encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _canonical_encoder.encode(value)
 
 
 def sha1_hex(text: str) -> str:

@@ -305,7 +305,7 @@ def _sync(
     subject: _Subject, local: Mapping[str, Any], local_ref: ObjectRef, related: RelatedSnapshot
 ) -> list[Action]:
     """Content down, status up, then the related objects: the steps once a local copy exists."""
-    change = patch.content_patch(desired=patch.primary_content(subject.remote), live=local)
+    change = patch.content_patch(desired=patch.primary_content_view(subject.remote), live=local)
     if isinstance(change, Problem):
         return [Error.of(change, target=local_ref)]
     actions: list[Action] = [Patch(target=local_ref, patch=change.patch)] if change.patch else []
@@ -343,14 +343,14 @@ def _create(subject: _Subject, local_ref: ObjectRef, *, namespace_exists: bool) 
     skeleton = {"apiVersion": local_type.api_version, "kind": local_type.kind, "metadata": meta}
     # The content patch against the bare skeleton is the whole content plus its state, and checks
     # the annotation size limit the same way every later patch does.
-    initial = patch.content_patch(desired=patch.primary_content(subject.remote), live=skeleton)
+    initial = patch.content_patch(desired=patch.primary_content_view(subject.remote), live=skeleton)
     if isinstance(initial, Problem):
         return [Error.of(initial, target=local_ref)]
     actions: list[Action] = []
     if local_type.namespaced and not namespace_exists:
         actions.append(CreateNamespace(target=ObjectRef(side=Side.LOCAL, resource=NAMESPACE_TYPE, namespace="",
                                                         name=local_ref.namespace)))
-    actions.append(Create(target=local_ref, object=patch.apply_merge_patch(skeleton, initial.patch)))
+    actions.append(Create(target=local_ref, object=patch.merge_owned_patch(skeleton, initial.patch)))
     return actions
 
 
