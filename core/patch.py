@@ -31,7 +31,7 @@ import copy
 import json
 import zlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from attrs import frozen
 
@@ -117,10 +117,10 @@ def apply_merge_patch(target: Mapping[str, Any], patch: Mapping[str, Any]) -> di
     for key, value in patch.items():
         if value is None:
             merged.pop(key, None)
-        elif isinstance(value, Mapping):
+        elif _is_mapping(value):
             current = merged.get(key)
             # A map patched onto anything but a map starts from an empty map (RFC 7386).
-            merged[key] = apply_merge_patch(current if isinstance(current, Mapping) else {}, value)
+            merged[key] = apply_merge_patch(current if _is_mapping(current) else {}, value)
         else:
             merged[key] = _json_copy(value)
     return merged
@@ -135,7 +135,7 @@ def merge_owned_patch(target: dict[str, Any], patch: Mapping[str, Any]) -> dict[
     for key, value in patch.items():
         if value is None:
             target.pop(key, None)
-        elif isinstance(value, Mapping):
+        elif _is_mapping(value):
             current = target.get(key)
             # A map patched onto anything but a map starts from an empty map (RFC 7386).
             target[key] = merge_owned_patch(current if type(current) is dict else {}, value)
@@ -177,18 +177,18 @@ def _change(*, previous: Any, wanted: Any, current: Any, path: tuple[str, ...]) 
     """The patch value for one field, or _UNCHANGED. `wanted` None: removed from desired, or null."""
     if path in _SHARED_MAPS:
         # Owned key by key: a missing desired map removes the keys last written, never the map.
-        wanted = wanted if isinstance(wanted, Mapping) else {}
-        if not isinstance(current, Mapping):
+        wanted = wanted if _is_mapping(wanted) else {}
+        if not _is_mapping(current):
             return _without_null_members(wanted) if wanted else _UNCHANGED
     if wanted is None:
         # Absent and null are the same on both sides (module docstring).
         return None if current is not None else _UNCHANGED
-    if isinstance(wanted, Mapping) and isinstance(current, Mapping):
+    if _is_mapping(wanted) and _is_mapping(current):
         if _json_equal(wanted, current):
             # Equal maps need no walk: every key is equal and every removed key already absent.
             return _UNCHANGED
         nested = _diff(
-            last=previous if isinstance(previous, Mapping) else None, desired=wanted, live=current, path=path
+            last=previous if _is_mapping(previous) else None, desired=wanted, live=current, path=path
         )
         return nested if nested else _UNCHANGED
     if _json_equal(wanted, current):
@@ -198,9 +198,21 @@ def _change(*, previous: Any, wanted: Any, current: Any, path: tuple[str, ...]) 
 
 def _without_null_members(value: Any) -> Any:
     """A copy of a map set whole, without null members: they would mean "delete" in the patch."""
-    if isinstance(value, Mapping):
+    if _is_mapping(value):
         return {key: _without_null_members(item) for key, item in value.items() if item is not None}
     return _json_copy(value)
+
+
+# Decoded JSON is built from these types: checking them first spares the slower isinstance
+# against the Mapping ABC for every value of every plan.
+_NOT_MAPPINGS = frozenset({str, int, float, bool, list, type(None)})
+
+
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    kind = type(value)
+    if kind is dict:
+        return True
+    return kind not in _NOT_MAPPINGS and isinstance(value, Mapping)
 
 
 def _json_copy(value: Any) -> Any:
@@ -240,7 +252,7 @@ def _json_equal(left: Any, right: Any) -> bool:
 def _json_equal_walk(left: Any, right: Any) -> bool:
     if isinstance(left, bool) or isinstance(right, bool):
         return isinstance(left, bool) and isinstance(right, bool) and left == right
-    if isinstance(left, Mapping) and isinstance(right, Mapping):
+    if _is_mapping(left) and _is_mapping(right):
         return left.keys() == right.keys() and all(_json_equal(left[key], right[key]) for key in left)
     if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
         return len(left) == len(right) and all(_json_equal(a, b) for a, b in zip(left, right))
