@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import enum
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -30,7 +29,7 @@ from urllib.parse import urlsplit
 from attrs import frozen
 
 from servlet.adapters import objects
-from servlet.adapters.connections import Connections
+from servlet.adapters.connections import Connections, Target
 from servlet.adapters.errors import ApiFailure, Forbidden, Invalid, NotFound, Operation
 from servlet.adapters.kube import failure_from_exception, failure_from_response
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
@@ -58,12 +57,9 @@ _PARALLEL_READS = 16
 _PAGE_SIZE = "500"
 
 
-class Target(enum.Enum):
-    """The API server a read goes to, as a person names it."""
-
-    SERVICE = "service cluster"
-    ORG = "org workspace"
-    VIRTUAL_WORKSPACE = "virtual workspace"
+# The API server a read goes to, as a person names it in an error message.
+TARGET_NAMES = {Target.SERVICE: "service cluster", Target.ORG: "org workspace",
+                Target.VIRTUAL_WORKSPACE: "virtual workspace"}
 
 
 class LiveReadError(Exception):
@@ -78,7 +74,7 @@ class LiveReadError(Exception):
 
     @property
     def where(self) -> str:
-        return f"{self.target.value} at {self.url}"
+        return f"{TARGET_NAMES[self.target]} at {self.url}"
 
 
 @frozen
