@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import sys
@@ -24,6 +23,7 @@ from typing import Any
 import attrs
 
 from bench import latency, planning, sync
+from bench.report import report
 from bench.scenario import Scale, prepared_world, seed_objects
 
 
@@ -137,15 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     plan = PLANS[args.plan or "reduced"]
     directory = args.dir or Path(tempfile.mkdtemp(prefix="servlet-bench-"))
     results = run(plan, directory=directory)
-    table = rows(results)
-    width = max(len(name) for name, _ in table)
     m = results["machine"]
-    print(f"servlet benchmark ({args.plan or 'reduced'}), {m['cores']} cores, {m['memory_gb']} GB, "
-          f"Python {m['python']}, {m['date']}")
-    for name, value in table:
-        print(f"  {name:<{width}}  {value}")
-    args.json.write_text(json.dumps(results, indent=2))
-    print(f"figures written to {args.json}")
+    report(f"servlet benchmark ({args.plan or 'reduced'}), {m['cores']} cores, {m['memory_gb']} GB, "
+           f"Python {m['python']}, {m['date']}", rows(results), results=results, json_path=args.json)
     return 0
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import re
@@ -40,6 +39,8 @@ from lightkube.resources.core_v1 import ConfigMap, Namespace
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from bench.report import report  # noqa: E402  (importable once the repository is on the path)
 
 
 class ServerCpu:
@@ -240,12 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                   if "server_cpu_us_per_delivered_event" in fan else "")
         rows.append((f"watch fan-out {fan['watchers']} x {fan['events']} events",
                      f"{fan['delivered_per_second']:.0f} events/s delivered, all seen after {fan['seconds']:.2f} s{server}"))
-    width = max(len(r[0]) for r in rows)
-    print(f"kcpsim benchmark ({'in-process' if args.in_process else 'separate process'}, Python {results['python']})")
-    for name, value in rows:
-        print(f"  {name:<{width}}  {value}")
-    args.json.write_text(json.dumps(results, indent=2))
-    print(f"figures written to {args.json}")
+    report(f"kcpsim benchmark ({'in-process' if args.in_process else 'separate process'}, Python {results['python']})",
+           rows, results=results, json_path=args.json)
     return 0
 
 
