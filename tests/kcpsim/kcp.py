@@ -566,18 +566,30 @@ class Kcp:
 
     def reconcile_bindings(self, events: list[Event]) -> None:
         before = self._claim_labels
-        self._claim_labels = {}
-        for cluster in sorted(self.world.catalog.kcp_clusters):
+        clusters = self._clusters_to_rebind(events)
+        self._claim_labels = {c: labels for c, labels in before.items() if c not in clusters}
+        for cluster in clusters:
             for _, binding in list(self.world.store.iter(BINDING_KEY, cluster)):
                 self._reconcile_binding(cluster, binding)
             self._update_lock_annotation(cluster)
-        for cluster in sorted(self.world.catalog.kcp_clusters):
+        for cluster in clusters:
             old_map = before.get(cluster) if cluster in before else None
             new_map = self._claim_labels.get(cluster) or self._compute_claim_labels(cluster)
             self._claim_labels[cluster] = new_map
             if old_map is None or old_map != new_map:
                 for group, plural in set(new_map) | set(old_map or {}):
                     self._relabel(cluster, group, plural)
+
+    def _clusters_to_rebind(self, events: list[Event]) -> list[str]:
+        """Every cluster when an export or schema changed; else only those whose bindings changed.
+
+        A binding depends on its own workspace and the export it names, so a new workspace's
+        binding need not re-check the other thousand (that made adding workspaces quadratic).
+        """
+        relevant = [e for e in events if e.storage_key in (EXPORT_KEY, BINDING_KEY, SCHEMA_KEY)]
+        if all(e.storage_key == BINDING_KEY for e in relevant):
+            return sorted({e.cluster for e in relevant} & set(self.world.catalog.kcp_clusters))
+        return sorted(self.world.catalog.kcp_clusters)
 
     def _reconcile_binding(self, cluster: str, binding: Obj) -> None:
         meta = binding["metadata"]
