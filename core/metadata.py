@@ -12,6 +12,7 @@ them (the planner does) and it does not talk to any cluster.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,11 +66,13 @@ def link_annotations(*, remote: RemoteKey) -> dict[str, str]:
     return annotations
 
 
+@functools.lru_cache(maxsize=4096)
 def is_copyable_key(key: str) -> bool:
     """Whether a remote label or annotation key may be copied to the local object.
 
     Key prefixes are DNS subdomains and therefore lower case; the comparison ignores case anyway,
-    so a key the API server would reject can never slip through by spelling.
+    so a key the API server would reject can never slip through by spelling. Cached: the same few
+    keys come back on every object of every plan.
     """
     folded = key.lower()
     if folded.startswith(PREFIX) or folded == _KUBECTL_LAST_APPLIED:

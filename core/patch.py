@@ -28,14 +28,13 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
-import json
 import zlib
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 from attrs import frozen
 
-from servlet.core.hashing import canonical_json
+from servlet.core import jsontext
 from servlet.core.metadata import LAST_KNOWN_STATE_ANNOTATION, copyable
 from servlet.core.model import Problem
 
@@ -49,15 +48,17 @@ _MAX_DECOMPRESSED_STATE = 8 * 1024 * 1024
 _SKIPPED_TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata", "status"})
 # Maps owned key by key (see the module docstring), as paths from the object root.
 _SHARED_MAPS = frozenset({("metadata",), ("metadata", "labels"), ("metadata", "annotations")})
+_SHARED_MAP_PARENTS = frozenset(path[:-1] for path in _SHARED_MAPS)
 _UNCHANGED: Any = object()
 
 
 def encode_state(content: Mapping[str, Any]) -> str:
-    """Canonical JSON of `content`; above 64 KiB of UTF-8, zlib-compressed base64 behind `z:`.
+    """Compact JSON of `content` with sorted keys; above 64 KiB of UTF-8, zlib-compressed base64 behind `z:`.
 
-    Canonical JSON of a mapping always starts with `{`, so the prefix cannot be mistaken.
+    One spelling per value, so a converged object is recognised by comparing strings. JSON of a
+    mapping always starts with `{`, so the prefix cannot be mistaken.
     """
-    text = canonical_json(content)
+    text = jsontext.sorted_text(content)
     raw = text.encode("utf-8")
     if len(raw) <= STATE_COMPRESSION_THRESHOLD:
         return text
@@ -80,7 +81,7 @@ def decode_state(text: str | None) -> dict[str, Any] | None:
             if inflater.unconsumed_tail or inflater.unused_data or not inflater.eof:
                 return None
             text = raw.decode("utf-8")
-        value = json.loads(text)
+        value = jsontext.decode(text)
     except (ValueError, binascii.Error, zlib.error, RecursionError):
         return None
     return value if isinstance(value, dict) else None
@@ -137,8 +138,15 @@ def merge_owned_patch(target: dict[str, Any], patch: Mapping[str, Any]) -> dict[
             target.pop(key, None)
         elif _is_mapping(value):
             current = target.get(key)
-            # A map patched onto anything but a map starts from an empty map (RFC 7386).
-            target[key] = merge_owned_patch(current if type(current) is dict else {}, value)
+            if type(current) is dict:
+                target[key] = merge_owned_patch(current, value)
+            elif type(value) is dict:
+                # A map patched onto anything but a map starts from an empty map (RFC 7386): the
+                # result is the patch's own map without its null members.
+                _drop_null_members(value)
+                target[key] = value
+            else:
+                target[key] = merge_owned_patch({}, value)
         else:
             target[key] = value
     return target
@@ -159,6 +167,10 @@ def three_way_patch(
 def _diff(
     *, last: Mapping[str, Any] | None, desired: Mapping[str, Any], live: Mapping[str, Any], path: tuple[str, ...]
 ) -> dict[str, Any]:
+    if last is None and path not in _SHARED_MAP_PARENTS and type(desired) is dict and live.keys().isdisjoint(desired):
+        # Nothing live to compare with and nothing to remove (a new object): the patch is the
+        # desired map itself, copied, without null members (absent and null are the same).
+        return _without_null_members(desired)  # type: ignore[no-any-return]
     patch: dict[str, Any] = {}
     removed = [key for key in (last or {}) if key not in desired]
     for key in [*desired, *removed]:
@@ -184,7 +196,7 @@ def _change(*, previous: Any, wanted: Any, current: Any, path: tuple[str, ...]) 
         # Absent and null are the same on both sides (module docstring).
         return None if current is not None else _UNCHANGED
     if _is_mapping(wanted) and _is_mapping(current):
-        if _json_equal(wanted, current):
+        if _json_equal(wanted, current) or _already_holds(previous=previous, wanted=wanted, current=current):
             # Equal maps need no walk: every key is equal and every removed key already absent.
             return _UNCHANGED
         nested = _diff(
@@ -196,16 +208,49 @@ def _change(*, previous: Any, wanted: Any, current: Any, path: tuple[str, ...]) 
     return _without_null_members(wanted)
 
 
+def _already_holds(*, previous: Any, wanted: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
+    """Whether the live map has every wanted member and none removed since `previous`: no patch.
+
+    The walk would find the same, one member at a time; this is the common case of a converged
+    object, whose live maps (metadata, labels) carry more than the servlet wants, checked at C
+    speed. False means only "walk to find out".
+    """
+    if type(wanted) is not dict or type(current) is not dict or not wanted.items() <= current.items():
+        return False
+    if _is_mapping(previous) and any(key not in wanted and current.get(key) is not None for key in previous):
+        return False
+    # Python's equality let `True` stand for `1`: equal texts rule that out, as in _json_equal.
+    return jsontext.same_text(wanted, {key: current[key] for key in wanted})
+
+
 def _without_null_members(value: Any) -> Any:
     """A copy of a map set whole, without null members: they would mean "delete" in the patch."""
-    if _is_mapping(value):
+    copied = _json_copy(value)
+    if type(copied) is dict:
+        _drop_null_members(copied)
+    elif _is_mapping(value):  # a Mapping that is not a dict: copied by walking it
         return {key: _without_null_members(item) for key, item in value.items() if item is not None}
-    return _json_copy(value)
+    return copied
+
+
+def _drop_null_members(value: dict[str, Any]) -> None:
+    """Remove null members from a freshly copied map and the maps inside it (lists are values)."""
+    nulls = []
+    for key, item in value.items():
+        if item is None:
+            nulls.append(key)
+        elif type(item) is dict:
+            _drop_null_members(item)
+    for key in nulls:
+        del value[key]
 
 
 # Decoded JSON is built from these types: checking them first spares the slower isinstance
 # against the Mapping ABC for every value of every plan.
 _NOT_MAPPINGS = frozenset({str, int, float, bool, list, type(None)})
+_JSON_TYPES = _NOT_MAPPINGS | {dict}
+_SCALARS = frozenset({str, int, float, bool})
+_NUMBERS = frozenset({int, float})
 
 
 def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
@@ -218,34 +263,33 @@ def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
 def _json_copy(value: Any) -> Any:
     """`copy.deepcopy` for decoded JSON, several times faster; other values go to deepcopy."""
     kind = type(value)
-    if kind is dict:
-        return {key: _json_copy(item) for key, item in value.items()}
-    if kind is list:
-        return [_json_copy(item) for item in value]
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
+    if kind in _SCALARS or value is None:
         return value
+    if kind is dict or kind is list:
+        try:
+            return jsontext.copy(value)
+        except ValueError:  # not plain JSON all the way down (an integer beyond 64 bits, a tuple, ...)
+            pass
     return copy.deepcopy(value)
-
-
-# One encoder for every comparison: json.dumps builds a new one per call. Keys unsorted: equal
-# objects read from the API server or built by the servlet list their keys in the same order, and
-# any other order only falls back to the walk. No circular check: decoded JSON has no cycles.
-_encode_for_comparison = json.JSONEncoder(check_circular=False).encode
 
 
 def _json_equal(left: Any, right: Any) -> bool:
     """Equality of JSON values: Python's `True == 1` must not hide a changed boolean."""
-    kind = type(left)
-    if kind is type(right) and (kind is str or kind is int or kind is float or kind is bool or left is None):
+    kind, other = type(left), type(right)
+    if kind is not other:
+        if kind in _JSON_TYPES and other in _JSON_TYPES:
+            # Of two different JSON types only an integer and a float can be equal (1 and 1.0).
+            return kind in _NUMBERS and other in _NUMBERS and bool(left == right)
+        return _json_equal_walk(left, right)
+    if kind in _SCALARS or left is None:
         return bool(left == right)
-    if (kind is dict or kind is list) and left == right:
+    if kind is dict or kind is list:
         # Python's equality (at C speed) is looser than JSON's only where a bool meets a number;
-        # equal serialisations rule that out. This runs for every object on every reconcile.
-        try:
-            if _encode_for_comparison(left) == _encode_for_comparison(right):
-                return True
-        except (TypeError, ValueError, RecursionError):
-            pass
+        # equal texts rule that out. This runs for every object on every reconcile. Keys are not
+        # sorted: equal objects from the API server or the servlet list them in the same order,
+        # and any other order only falls back to the walk (as does a tuple inside).
+        if left == right and jsontext.same_text(left, right):
+            return True
     return _json_equal_walk(left, right)
 
 
@@ -278,12 +322,13 @@ def content_patch(*, desired: Mapping[str, Any], live: Mapping[str, Any]) -> Con
     """
     annotations = _live_annotations(live)
     stored = annotations.get(LAST_KNOWN_STATE_ANNOTATION)
-    last_known = decode_state(stored if isinstance(stored, str) else None)
-    patch = three_way_patch(last_known=last_known, desired=desired, live=live)
     state = encode_state(desired)
-    # The stored state is normally exactly what encode_state wrote: comparing the strings spares
-    # serialising both sides again; JSON equality still decides for any other spelling.
-    if not patch and last_known is not None and (stored == state or _json_equal(last_known, desired)):
+    # The stored state is normally the very text encode_state gives for `desired` (one spelling per
+    # value): then it is `desired` and needs no decoding. Any other text is decoded and compared.
+    unchanged = stored == state
+    last_known = desired if unchanged else decode_state(stored if isinstance(stored, str) else None)
+    patch = three_way_patch(last_known=last_known, desired=desired, live=live)
+    if not patch and last_known is not None and (unchanged or _json_equal(last_known, desired)):
         return ContentPatch(patch={})
 
     # The patch was just built here and holds copies only: add the state to it in place. Its
