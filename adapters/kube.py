@@ -498,7 +498,11 @@ async def _patch(
 
 
 def as_dict(obj: Any) -> dict[str, Any]:
-    """A lightkube object (generic dict subclass or typed model) as a plain JSON-like dict."""
+    """A lightkube object (generic dict subclass or typed model) as a plain JSON-like dict.
+
+    A generic object is the decoded response under a dict subclass: everything inside it is
+    already plain and nobody else holds it, so only the outer dict is converted.
+    """
     if isinstance(obj, dict):
-        return json.loads(json.dumps(obj))  # type: ignore[no-any-return]
+        return dict(obj)
     return cast(dict[str, Any], obj.to_dict())

@@ -15,6 +15,7 @@ Deliberately not here: deciding what to log (controllers do) and log shipping (s
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import logging
 import re
@@ -24,6 +25,8 @@ from datetime import datetime, timezone
 from typing import Any, TextIO
 
 import attrs
+
+from servlet.core import jsontext
 
 REDACTED = "<redacted>"
 _MAX_DEPTH = 32
@@ -59,6 +62,7 @@ class LogFormat(enum.Enum):
     CONSOLE = "console"
 
 
+@functools.lru_cache(maxsize=1024)  # field names repeat on every line
 def _is_sensitive_name(name: str) -> bool:
     return _SENSITIVE_NAME.search(re.sub(r"[-_.\s]", "", name.lower())) is not None
 
@@ -82,12 +86,17 @@ def redact(value: object) -> object:
     return _redact(value, depth=0)
 
 
+_PLAIN_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def _redact(value: object, *, depth: int) -> object:
+    if type(value) in _PLAIN_TYPES:  # most values of most lines: decided without further checks
+        return value
     if depth > _MAX_DEPTH:
         return "<nested too deep>"
     if isinstance(value, enum.Enum):
         return _redact(value.value, depth=depth + 1)
-    if value is None or isinstance(value, (str, int, float, bool)):
+    if isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, (bytes, bytearray)):
         return f"<{len(value)} bytes>"
@@ -199,9 +208,14 @@ def record_message(record: logging.LogRecord) -> str:
         return f"{message} {json.dumps(safe, ensure_ascii=False, default=str)}"
 
 
+@functools.lru_cache(maxsize=4)  # lines come many to a second: format each second once
+def _second(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+
+
 def _timestamp(record: logging.LogRecord) -> str:
-    moment = datetime.fromtimestamp(record.created, tz=timezone.utc)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    seconds = int(record.created)
+    return f"{_second(seconds)}.{int((record.created - seconds) * 1000):03d}Z"
 
 
 class JsonFormatter(logging.Formatter):
@@ -220,7 +234,7 @@ class JsonFormatter(logging.Formatter):
             payload["exception"] = self.formatException(record.exc_info)
         if record.stack_info:
             payload["stack"] = self.formatStack(record.stack_info)
-        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+        return jsontext.line(payload)
 
 
 _BARE_VALUE = re.compile(r"[^\s\"'=\\]+")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -78,6 +79,7 @@ class Metrics:
 
     def __init__(self, *, version: str) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self._hot_series: dict[tuple[object, ...], Any] = {}
         registry = self.registry
         self._reconciles = Counter(
             _counter_name(RECONCILES), "Reconciles finished, by controller and result.",
@@ -139,17 +141,28 @@ class Metrics:
         tasks.set_function(_running_tasks)
         self._leader.set(0)
 
+    def _series(self, metric: Any, *values: str) -> Any:
+        """`metric.labels(*values)`, looked up once: these run for every request and reconcile.
+
+        Only for metrics whose series are never removed (see forget_published_resource).
+        """
+        key = (id(metric), *values)
+        series = self._hot_series.get(key)
+        if series is None:
+            series = self._hot_series[key] = metric.labels(*values)
+        return series
+
     def observe_reconcile(self, *, controller: str, result: ReconcileResult, seconds: float) -> None:
-        self._reconciles.labels(controller=controller, result=result.value).inc()
-        self._reconcile_duration.labels(controller=controller).observe(seconds)
+        self._series(self._reconciles, controller, result.value).inc()
+        self._series(self._reconcile_duration, controller).observe(seconds)
 
     def set_queue_depth(self, *, controller: str, depth: int) -> None:
-        self._workqueue_depth.labels(controller=controller).set(depth)
+        self._series(self._workqueue_depth, controller).set(depth)
 
     def count_api_request(self, *, target: ApiTarget, verb: str, code: int | None) -> None:
         """`code` None: the request got no HTTP response (connection refused, timeout)."""
         label = "error" if code is None else str(code)
-        self._api_requests.labels(target=target.value, verb=verb.lower(), code=label).inc()
+        self._series(self._api_requests, target.value, verb.lower(), label).inc()
 
     def count_watch_restart(self, *, resource: str) -> None:
         self._watch_restarts.labels(resource=resource).inc()

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import json
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -39,6 +38,7 @@ from attrs import frozen
 from servlet.adapters.errors import ApiFailure, Gone, Operation
 from servlet.adapters.kube import failure_from_exception, failure_from_response, failure_from_status
 from servlet.app.runtime.workqueue import Backoff
+from servlet.core import jsontext
 
 CLUSTER_ANNOTATION = "kcp.io/cluster"
 # How much longer than the server-side watch timeout we wait for a line before calling the
@@ -288,16 +288,28 @@ class Informer:
                 raise self._failure("watch", response)
             self._alive()
             lines = 0
-            async for line in response.aiter_lines():
-                if line.strip():
-                    lines += 1
-                    self._handle_line(line)
+            # Lines split from the raw bytes and decoded as bytes: httpx's text lines cost as much
+            # again as decoding the events themselves.
+            pending = bytearray()
+            async for chunk in response.aiter_bytes():
+                start = 0
+                while (end := chunk.find(b"\n", start)) >= 0:
+                    pending += chunk[start:end]
+                    start = end + 1
+                    if pending.strip():
+                        lines += 1
+                        self._handle_line(bytes(pending))
+                    pending.clear()
+                pending += chunk[start:]
+            if pending.strip():  # a last event without its newline
+                lines += 1
+                self._handle_line(bytes(pending))
             return lines
 
-    def _handle_line(self, line: str) -> None:
+    def _handle_line(self, line: bytes) -> None:
         self._alive()
         try:
-            event = json.loads(line)
+            event = jsontext.decode(line)
             kind = event["type"]
             obj = _without_managed_fields(event["object"])
         except (ValueError, KeyError, TypeError) as exc:
