@@ -34,14 +34,16 @@ class Plan:
     latency_seconds: float
     latency_rate: float
     planning_seconds: float
+    repeats: int  # runs per size; the median is reported
 
 
 PLANS = {
-    "smoke": Plan(sizes=(20, 40), latency_objects=20, latency_seconds=2.0, latency_rate=10.0, planning_seconds=0.3),
+    "smoke": Plan(sizes=(20, 40), latency_objects=20, latency_seconds=2.0, latency_rate=10.0, planning_seconds=0.3,
+                  repeats=1),
     "reduced": Plan(sizes=(300, 1000, 3000), latency_objects=1000, latency_seconds=20.0, latency_rate=50.0,
-                    planning_seconds=3.0),
+                    planning_seconds=3.0, repeats=3),
     "full": Plan(sizes=(1000, 3000, 10000), latency_objects=1000, latency_seconds=60.0, latency_rate=50.0,
-                 planning_seconds=5.0),
+                 planning_seconds=5.0, repeats=3),
 }
 
 
@@ -78,7 +80,7 @@ def run(plan: Plan, *, directory: Path) -> dict[str, Any]:
         largest = objects == max(plan.sizes)
         print(f"initial sync of {scale_of(objects)}{' with economy and floor' if largest else ''}",
               file=sys.stderr, flush=True)
-        results["sync"].append(sync.run(scale_of(objects), economy=largest, floor=largest,
+        results["sync"].append(sync.run(scale_of(objects), economy=largest, floor=largest, repeats=plan.repeats,
                                         directory=directory / f"sync-{objects}"))
     print(f"latency: {plan.latency_objects} objects, {plan.latency_rate}/s for {plan.latency_seconds} s",
           file=sys.stderr, flush=True)
@@ -104,10 +106,13 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     out.append((f"2 no-op resync of {n} objects", f"{economy['resync_object_writes']} object writes, "
                 f"{economy['resync_gets']} GETs, other requests: {economy['resync_other'] or 'none'}"))
     out.append(("2 one changed field", f"{economy['change_writes']} writes: {economy['change_requests']}"))
+    pairs = ", ".join(f"{r['seconds_from_first_write']:.1f}/{r['floor_seconds']:.1f} s" for r in largest["runs"])
     out.append((f"3 initial sync {largest['objects']} objects / {largest['workspaces']} workspaces",
-                f"{largest['seconds_from_first_write']:.1f} s (from start {largest['seconds_from_start']:.1f} s), "
-                f"floor {largest['floor_seconds']:.1f} s, ratio {largest['ratio_to_floor']:.2f}"))
-    out.append(("3 peak RSS", f"{largest['peak_rss_mb']:.0f} MB"))
+                f"median {largest['seconds_from_first_write']:.1f} s (from start {largest['seconds_from_start']:.1f} s), "
+                f"floor {largest['floor_seconds']:.1f} s, ratio {largest['ratio_to_floor']:.2f} "
+                f"(median of {len(largest['runs'])} pairs: {pairs})"))
+    each_rss = ", ".join(f"{r['peak_rss_mb']:.0f}" for r in largest["runs"])
+    out.append(("3 peak RSS", f"{largest['peak_rss_mb']:.0f} MB (largest of {each_rss})"))
     out.append(("3 CPU during initial sync", f"servlet {largest['servlet_cpu_seconds']:.1f} s, "
                                              f"kcpsim {largest['kcpsim_cpu_seconds']:.1f} s"))
     lat = results["latency"]
@@ -120,7 +125,7 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     out.append(("4 changes not propagated", str(lat["missed"])))
     for run_ in results["sync"]:
         out.append((f"5 growth {run_['objects']} objects / {run_['workspaces']} workspaces",
-                    f"{run_['seconds_from_first_write']:.1f} s "
+                    f"median {run_['seconds_from_first_write']:.1f} s of {len(run_['runs'])} "
                     f"({run_['seconds_from_first_write'] / run_['objects'] * 1000:.1f} ms/object), "
                     f"peak RSS {run_['peak_rss_mb']:.0f} MB"))
     return out

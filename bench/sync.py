@@ -9,6 +9,7 @@ floor runs in a second world prepared the same way. It does not judge the figure
 
 from __future__ import annotations
 
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -105,10 +106,9 @@ def resync_and_change(env: E2E, scale: Scale, objects: list[Any], *, timeout: fl
     }
 
 
-def run(scale: Scale, *, economy: bool, floor: bool, directory: Path | None = None) -> dict[str, Any]:
-    base = Path(directory or tempfile.mkdtemp(prefix="servlet-bench-"))
+def _servlet_run(scale: Scale, *, economy: bool, directory: Path) -> dict[str, Any]:
     timeout = 120 + scale.objects * 0.1
-    env = prepared_world(base / "servlet", scale)
+    env = prepared_world(directory, scale)
     try:
         objects = seed_objects(env.world, scale)
         result, servlet = initial_sync(env, scale, timeout=timeout)
@@ -118,15 +118,43 @@ def run(scale: Scale, *, economy: bool, floor: bool, directory: Path | None = No
     finally:
         env.stop_all()
         env.world.stop()
-    if floor:
-        env = prepared_world(base / "floor", scale)
-        try:
-            seed_objects(env.world, scale)
-            result["floor_seconds"] = floor_seconds(env.world, workers=WORKERS)
-        finally:
-            env.world.stop()
-        result["ratio_to_floor"] = result["seconds_from_first_write"] / result["floor_seconds"]
-    return {"objects": scale.objects, "workspaces": scale.workspaces, **result}
+    return result
+
+
+def _floor_run(scale: Scale, *, directory: Path) -> float:
+    env = prepared_world(directory, scale)
+    try:
+        seed_objects(env.world, scale)
+        return floor_seconds(env.world, workers=WORKERS)
+    finally:
+        env.world.stop()
+
+
+def run(scale: Scale, *, economy: bool, floor: bool, repeats: int = 1, directory: Path | None = None) -> dict[str, Any]:
+    """`repeats` measured runs (each followed by its floor, when asked), summarised by medians.
+
+    The machine's speed drifts by tens of percent within minutes, so a servlet run and its floor
+    run back to back form a pair, and the ratio reported is the median of the pairs' ratios.
+    Request counts come from the first run (they are the same in every run); peak RSS is the
+    largest of all runs.
+    """
+    base = Path(directory or tempfile.mkdtemp(prefix="servlet-bench-"))
+    runs: list[dict[str, Any]] = []
+    for attempt in range(1, repeats + 1):
+        where = base / f"run-{attempt}"
+        result = _servlet_run(scale, economy=economy and attempt == 1, directory=where / "servlet")
+        if floor:
+            result["floor_seconds"] = _floor_run(scale, directory=where / "floor")
+            result["ratio_to_floor"] = result["seconds_from_first_write"] / result["floor_seconds"]
+        runs.append(result)
+    summary = dict(runs[0])
+    for figure in ("seconds_from_start", "seconds_from_first_write", "servlet_cpu_seconds", "kcpsim_cpu_seconds",
+                   *(("floor_seconds", "ratio_to_floor") if floor else ())):
+        summary[figure] = statistics.median(r[figure] for r in runs)
+    summary["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
+    summary["runs"] = [{key: r[key] for key in ("seconds_from_first_write", "peak_rss_mb", "servlet_cpu_seconds",
+                                                  "floor_seconds", "ratio_to_floor") if key in r} for r in runs]
+    return {"objects": scale.objects, "workspaces": scale.workspaces, **summary}
 
 
 if __name__ == "__main__":
