@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import gc
 import re
 import signal
 from pathlib import Path
@@ -41,6 +42,12 @@ class LogLevel(str, enum.Enum):
     INFO = "info"
     WARNING = "warning"
     ERROR = "error"
+
+
+# The caches hold plain JSON trees, which reference counting frees; the cyclic collector only has
+# to catch the odd cycle. At Python's default (700 allocations) it scanned the young objects so
+# often that it took 1.2 s of a 10,000-object initial sync; at 50,000 it took 0.16 s.
+GC_THRESHOLDS = (50_000, 20, 10)
 
 
 def _env(flag: str) -> str:
@@ -229,5 +236,6 @@ def run_command(
         raise typer.BadParameter("; ".join(str(problem) for problem in config),
                                  param_hint=", ".join(problem.field for problem in config))
     configure_logging(log_format=log_format, level=log_level.value.upper())
+    gc.set_threshold(*GC_THRESHOLDS)
     code = asyncio.run(run_daemon(config, install_signals=_install_signals))
     raise typer.Exit(code)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from lightkube.resources.core_v1 import Namespace
 
 from bench.scenario import LOCAL, NAMESPACE, REMOTE
 from servlet.adapters.kube import ClusterClients, async_client, merge_patch, resource_class, wrap
+from servlet.app.run_command import GC_THRESHOLDS
 from servlet.core.metadata import FINALIZER
 from servlet.core.model import ResourceType
 from tests.integration.e2e.world import World
@@ -81,6 +83,7 @@ def main() -> None:
     parser.add_argument("vw_url")
     parser.add_argument("workers", type=int)
     args = parser.parse_args()
+    gc.set_threshold(*GC_THRESHOLDS)  # as `servlet run` sets it: the same interpreter settings
     print(asyncio.run(_run(service_config=KubeConfig.from_file(args.service_kubeconfig),
                            kcp_config=KubeConfig.from_file(args.kcp_kubeconfig), vw_url=args.vw_url,
                            workers=args.workers)))

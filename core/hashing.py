@@ -6,6 +6,7 @@ machine, which schema names and change detection depend on.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from typing import Any
@@ -22,3 +23,10 @@ def canonical_json(value: Any) -> str:
 def sha1_hex(text: str) -> str:
     """The full 40-character lowercase SHA-1 of `text` encoded as UTF-8."""
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+@functools.lru_cache(maxsize=4096)
+def name_sha1(name: str) -> str:
+    """`sha1_hex` of an object or namespace name, remembered: naming and link labels hash the
+    same few names several times in every reconcile."""
+    return sha1_hex(name)

@@ -16,7 +16,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from servlet.core.hashing import sha1_hex
+from servlet.core.hashing import name_sha1
 from servlet.core.model import RemoteKey
 
 PREFIX = "syncer.kdp.k8c.io/"
@@ -51,10 +51,10 @@ def link_labels(*, servlet_name: str, remote: RemoteKey) -> dict[str, str]:
     labels = {
         SERVLET_LABEL: servlet_name,
         REMOTE_CLUSTER_LABEL: remote.cluster,
-        REMOTE_NAME_HASH_LABEL: sha1_hex(remote.name),
+        REMOTE_NAME_HASH_LABEL: name_sha1(remote.name),
     }
     if remote.namespace:
-        labels[REMOTE_NAMESPACE_HASH_LABEL] = sha1_hex(remote.namespace)
+        labels[REMOTE_NAMESPACE_HASH_LABEL] = name_sha1(remote.namespace)
     return labels
 
 
@@ -111,9 +111,9 @@ def links_to(obj: Mapping[str, Any], *, servlet_name: str, remote: RemoteKey) ->
     if labels.get(SERVLET_LABEL) != servlet_name or labels.get(REMOTE_CLUSTER_LABEL) != remote.cluster:
         return False
 
-    expected_namespace_hash = sha1_hex(remote.namespace) if remote.namespace else None
+    expected_namespace_hash = name_sha1(remote.namespace) if remote.namespace else None
     labels_name_it = (
-        labels.get(REMOTE_NAME_HASH_LABEL) == sha1_hex(remote.name)
+        labels.get(REMOTE_NAME_HASH_LABEL) == name_sha1(remote.name)
         and labels.get(REMOTE_NAMESPACE_HASH_LABEL) == expected_namespace_hash
     )
     annotations = _string_map(metadata, "annotations")

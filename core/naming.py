@@ -9,9 +9,10 @@ placeholders there) and any knowledge of which objects already exist.
 
 from __future__ import annotations
 
+import functools
 import re
 
-from servlet.core.hashing import sha1_hex
+from servlet.core.hashing import name_sha1
 from servlet.core.model import LocalKey, Naming, Problem, RemoteKey
 
 CLUSTER_NAME = "$remoteClusterName"
@@ -63,19 +64,24 @@ def unknown_placeholders(pattern: str) -> tuple[str, ...]:
 
 def short_hash(value: str) -> str:
     """The placeholder hash: first 20 hex characters of SHA-1, and "" for "" (no namespace)."""
-    return sha1_hex(value)[:HASH_LENGTH] if value else ""
+    return name_sha1(value)[:HASH_LENGTH] if value else ""
 
 
 def expand(pattern: str, *, remote: RemoteKey) -> str:
-    values = {
-        CLUSTER_NAME: remote.cluster,
-        NAMESPACE: remote.namespace,
-        NAMESPACE_HASH: short_hash(remote.namespace),
-        NAME: remote.name,
-        NAME_HASH: short_hash(remote.name),
-    }
-    # One pass: text produced by a replacement is never scanned again.
-    return _PLACEHOLDER_RE.sub(lambda match: values[match.group()], pattern)
+    def value(match: re.Match[str]) -> str:
+        token = match.group()
+        if token == CLUSTER_NAME:
+            return remote.cluster
+        if token == NAMESPACE:
+            return remote.namespace
+        if token == NAMESPACE_HASH:
+            return short_hash(remote.namespace)
+        if token == NAME:
+            return remote.name
+        return short_hash(remote.name)  # NAME_HASH, the only placeholder left
+
+    # One pass: text produced by a replacement is never scanned again; hashes only when asked for.
+    return _PLACEHOLDER_RE.sub(value, pattern)
 
 
 def default_naming(*, local_namespaced: bool, remote_namespaced: bool) -> Naming:
@@ -92,6 +98,7 @@ def _default_name(*, local_namespaced: bool, remote_namespaced: bool) -> str:
     return name if local_namespaced else f"{CLUSTER_NAME}-{name}"
 
 
+@functools.lru_cache(maxsize=1024)  # asked twice in a reconcile: for the namespace, then for the plan
 def local_key_for(
     *, naming: Naming, remote: RemoteKey, local_namespaced: bool, remote_namespaced: bool,
 ) -> LocalKey | Problem:
