@@ -66,11 +66,11 @@ def measure(env: E2E, objects: list[RemoteObject], *, rate: float, seconds: floa
     behind = time.monotonic() - started - seconds
     expected = len(changes) + len(statuses)
 
-    def servlet_writes(records: list[RequestRecord]) -> int:
-        return sum(1 for r in records if r.verb == "patch" and r.resource == REMOTE.plural
-                   and (r.virtual_workspace and r.path.endswith("/status") or r.cluster == "" and not r.path.endswith("/status")))
+    def is_servlet_write(r: RequestRecord) -> bool:
+        return r.verb == "patch" and r.resource == REMOTE.plural and (
+            r.virtual_workspace and r.path.endswith("/status") or r.cluster == "" and not r.path.endswith("/status"))
 
-    requests.wait_until(lambda rs: servlet_writes(rs) >= expected, timeout=60, what="every change to propagate")
+    requests.wait_for_counts((is_servlet_write,), expected, timeout=60, what="every change to propagate")
     records = sorted(requests.since_mark(), key=lambda r: r.started)
 
     groups: dict[tuple[str, str], list[RequestRecord]] = defaultdict(list)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -117,14 +117,26 @@ class Requests:
         self._seen = records
         return records
 
-    def wait_until(self, predicate: Any, *, timeout: float, what: str, guard: Any = None) -> list[RequestRecord]:
+    def wait_for_counts(self, tests: tuple[Callable[[RequestRecord], bool], ...], at_least: int, *, timeout: float,
+                        what: str, guard: Callable[[], None] | None = None) -> list[RequestRecord]:
+        """Wait until each test has matched `at_least` records since the mark; returns the records.
+
+        Each record is looked at once: this polls in kcpsim's own process, and rescanning the
+        whole log on every poll slowed the simulator down more the longer a run went.
+        """
         deadline = time.monotonic() + timeout
+        counts = [0] * len(tests)
+        looked_at = 0
         while True:
             if guard is not None:
                 guard()
-            records = self.since_mark()
-            if predicate(records):
-                return records
+            new = self._log.records_since(looked_at)
+            looked_at += len(new)
+            for record in new:
+                for position, test in enumerate(tests):
+                    counts[position] += test(record)
+            if all(count >= at_least for count in counts):
+                return self.since_mark()
             if time.monotonic() > deadline:
                 raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
             time.sleep(0.05)

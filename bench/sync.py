@@ -52,9 +52,8 @@ def initial_sync(env: E2E, scale: Scale, *, timeout: float) -> tuple[dict[str, A
     launched = time.time()
     sim_cpu = time.process_time()  # kcpsim runs in this process
     servlet = env.servlet_process(token="servlet").launch()
-    records = requests.wait_until(
-        lambda rs: sum(map(is_local_create, rs)) >= scale.objects and sum(map(is_finalizer_patch, rs)) >= scale.objects,
-        timeout=timeout, what=f"{scale.objects} local copies and finalizers", guard=servlet.check_alive)
+    records = requests.wait_for_counts((is_local_create, is_finalizer_patch), scale.objects, timeout=timeout,
+                                       what=f"{scale.objects} local copies and finalizers", guard=servlet.check_alive)
     converged = max(write_end(r) for r in records if is_local_create(r) or is_finalizer_patch(r))
     first_write = min(r.started for r in records if r.verb in WRITE_VERBS)
     rss = peak_rss_mb(servlet.pid)
@@ -88,8 +87,8 @@ def resync_and_change(env: E2E, scale: Scale, objects: list[Any], *, timeout: fl
     target = objects[0]
     requests.mark()
     env.patch_remote(target.workspace, REMOTE, namespace=NAMESPACE, name=target.name, patch={"spec": {"color": "red"}})
-    requests.wait_until(lambda rs: any(r.cluster == "" and r.verb == "patch" and r.resource == LOCAL.plural
-                                       for r in rs), timeout=30, what="the changed field to reach the local copy")
+    requests.wait_for_counts((lambda r: r.cluster == "" and r.verb == "patch" and r.resource == LOCAL.plural,), 1,
+                             timeout=30, what="the changed field to reach the local copy")
     time.sleep(1.0)
     change = [r for r in requests.since_mark() if "leases" not in r.path]
     servlet.stop()

@@ -46,6 +46,11 @@ class RequestLog:
         with self._lock:
             return list(self._records)
 
+    def records_since(self, start: int) -> list[RequestRecord]:
+        """The records from position `start` on (positions count from the last `clear`)."""
+        with self._lock:
+            return self._records[start:]
+
     def clear(self) -> None:
         with self._lock:
             self._records.clear()
