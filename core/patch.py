@@ -225,11 +225,11 @@ def _already_holds(*, previous: Any, wanted: Mapping[str, Any], current: Mapping
 
 def _without_null_members(value: Any) -> Any:
     """A copy of a map set whole, without null members: they would mean "delete" in the patch."""
+    if type(value) is not dict and _is_mapping(value):  # a Mapping that is not a dict: walked
+        return {key: _without_null_members(item) for key, item in value.items() if item is not None}
     copied = _json_copy(value)
     if type(copied) is dict:
         _drop_null_members(copied)
-    elif _is_mapping(value):  # a Mapping that is not a dict: copied by walking it
-        return {key: _without_null_members(item) for key, item in value.items() if item is not None}
     return copied
 
 
