@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any
 
+import attrs
 from attrs import frozen
 
 from servlet.app.runtime.informer import Event, EventType, Handler, Informer, ObjectKey
@@ -151,6 +152,9 @@ class Cache:
 
     def _on_event(self, event: Event) -> None:
         pending = self._overlay.get(event.key)
+        if (pending is not None and event.type is not EventType.DELETED
+                and resource_version(event.obj) == resource_version(pending.obj) != ""):
+            event = attrs.evolve(event, own=True)
         if pending is not None and resource_version(event.obj) != pending.replaced:
             del self._overlay[event.key]
         if self._index_function is not None:

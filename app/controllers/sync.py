@@ -35,7 +35,7 @@ from typing import Any
 from attrs import define, field, frozen
 
 from servlet.adapters.errors import AlreadyExists
-from servlet.app.controllers.caches import Cache, InformerPool
+from servlet.app.controllers.caches import Cache, InformerPool, resource_version
 from servlet.app.controllers.fights import FightTracker
 from servlet.app.controllers.links import (
     RelatedIndex,
@@ -138,6 +138,23 @@ def _is_deleting(obj: dict[str, Any]) -> bool:
     return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
 
 
+@define
+class _Echoes:
+    """The events of one remote object that arrived while it was being reconciled, as (cache,
+    resourceVersion), and the answers to that reconcile's own writes.
+
+    A watch event of the servlet's own write usually arrives before the write's answer, so it
+    cannot be recognised on arrival; once the reconcile is over, an event whose version is one the
+    reconcile wrote brought nothing that reconcile did not plan from.
+    """
+
+    events: list[tuple[str, str]] = field(factory=list)
+    written: set[tuple[str, str]] = field(factory=set)
+
+    def only_own(self) -> bool:
+        return all(event in self.written for event in self.events)
+
+
 class SyncWorker:
     """Syncs the objects of one PublishedResource (`context`) until stopped."""
 
@@ -156,6 +173,7 @@ class SyncWorker:
         self._remote_namespaces: Cache | None = None
         self._reported_orphans: set[tuple[str, str]] = set()
         self._in_the_way: dict[RemoteKey, tuple[dict[str, Any], float]] = {}
+        self._in_flight: dict[RemoteKey, _Echoes] = {}
         # Conflicts and errors already reported per remote object: each is logged and counted when
         # it appears, not again on every reconcile that finds it still there.
         self._known_reports: dict[RemoteKey, frozenset[Report]] = {}
@@ -269,8 +287,26 @@ class SyncWorker:
     def _remote_keys(self) -> list[RemoteKey]:
         return [RemoteKey(cluster=k.cluster, namespace=k.namespace, name=k.name) for k in self._remote.keys()]
 
+    def _wake(self, key: RemoteKey, event: Event, cache: Cache) -> None:
+        """Queue `key` for `event`, unless the event only echoes this servlet's own write.
+
+        A plan leaves nothing for the next one except related objects, which are planned once the
+        local primary exists (plan.py): with related resources, every event is reconciled.
+        """
+        if self.context.published.spec.related:
+            self.queue.add(key)
+            return
+        if event.own:
+            return
+        in_flight = self._in_flight.get(key)
+        if in_flight is not None and event.type is not EventType.DELETED:
+            in_flight.events.append((cache.name, resource_version(event.obj)))  # decided when it ends
+            return
+        self.queue.add(key)
+
     def _on_remote(self, event: Event) -> None:
-        self.queue.add(RemoteKey(cluster=event.key.cluster, namespace=event.key.namespace, name=event.key.name))
+        self._wake(RemoteKey(cluster=event.key.cluster, namespace=event.key.namespace, name=event.key.name),
+                   event, self._remote)
         if event.type is EventType.DELETED and self._started:
             self._orphan_queue.add_after(ORPHANS_KEY, ORPHAN_SCAN_DELAY)
 
@@ -278,7 +314,7 @@ class SyncWorker:
         for obj in (event.obj, event.old):
             key = None if obj is None else remote_key_of_local(obj, servlet_name=self._env.servlet_name)
             if key is not None:
-                self.queue.add(key)
+                self._wake(key, event, self._local)
         if self._started:
             self._update_managed()
 
@@ -297,6 +333,15 @@ class SyncWorker:
     # -- reconcile -----------------------------------------------------------------------------
 
     async def _reconcile(self, key: RemoteKey) -> None:
+        echoes = self._in_flight[key] = _Echoes()
+        try:
+            await self._reconcile_once(key)
+        finally:
+            del self._in_flight[key]
+            if not echoes.only_own():
+                self.queue.add(key)  # still being processed: the queue runs it again right after
+
+    async def _reconcile_once(self, key: RemoteKey) -> None:
         if not self.synced:
             raise Requeue("caches are not synced yet")
         remote = self._remote.get(object_key(key))
@@ -389,7 +434,7 @@ class SyncWorker:
                 if not (isinstance(action, Create) and may_adopt):
                     raise
                 return [*reports, *await self._decide_occupant(key, action)]
-            self._remember(action, result)
+            self._remember(key, action, result)
             if isinstance(action, Patch):
                 self._fights.sent(key)
             self._log.info("synced", object=_describe(key), workspace=key.cluster, action=action.type,
@@ -436,7 +481,7 @@ class SyncWorker:
             if cache is not None and cache.get(key) is not None:
                 return
             result = await self._env.executor.execute(action)
-            self._remember(action, result)
+            self._remember(remote, action, result)
             self._log.info("synced", object=_describe(remote), workspace=remote.cluster, action=action.type,
                            target=action.target.to_dict())
 
@@ -456,7 +501,7 @@ class SyncWorker:
             self._in_the_way[key] = (occupant, asyncio.get_running_loop().time() + CONFLICT_MEMORY_SECONDS)
         return await self._execute(key, plan, may_adopt=False)
 
-    def _remember(self, action: Action, result: dict[str, Any] | None) -> None:
+    def _remember(self, remote: RemoteKey, action: Action, result: dict[str, Any] | None) -> None:
         """Put the server's answer into the cache it belongs to, so the next plan starts from it."""
         target = action.target
         if target is None:
@@ -464,6 +509,9 @@ class SyncWorker:
         cache = self._cache_for(target)
         if cache is None:
             return
+        in_flight = self._in_flight.get(remote)
+        if in_flight is not None and result is not None:
+            in_flight.written.add((cache.name, resource_version(result)))
         key = target_key(target)
         if isinstance(action, (DeleteLocal, DeleteRelated)):
             cache.deleting(key)

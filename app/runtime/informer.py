@@ -77,12 +77,17 @@ class ObjectKey:
 
 @frozen(eq=False)
 class Event:
-    """One change seen by the informer; `old` is the object stored before it, if there was one."""
+    """One change seen by the informer; `old` is the object stored before it, if there was one.
+
+    `own`: the change is exactly a write of this servlet whose answer had already arrived (set by
+    `Cache`, which keeps those answers; the informer itself cannot tell).
+    """
 
     type: EventType
     key: ObjectKey
     obj: Object
     old: Object | None = None
+    own: bool = False
 
 
 Handler = Callable[[Event], None]
