@@ -13,7 +13,15 @@ from typing import Any, TypeVar
 from tests.integration.e2e.process import ServletOptions, ServletProcess
 from tests.integration.e2e.waiting import consistently, eventually
 from tests.integration.e2e.world import Rest, World
-from tests.integration.e2e.manifests import FINALIZER, LINK, SERVLET, Resource
+from tests.integration.e2e.manifests import (
+    FINALIZER,
+    LINK,
+    REMOTE_WIDGET,
+    SERVLET,
+    Resource,
+    published_resource,
+    widget_crd,
+)
 
 T = TypeVar("T")
 # kcpsim's controllers are instant and the servlet is event-driven: a few seconds is generous.
@@ -33,6 +41,16 @@ class E2E:
     def servlet(self, *, token: str = "servlet", **options: Any) -> ServletProcess:
         """Start `servlet run` (a real subprocess) and wait until it answers /healthz."""
         return self.servlet_process(token=token, **options).start()
+
+    def serve_widgets(self, **options: Any) -> tuple[ServletProcess, str]:
+        """The e2e Widgets published, a servlet started and Widgets served in team-a.
+
+        Returns the servlet and team-a's logical cluster (the namespace of its local copies).
+        """
+        self.publish(widget_crd(), published_resource("widgets", kind="Widget"))
+        servlet = self.servlet(**options)
+        self.wait_served("team-a", REMOTE_WIDGET)
+        return servlet, self.world.cluster("team-a")
 
     def servlet_process(self, *, token: str = "servlet", **options: Any) -> ServletProcess:
         """A `servlet run` process this test owns (stopped at the end), not started yet."""

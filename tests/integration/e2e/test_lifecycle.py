@@ -80,10 +80,7 @@ def test_deleting_the_remote_object_cleans_up_local_and_related_copies_before_th
 
 @pytest.mark.parametrize("delete_orphans", [False, True], ids=["kept", "deleted-with-flag"])
 def test_a_local_copy_whose_remote_object_was_force_deleted_is_an_orphan(e2e: E2E, delete_orphans: bool) -> None:
-    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
-    first = e2e.servlet(leader_election=False)
-    e2e.wait_served("team-a", REMOTE_WIDGET)
-    cluster = e2e.world.cluster("team-a")
+    first, cluster = e2e.serve_widgets(leader_election=False)
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "doomed", namespace="default", size=1))
     doomed = default_local_name(namespace="default", name="doomed")
     e2e.wait_local(WIDGET, namespace=cluster, name=doomed)
@@ -111,10 +108,7 @@ def test_a_local_copy_whose_remote_object_was_force_deleted_is_an_orphan(e2e: E2
 
 
 def test_broken_watches_and_an_expired_watch_history_lose_no_change(e2e: E2E) -> None:
-    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
-    servlet = e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_WIDGET)
-    cluster = e2e.world.cluster("team-a")
+    servlet, cluster = e2e.serve_widgets()
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "old", namespace="default", size=1))
     old_local = default_local_name(namespace="default", name="old")
     e2e.wait_local(WIDGET, namespace=cluster, name=old_local)

@@ -110,10 +110,7 @@ def test_a_changed_crd_gets_a_new_schema_that_replaces_the_old_one_in_the_export
 
 
 def test_deleting_a_published_resource_stops_its_sync_but_keeps_it_in_the_export(e2e: E2E) -> None:
-    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
-    servlet = e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_WIDGET)
-    cluster = e2e.world.cluster("team-a")
+    servlet, cluster = e2e.serve_widgets()
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "before", namespace="default", size=1))
     e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="before"))
     e2e.wait_condition("widgets", "Ready")

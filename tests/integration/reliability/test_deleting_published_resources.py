@@ -12,7 +12,7 @@ import pytest
 
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    REMOTE_WIDGET, WIDGET, default_local_name, published_resource, remote_object, widget_crd,
+    REMOTE_WIDGET, WIDGET, default_local_name, remote_object,
 )
 from tests.kcpsim import ErrorRule, FaultPlan
 
@@ -23,10 +23,7 @@ FAILING_RELEASES = FaultPlan(errors=(ErrorRule(status=500, verb="patch", target=
 
 @pytest.mark.parametrize("faults", [None, FAILING_RELEASES], ids=["plain", "failing-releases-retried"])
 def test_deleting_a_published_resource_releases_users_objects(e2e: E2E, faults: FaultPlan | None) -> None:
-    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
-    servlet = e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_WIDGET)
-    cluster = e2e.world.cluster("team-a")
+    servlet, cluster = e2e.serve_widgets()
     names = [f"kept-{i}" for i in range(3)]
     for name in names:
         e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", name, namespace="default", size=1))

@@ -11,8 +11,7 @@ import threading
 import time
 
 from tests.integration.e2e.env import E2E
-from tests.integration.e2e.manifests import REMOTE_WIDGET, WIDGET, default_local_name, published_resource, \
-    remote_object, widget_crd
+from tests.integration.e2e.manifests import REMOTE_WIDGET, WIDGET, default_local_name, remote_object
 
 FIGHT_SECONDS = 8.0
 FIGHTER_INTERVAL = 0.2
@@ -23,10 +22,7 @@ def _size(e2e: E2E, *, cluster: str, name: str) -> object:
 
 
 def test_a_fight_over_a_local_field_is_reported_and_backed_off_and_the_platform_value_wins(e2e: E2E) -> None:
-    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
-    servlet = e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_WIDGET)
-    cluster = e2e.world.cluster("team-a")
+    servlet, cluster = e2e.serve_widgets()
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "contested", namespace="default", size=1))
     name = default_local_name(namespace="default", name="contested")
     e2e.eventually(lambda: _size(e2e, cluster=cluster, name=name) == 1, what="the local copy with size 1")
