@@ -68,20 +68,28 @@ def short_hash(value: str) -> str:
 
 
 def expand(pattern: str, *, remote: RemoteKey) -> str:
-    def value(match: re.Match[str]) -> str:
-        token = match.group()
-        if token == CLUSTER_NAME:
-            return remote.cluster
-        if token == NAMESPACE:
-            return remote.namespace
-        if token == NAMESPACE_HASH:
-            return short_hash(remote.namespace)
-        if token == NAME:
-            return remote.name
-        return short_hash(remote.name)  # NAME_HASH, the only placeholder left
+    # One pass over the pattern's parts: text produced by a replacement is never scanned again;
+    # hashes only when asked for.
+    values = {
+        CLUSTER_NAME: remote.cluster,
+        NAMESPACE: remote.namespace,
+        NAME: remote.name,
+    }
+    parts = _parts(pattern)
+    if NAMESPACE_HASH in parts:
+        values[NAMESPACE_HASH] = short_hash(remote.namespace)
+    if NAME_HASH in parts:
+        values[NAME_HASH] = short_hash(remote.name)
+    return "".join([values[part] if part in _PLACEHOLDER_SET else part for part in parts])
 
-    # One pass: text produced by a replacement is never scanned again; hashes only when asked for.
-    return _PLACEHOLDER_RE.sub(value, pattern)
+
+_PLACEHOLDER_SET = frozenset(PLACEHOLDERS)
+
+
+@functools.lru_cache(maxsize=256)
+def _parts(pattern: str) -> tuple[str, ...]:
+    """`pattern` split into literal text and placeholders, in order (a pattern is split once)."""
+    return tuple(part for part in re.split(f"({_PLACEHOLDER_RE.pattern})", pattern) if part)
 
 
 def default_naming(*, local_namespaced: bool, remote_namespaced: bool) -> Naming:

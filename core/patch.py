@@ -49,6 +49,7 @@ _SKIPPED_TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata", "status"})
 # Maps owned key by key (see the module docstring), as paths from the object root.
 _SHARED_MAPS = frozenset({("metadata",), ("metadata", "labels"), ("metadata", "annotations")})
 _SHARED_MAP_PARENTS = frozenset(path[:-1] for path in _SHARED_MAPS)
+_SHARED_MAP_NAMES = frozenset(path[-1] for path in _SHARED_MAPS if path[:-1] == ("metadata",))
 _UNCHANGED: Any = object()
 
 
@@ -150,6 +151,54 @@ def merge_owned_patch(target: dict[str, Any], patch: Mapping[str, Any]) -> dict[
         else:
             target[key] = value
     return target
+
+
+def created_object(*, skeleton: dict[str, Any], desired: Mapping[str, Any]) -> dict[str, Any] | Problem:
+    """A new object: `skeleton` (apiVersion, kind, name, link metadata) carrying `desired` and its state.
+
+    The same object as the first content patch against the skeleton merged into it. In the usual
+    case the two share nothing but `metadata`, whose copied labels and annotations never use a link
+    key; the patch is then the content itself, so the object is built from one copy instead of a
+    walk (every create pays this). Anything else takes the general path. `skeleton` is taken over.
+    """
+    built = _created_directly(skeleton=skeleton, desired=desired)
+    if built is not None:
+        return built
+    initial = content_patch(desired=desired, live=skeleton)
+    if isinstance(initial, Problem):
+        return initial
+    return merge_owned_patch(skeleton, initial.patch)
+
+
+def _created_directly(*, skeleton: dict[str, Any], desired: Mapping[str, Any]) -> dict[str, Any] | Problem | None:
+    """`created_object` without a patch, or None when its preconditions do not hold."""
+    meta = skeleton.get("metadata")
+    copied_meta = desired.get("metadata", {})
+    if type(meta) is not dict or type(copied_meta) is not dict or type(desired) is not dict:
+        return None
+    if any(key in skeleton for key in desired if key != "metadata"):
+        return None
+    for section, values in copied_meta.items():
+        if section not in _SHARED_MAP_NAMES or type(values) is not dict or type(meta.get(section)) is not dict:
+            return None
+        if not meta[section].keys().isdisjoint(values) or LAST_KNOWN_STATE_ANNOTATION in values:
+            return None
+    if LAST_KNOWN_STATE_ANNOTATION in meta.get("annotations", {}):
+        return None
+    state = encode_state(desired)
+    try:
+        content = jsontext.copy(desired)
+    except ValueError:
+        return None
+    if state.startswith(_COMPRESSED_PREFIX) or "null" in state:  # no null anywhere spares the walk
+        _drop_null_members(content)
+    for section, values in content.pop("metadata", {}).items():
+        meta[section].update(values)
+    skeleton.update(content)
+    annotations = meta.setdefault("annotations", {})
+    annotations[LAST_KNOWN_STATE_ANNOTATION] = state
+    problem = _annotations_problem(annotations, state=state)
+    return skeleton if problem is None else problem
 
 
 def three_way_patch(
@@ -326,6 +375,8 @@ def content_patch(*, desired: Mapping[str, Any], live: Mapping[str, Any]) -> Con
     # The stored state is normally the very text encode_state gives for `desired` (one spelling per
     # value): then it is `desired` and needs no decoding. Any other text is decoded and compared.
     unchanged = stored == state
+    if unchanged and _carries_exactly(desired=desired, live=live, state=state):
+        return ContentPatch(patch={})
     last_known = desired if unchanged else decode_state(stored if isinstance(stored, str) else None)
     patch = three_way_patch(last_known=last_known, desired=desired, live=live)
     if not patch and last_known is not None and (unchanged or _json_equal(last_known, desired)):
@@ -335,18 +386,54 @@ def content_patch(*, desired: Mapping[str, Any], live: Mapping[str, Any]) -> Con
     # metadata and annotations are maps or absent, never null (they are owned key by key).
     patch_metadata = patch.setdefault("metadata", {})
     patch_metadata.setdefault("annotations", {})[LAST_KNOWN_STATE_ANNOTATION] = state
-    annotations_after = apply_merge_patch(annotations, patch["metadata"]["annotations"])
-    size = annotations_size(annotations_after)
-    if size > ANNOTATIONS_LIMIT:
-        return Problem(
-            field="metadata.annotations",
-            message=(
-                f"the object is too large for its last-known-state: the annotations would take {size} "
-                f"bytes (the state alone {len(state.encode('utf-8'))} bytes), "
-                f"more than the limit of {ANNOTATIONS_LIMIT} bytes"
-            ),
-        )
-    return ContentPatch(patch=patch)
+    problem = _annotations_problem(apply_merge_patch(annotations, patch["metadata"]["annotations"]), state=state)
+    return ContentPatch(patch=patch) if problem is None else problem
+
+
+def _annotations_problem(annotations: Mapping[str, Any], *, state: str) -> Problem | None:
+    """A Problem when `annotations` (carrying `state`) exceed what the API server accepts."""
+    size = annotations_size(annotations)
+    if size <= ANNOTATIONS_LIMIT:
+        return None
+    return Problem(
+        field="metadata.annotations",
+        message=(
+            f"the object is too large for its last-known-state: the annotations would take {size} "
+            f"bytes (the state alone {len(state.encode('utf-8'))} bytes), "
+            f"more than the limit of {ANNOTATIONS_LIMIT} bytes"
+        ),
+    )
+
+
+def _carries_exactly(*, desired: Mapping[str, Any], live: Mapping[str, Any], state: str) -> bool:
+    """Whether `live` holds every desired value spelled as `state` spells it: then nothing to patch.
+
+    For a live object whose stored state is `state`, so nothing is to be removed: one encoding of
+    the live values settles the usual converged object. Shared maps are compared on the wanted
+    keys only, anything else whole. False means only "walk to find out".
+    """
+    if state.startswith(_COMPRESSED_PREFIX):
+        return False
+    view = _owned_view(wanted=desired, live=live, path=())
+    try:
+        return view is not None and jsontext.sorted_text(view) == state
+    except (TypeError, ValueError):  # not JSON: the walk will tell
+        return False
+
+
+def _owned_view(*, wanted: Mapping[str, Any], live: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
+    """The members of `live` that `wanted` names, shared maps only by their wanted keys; None if one is missing."""
+    view: dict[str, Any] = {}
+    for key, value in wanted.items():
+        if key not in live:
+            return None
+        current = live[key]
+        if path + (key,) in _SHARED_MAPS and type(value) is dict and type(current) is dict:
+            current = _owned_view(wanted=value, live=current, path=path + (key,))
+            if current is None:
+                return None
+        view[key] = current
+    return view
 
 
 def _live_annotations(live: Mapping[str, Any]) -> Mapping[str, Any]:

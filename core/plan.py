@@ -134,9 +134,13 @@ def _string_map(value: object) -> dict[str, str]:
 
 def remote_key_of(remote: Mapping[str, Any]) -> RemoteKey:
     """Where a remote object lives; the cluster is "" when kcp's cluster annotation is missing."""
-    meta = _metadata(remote)
-    cluster = _string(_string_map(meta.get("annotations")).get(CLUSTER_ANNOTATION))
-    return RemoteKey(cluster=cluster, namespace=_string(meta.get("namespace")), name=_string(meta.get("name")))
+    return _remote_key(_metadata(remote))
+
+
+def _remote_key(meta: Mapping[str, Any]) -> RemoteKey:
+    annotations = meta.get("annotations")
+    cluster = annotations.get(CLUSTER_ANNOTATION) if isinstance(annotations, Mapping) else None
+    return RemoteKey(cluster=_string(cluster), namespace=_string(meta.get("namespace")), name=_string(meta.get("name")))
 
 
 def local_key_of(local: Mapping[str, Any]) -> LocalKey:
@@ -144,8 +148,8 @@ def local_key_of(local: Mapping[str, Any]) -> LocalKey:
     return LocalKey(namespace=_string(meta.get("namespace")), name=_string(meta.get("name")))
 
 
-def _finalizers(obj: Mapping[str, Any]) -> tuple[str, ...]:
-    value = _metadata(obj).get("finalizers")
+def _finalizers(meta: Mapping[str, Any]) -> tuple[str, ...]:
+    value = meta.get("finalizers")
     return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()
 
 
@@ -171,14 +175,21 @@ class _Subject:
 
     @classmethod
     def of(cls, context: SyncContext, remote: Mapping[str, Any]) -> _Subject:
-        key = remote_key_of(remote)
+        meta = _metadata(remote)
+        key = _remote_key(meta)
         return cls(
             context=context, remote=remote, key=key,
             ref=_ref(context.projected.remote, side=Side.REMOTE, namespace=key.namespace, name=key.name,
                      cluster=key.cluster),
-            finalizers=_finalizers(remote),
-            resource_version=_string(_metadata(remote).get("resourceVersion")),
+            finalizers=_finalizers(meta),
+            resource_version=_string(meta.get("resourceVersion")),
         )
+
+    def admitted(self) -> bool:
+        """Whether `spec.filter` syncs the object; its labels are read only for a label selector."""
+        resource_filter = self.context.published.spec.filter
+        labels = {} if resource_filter.labels is None else _string_map(_metadata(self.remote).get("labels"))
+        return filtering.filter_admits(resource_filter, namespace=self.key.namespace, labels=labels)
 
     @property
     def has_finalizer(self) -> bool:
@@ -231,8 +242,7 @@ def plan_object(
     local_key = None if local is None else local_key_of(local)
 
     # 2. Filter.
-    labels = _string_map(_metadata(remote).get("labels"))
-    if not filtering.filter_admits(context.published.spec.filter, namespace=subject.key.namespace, labels=labels):
+    if not subject.admitted():
         released = [Release(target=subject.ref, finalizers=subject.without_finalizer(),
                             resource_version=subject.resource_version)] if subject.has_finalizer else []
         return subject.plan(local_key, released)
@@ -242,9 +252,8 @@ def plan_object(
         return subject.plan(local_key, _deletion(subject, local, related))
 
     # 4. Existence.
-    if local is None:
+    if local is None or local_key is None:
         return _existence(subject, occupant=occupant, namespace_exists=local_namespace_exists, related=related)
-    local_key = local_key_of(local)
     actions = [*_add_finalizer(subject), *_sync(subject, local, subject.local_ref(local_key), related)]
     return subject.plan(local_key, actions)
 
@@ -341,16 +350,14 @@ def _create(subject: _Subject, local_ref: ObjectRef, *, namespace_exists: bool) 
     meta["labels"] = metadata.link_labels(servlet_name=subject.context.servlet.name, remote=subject.key)
     meta["annotations"] = metadata.link_annotations(remote=subject.key)
     skeleton = {"apiVersion": local_type.api_version, "kind": local_type.kind, "metadata": meta}
-    # The content patch against the bare skeleton is the whole content plus its state, and checks
-    # the annotation size limit the same way every later patch does.
-    initial = patch.content_patch(desired=patch.primary_content_view(subject.remote), live=skeleton)
-    if isinstance(initial, Problem):
-        return [Error.of(initial, target=local_ref)]
+    created = patch.created_object(skeleton=skeleton, desired=patch.primary_content_view(subject.remote))
+    if isinstance(created, Problem):
+        return [Error.of(created, target=local_ref)]
     actions: list[Action] = []
     if local_type.namespaced and not namespace_exists:
         actions.append(CreateNamespace(target=ObjectRef(side=Side.LOCAL, resource=NAMESPACE_TYPE, namespace="",
                                                         name=local_ref.namespace)))
-    actions.append(Create(target=local_ref, object=patch.merge_owned_patch(skeleton, initial.patch)))
+    actions.append(Create(target=local_ref, object=created))
     return actions
 
 

@@ -450,13 +450,12 @@ def _plan_platform_origin(
             labels=metadata.link_labels(servlet_name=primaries.servlet_name, remote=origin_key),
             annotations=metadata.link_annotations(remote=origin_key),
         )
-        initial = patch.content_patch(desired=desired, live=skeleton)
-        if isinstance(initial, Problem):
-            return [Error.of(initial, target=target, identifier=item.identifier)]
+        created = patch.created_object(skeleton=skeleton, desired=desired)
+        if isinstance(created, Problem):
+            return [Error.of(created, target=target, identifier=item.identifier)]
         return [
             *_ensure_namespace(primaries, snapshot, Side.LOCAL, resolved.local.namespace),
-            CreateRelated(identifier=item.identifier, target=target,
-                          object=patch.apply_merge_patch(skeleton, initial.patch)),
+            CreateRelated(identifier=item.identifier, target=target, object=created),
         ]
     if not linked:
         origin = _describe(Side.REMOTE, item.kind, resolved.remote, cluster=origin_key.cluster)

@@ -8,11 +8,16 @@ which tells them apart; unit tests cover number equality.
 
 from __future__ import annotations
 
+import copy
+import json
 import random
 from collections.abc import Mapping
 from typing import Any
+from unittest import mock
 
 from hypothesis import given, strategies as st
+
+from servlet.core import patch as patch_module
 
 from servlet.core.hashing import canonical_json
 from servlet.core.metadata import LAST_KNOWN_STATE_ANNOTATION, SERVLET_LABEL
@@ -21,8 +26,10 @@ from servlet.core.patch import (
     ContentPatch,
     apply_merge_patch,
     content_patch,
+    created_object,
     decode_state,
     encode_state,
+    merge_owned_patch,
     three_way_patch,
 )
 
@@ -201,3 +208,72 @@ def test_large_state_is_compressed_and_round_trips(content: dict[str, Any], fill
         text = encode_state(large)
         assert text.startswith("z:")
         assert decode_state(text) == large
+
+
+@st.composite
+def skeletons(draw: st.DrawFn) -> dict[str, Any]:
+    """A new object before its content: type, name and link metadata, in any of the shapes callers build."""
+    metadata: dict[str, Any] = {"name": "abc"}
+    if draw(st.booleans()):
+        metadata["namespace"] = "team-a"
+    for section in ("labels", "annotations"):
+        if draw(st.booleans()):
+            metadata[section] = {SERVLET_LABEL: "tom", **draw(STRING_MAPS)}
+    return {"apiVersion": "v1", "kind": "Widget", "metadata": metadata}
+
+
+# Copied metadata as a malformed remote object could hold it too: null values, keys the skeleton uses.
+ODD_METADATA = st.dictionaries(
+    st.sampled_from(["labels", "annotations", "name"]),
+    st.dictionaries(st.sampled_from(["app", "team", SERVLET_LABEL]), st.none() | st.sampled_from(["1", "2"]),
+                    max_size=3),
+    max_size=2,
+)
+
+
+@given(
+    skeleton=skeletons(),
+    desired=contents(DESIRED_JSON_WITH_NULLS),
+    odd=st.none() | ODD_METADATA,
+    top_level=st.none() | st.sampled_from(["kind", "apiVersion"]),
+)
+def test_a_created_object_is_the_first_content_patch_merged_into_its_skeleton(
+    skeleton: dict[str, Any], desired: dict[str, Any], odd: dict[str, Any] | None, top_level: str | None
+) -> None:
+    # The direct construction must give exactly what the general path gives, key order included.
+    if odd is not None:
+        desired["metadata"] = odd
+    if top_level is not None:
+        desired[top_level] = "Other"
+    initial = content_patch(desired=desired, live=skeleton)
+    expected: Any = initial
+    if isinstance(initial, ContentPatch):
+        expected = merge_owned_patch(copy.deepcopy(skeleton), initial.patch)
+    created = created_object(skeleton=copy.deepcopy(skeleton), desired=desired)
+    assert created == expected
+    assert json.dumps(created, default=repr) == json.dumps(expected, default=repr)
+
+
+@given(
+    desired=contents(DESIRED_JSON_WITH_NULLS),
+    live=live_objects(),
+    drift=st.none() | st.tuples(st.sampled_from([(), ("metadata", "labels")]), KEYS | st.just("app"), ANY_JSON),
+)
+def test_the_converged_shortcut_never_changes_a_content_patch(
+    desired: dict[str, Any], live: dict[str, Any], drift: tuple[tuple[str, ...], str, Any] | None
+) -> None:
+    # The object before and after its patch, maybe changed by someone else since (`drift`).
+    first = content_patch(desired=desired, live=live)
+    assert isinstance(first, ContentPatch)
+    patched = apply_merge_patch(live, first.patch)
+    if drift is not None:
+        path, key, value = drift
+        target = patched
+        for step in path:
+            target = target.setdefault(step, {})
+        target[key] = value
+    for candidate in (live, patched):
+        shortcut = content_patch(desired=desired, live=candidate)
+        with mock.patch.object(patch_module, "_carries_exactly", return_value=False):
+            walked = content_patch(desired=desired, live=candidate)
+        assert shortcut == walked
