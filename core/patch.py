@@ -176,7 +176,7 @@ def _created_directly(*, skeleton: dict[str, Any], desired: Mapping[str, Any]) -
     copied_meta = desired.get("metadata", {})
     if type(meta) is not dict or type(copied_meta) is not dict or type(desired) is not dict:
         return None
-    if any(key in skeleton for key in desired if key != "metadata"):
+    if not (skeleton.keys() & desired.keys()) <= {"metadata"}:
         return None
     for section, values in copied_meta.items():
         if section not in _SHARED_MAP_NAMES or type(values) is not dict or type(meta.get(section)) is not dict:
@@ -414,25 +414,40 @@ def _carries_exactly(*, desired: Mapping[str, Any], live: Mapping[str, Any], sta
     """
     if state.startswith(_COMPRESSED_PREFIX):
         return False
-    view = _owned_view(wanted=desired, live=live, path=())
+    view = _owned_view(wanted=desired, live=live)
     try:
         return view is not None and jsontext.sorted_text(view) == state
     except (TypeError, ValueError):  # not JSON: the walk will tell
         return False
 
 
-def _owned_view(*, wanted: Mapping[str, Any], live: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
-    """The members of `live` that `wanted` names, shared maps only by their wanted keys; None if one is missing."""
+def _owned_view(*, wanted: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The members of `live` that `wanted` names, None if one is missing; metadata as `_owned_metadata`."""
     view: dict[str, Any] = {}
     for key, value in wanted.items():
-        if key not in live:
+        current = live.get(key, _UNCHANGED)
+        if current is _UNCHANGED:
             return None
-        current = live[key]
-        if path + (key,) in _SHARED_MAPS and type(value) is dict and type(current) is dict:
-            current = _owned_view(wanted=value, live=current, path=path + (key,))
+        if key == "metadata" and type(value) is dict and type(current) is dict:
+            current = _owned_metadata(wanted=value, live=current)
             if current is None:
                 return None
         view[key] = current
+    return view
+
+
+def _owned_metadata(*, wanted: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The wanted members of live metadata; labels and annotations only by their wanted keys."""
+    view: dict[str, Any] = {}
+    for name, value in wanted.items():
+        current = live.get(name, _UNCHANGED)
+        if current is _UNCHANGED:
+            return None
+        if name in _SHARED_MAP_NAMES and type(value) is dict and type(current) is dict:
+            if not value.keys() <= current.keys():
+                return None
+            current = {key: current[key] for key in value}
+        view[name] = current
     return view
 
 
@@ -444,7 +459,12 @@ def _live_annotations(live: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def annotations_size(annotations: Mapping[str, Any]) -> int:
     """The size the API server checks: UTF-8 bytes of every key plus every value."""
-    return sum(len(key.encode("utf-8")) + len(str(value).encode("utf-8")) for key, value in annotations.items())
+    return sum(_utf8_length(key) + _utf8_length(str(value)) for key, value in annotations.items())
+
+
+def _utf8_length(text: str) -> int:
+    # isascii() reads a flag CPython keeps: the state, the largest value, is not encoded just to be counted.
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def statuses_differ(local_status: Any, remote_status: Any) -> bool:

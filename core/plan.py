@@ -169,7 +169,6 @@ class _Subject:
     context: SyncContext
     remote: Mapping[str, Any]
     key: RemoteKey
-    ref: ObjectRef
     finalizers: tuple[str, ...]
     resource_version: str
 
@@ -178,12 +177,16 @@ class _Subject:
         meta = _metadata(remote)
         key = _remote_key(meta)
         return cls(
-            context=context, remote=remote, key=key,
-            ref=_ref(context.projected.remote, side=Side.REMOTE, namespace=key.namespace, name=key.name,
-                     cluster=key.cluster),
-            finalizers=_finalizers(meta),
+            context=context, remote=remote, key=key, finalizers=_finalizers(meta),
             resource_version=_string(meta.get("resourceVersion")),
         )
+
+    @property
+    def ref(self) -> ObjectRef:
+        """The remote object as actions name it; built on demand, as a converged plan has no action."""
+        key = self.key
+        return _ref(self.context.projected.remote, side=Side.REMOTE, namespace=key.namespace, name=key.name,
+                    cluster=key.cluster)
 
     def admitted(self) -> bool:
         """Whether `spec.filter` syncs the object; its labels are read only for a label selector."""
@@ -321,8 +324,9 @@ def _sync(
     status_update = _status_update(subject, local)
     if status_update is not None:
         actions.append(status_update)
-    actions.extend(plan_related(primaries=subject.primaries(local, local_ref),
-                                related=subject.context.published.spec.related, snapshot=related))
+    if subject.context.published.spec.related:
+        actions.extend(plan_related(primaries=subject.primaries(local, local_ref),
+                                    related=subject.context.published.spec.related, snapshot=related))
     return actions
 
 
