@@ -7,6 +7,7 @@ measure executing the plan (the sync benchmarks do).
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import statistics
@@ -167,4 +168,9 @@ def measure(*, seconds: float = 3.0, repeats: int = 5, objects: int = 5000) -> P
 
 
 if __name__ == "__main__":
-    print(json.dumps(measure().as_dict(), indent=2))
+    parser = argparse.ArgumentParser(description="planning speed (issue 6, target 1)")
+    parser.add_argument("--objects", type=int, default=5000,
+                        help="distinct objects to cycle through (1: one object planned again and again)")
+    parser.add_argument("--seconds", type=float, default=3.0)
+    arguments = parser.parse_args()
+    print(json.dumps(measure(objects=arguments.objects, seconds=arguments.seconds).as_dict(), indent=2))
