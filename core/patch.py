@@ -181,10 +181,11 @@ def _created_directly(*, skeleton: dict[str, Any], desired: Mapping[str, Any]) -
     for section, values in copied_meta.items():
         if section not in _SHARED_MAP_NAMES or type(values) is not dict or type(meta.get(section)) is not dict:
             return None
-        if not meta[section].keys().isdisjoint(values) or LAST_KNOWN_STATE_ANNOTATION in values:
+        if not meta[section].keys().isdisjoint(values):
             return None
-    if LAST_KNOWN_STATE_ANNOTATION in meta.get("annotations", {}):
-        return None
+    annotations = meta.get("annotations", {})
+    if type(annotations) is not dict or LAST_KNOWN_STATE_ANNOTATION in annotations:
+        return None  # a skeleton with a state is a live object: the three-way rule applies
     state = encode_state(desired)
     try:
         content = jsontext.copy(desired)

@@ -148,6 +148,10 @@ def local_key_of(local: Mapping[str, Any]) -> LocalKey:
     return LocalKey(namespace=_string(meta.get("namespace")), name=_string(meta.get("name")))
 
 
+def _local_key_or_none(local: Mapping[str, Any] | None) -> LocalKey | None:
+    return None if local is None else local_key_of(local)
+
+
 def _finalizers(meta: Mapping[str, Any]) -> tuple[str, ...]:
     value = meta.get("finalizers")
     return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()
@@ -242,21 +246,21 @@ def plan_object(
             target=subject.ref, reason=f"{len(local_candidates)} local objects carry the link labels of this "
             f"remote object ({found}); refusing to pick one")])
     local = local_candidates[0] if local_candidates else None
-    local_key = None if local is None else local_key_of(local)
 
     # 2. Filter.
     if not subject.admitted():
         released = [Release(target=subject.ref, finalizers=subject.without_finalizer(),
                             resource_version=subject.resource_version)] if subject.has_finalizer else []
-        return subject.plan(local_key, released)
+        return subject.plan(_local_key_or_none(local), released)
 
     # 3. Deletion.
     if _is_deleting(remote):
-        return subject.plan(local_key, _deletion(subject, local, related))
+        return subject.plan(_local_key_or_none(local), _deletion(subject, local, related))
 
     # 4. Existence.
-    if local is None or local_key is None:
+    if local is None:
         return _existence(subject, occupant=occupant, namespace_exists=local_namespace_exists, related=related)
+    local_key = local_key_of(local)
     actions = [*_add_finalizer(subject), *_sync(subject, local, subject.local_ref(local_key), related)]
     return subject.plan(local_key, actions)
 
