@@ -460,11 +460,8 @@ def _live_annotations(live: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def annotations_size(annotations: Mapping[str, Any]) -> int:
     """The size the API server checks: UTF-8 bytes of every key plus every value."""
-    return sum(_utf8_length(key) + _utf8_length(str(value)) for key, value in annotations.items())
-
-
-def _utf8_length(text: str) -> int:
-    # isascii() reads a flag CPython keeps: the state, the largest value, is not encoded just to be counted.
+    text = "".join([*annotations, *(str(value) for value in annotations.values())])
+    # isascii() reads a flag CPython keeps: ASCII text (the usual case) is counted without encoding.
     return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 

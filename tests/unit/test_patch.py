@@ -14,6 +14,7 @@ from servlet.core.patch import (
     ANNOTATIONS_LIMIT,
     STATE_COMPRESSION_THRESHOLD,
     ContentPatch,
+    annotations_size,
     apply_merge_patch,
     content_patch,
     decode_state,
@@ -420,3 +421,13 @@ def test_size_check_allows_exactly_the_limit() -> None:
 )
 def test_statuses_differ_by_value(local: Any, remote: Any, differ: bool) -> None:
     assert statuses_differ(local, remote) is differ
+
+
+def test_size_check_counts_utf8_bytes_not_characters() -> None:
+    # The API server counts bytes: a two-byte character counts twice, in keys and values alike.
+    assert annotations_size({"note": "plain"}) == 9
+    assert annotations_size({"note": "caf\u00e9", "\u00e9t\u00e9": "x"}) == 4 + 5 + 5 + 1
+    live = _live({"a": 1}, state=None)
+    used = len(LAST_KNOWN_STATE_ANNOTATION) + len(encode_state({"spec": {"a": 1}})) + len("filler")
+    live["metadata"]["annotations"]["filler"] = "\u00e9" * ((ANNOTATIONS_LIMIT - used) // 2 + 1)
+    assert isinstance(content_patch(desired={"spec": {"a": 1}}, live=live), Problem)
