@@ -18,7 +18,6 @@ from unittest import mock
 from hypothesis import given, strategies as st
 
 from servlet.core import patch as patch_module
-
 from servlet.core.hashing import canonical_json
 from servlet.core.metadata import LAST_KNOWN_STATE_ANNOTATION, SERVLET_LABEL
 from servlet.core.patch import (
