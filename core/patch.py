@@ -49,7 +49,10 @@ _SKIPPED_TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata", "status"})
 # Maps owned key by key (see the module docstring), as paths from the object root.
 _SHARED_MAPS = frozenset({("metadata",), ("metadata", "labels"), ("metadata", "annotations")})
 _SHARED_MAP_PARENTS = frozenset(path[:-1] for path in _SHARED_MAPS)
-_SHARED_MAP_NAMES = frozenset(path[-1] for path in _SHARED_MAPS if path[:-1] == ("metadata",))
+# The shared maps directly inside each map that holds some: () -> metadata -> labels, annotations.
+_SHARED_CHILDREN = {
+    parent: frozenset(path[-1] for path in _SHARED_MAPS if path[:-1] == parent) for parent in _SHARED_MAP_PARENTS
+}
 _UNCHANGED: Any = object()
 
 
@@ -179,7 +182,7 @@ def _created_directly(*, skeleton: dict[str, Any], desired: Mapping[str, Any]) -
     if not (skeleton.keys() & desired.keys()) <= {"metadata"}:
         return None
     for section, values in copied_meta.items():
-        if section not in _SHARED_MAP_NAMES or type(values) is not dict or type(meta.get(section)) is not dict:
+        if section not in _SHARED_CHILDREN[("metadata",)] or type(values) is not dict or type(meta.get(section)) is not dict:
             return None
         if not meta[section].keys().isdisjoint(values):
             return None
@@ -422,33 +425,21 @@ def _carries_exactly(*, desired: Mapping[str, Any], live: Mapping[str, Any], sta
         return False
 
 
-def _owned_view(*, wanted: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The members of `live` that `wanted` names, None if one is missing; metadata as `_owned_metadata`."""
+def _owned_view(*, wanted: Mapping[str, Any], live: Mapping[str, Any], path: tuple[str, ...] = ()
+                ) -> dict[str, Any] | None:
+    """The members of `live` that `wanted` names, None if one is missing; shared maps (module
+    docstring) only by their wanted keys, any other value whole."""
     view: dict[str, Any] = {}
+    shared = _SHARED_CHILDREN.get(path, frozenset())
     for key, value in wanted.items():
         current = live.get(key, _UNCHANGED)
         if current is _UNCHANGED:
             return None
-        if key == "metadata" and type(value) is dict and type(current) is dict:
-            current = _owned_metadata(wanted=value, live=current)
+        if key in shared and type(value) is dict and type(current) is dict:
+            current = _owned_view(wanted=value, live=current, path=(*path, key))
             if current is None:
                 return None
         view[key] = current
-    return view
-
-
-def _owned_metadata(*, wanted: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The wanted members of live metadata; labels and annotations only by their wanted keys."""
-    view: dict[str, Any] = {}
-    for name, value in wanted.items():
-        current = live.get(name, _UNCHANGED)
-        if current is _UNCHANGED:
-            return None
-        if name in _SHARED_MAP_NAMES and type(value) is dict and type(current) is dict:
-            if not value.keys() <= current.keys():
-                return None
-            current = {key: current[key] for key in value}
-        view[name] = current
     return view
 
 
