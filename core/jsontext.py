@@ -21,9 +21,6 @@ _encoder = msgspec.json.Encoder()
 _sorted_encoder = msgspec.json.Encoder(order="sorted")
 _decoder = msgspec.json.Decoder()
 _line_encoder = msgspec.json.Encoder(enc_hook=str)
-# MessagePack keeps what JSON text would not: NaN, infinities and the exact type of every number.
-_copy_encoder = msgspec.msgpack.Encoder()
-_copy_decoder = msgspec.msgpack.Decoder()
 _ENCODE_ERRORS = (TypeError, ValueError, RecursionError, msgspec.MsgspecError)
 
 
@@ -56,11 +53,13 @@ def same_text(left: Any, right: Any) -> bool:
 
 
 def copy(value: dict[str, Any] | list[Any]) -> Any:
-    """A deep copy of JSON-like data at C speed (tuples and sets come back as lists, as JSON has
-    only arrays); ValueError when something inside cannot be copied so (an integer beyond 64 bits)."""
+    """A deep copy of JSON data at C speed: every map and list is new, while strings and numbers,
+    which cannot change, are shared. A value JSON cannot hold becomes what msgspec writes for it
+    (a date its ISO text, bytes base64 text), as it would reach the API server; ValueError for a
+    value it cannot write at all."""
     try:
-        return _copy_decoder.decode(_copy_encoder.encode(value))
-    except (TypeError, OverflowError, msgspec.MsgspecError) as error:
+        return msgspec.to_builtins(value)
+    except (TypeError, RecursionError, msgspec.MsgspecError) as error:
         raise ValueError(f"not plain JSON: {error}") from error
 
 

@@ -321,7 +321,7 @@ def _json_copy(value: Any) -> Any:
     if kind is dict or kind is list:
         try:
             return jsontext.copy(value)
-        except ValueError:  # not plain JSON all the way down (an integer beyond 64 bits, a tuple, ...)
+        except ValueError:  # something inside is not data JSON can write (an arbitrary object)
             pass
     return copy.deepcopy(value)
 

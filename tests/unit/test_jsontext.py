@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 
@@ -34,14 +35,21 @@ def test_same_text_tells_a_boolean_from_a_number_where_python_does_not() -> None
 
 
 def test_a_copy_is_deep_and_keeps_every_number_exactly() -> None:
-    original = {"spec": {"ratio": 0.1, "big": 2**63 - 1, "flag": False, "nan": math.nan, "items": [{"x": None}]}}
+    original = {"spec": {"ratio": 0.1, "big": 2**70, "flag": False, "nan": math.nan, "items": [{"x": None}]}}
     copied = jsontext.copy(original)
     copied["spec"]["items"][0]["x"] = "changed"
-    assert original["spec"]["items"][0]["x"] is None
-    assert copied["spec"]["ratio"] == 0.1 and copied["spec"]["big"] == 2**63 - 1
+    copied["spec"]["items"].append("added")
+    assert original == {"spec": {"ratio": 0.1, "big": 2**70, "flag": False, "nan": original["spec"]["nan"],
+                                 "items": [{"x": None}]}}
+    assert copied["spec"]["ratio"] == 0.1 and copied["spec"]["big"] == 2**70
     assert copied["spec"]["flag"] is False and math.isnan(copied["spec"]["nan"])
 
 
-def test_a_value_that_cannot_be_copied_so_is_a_value_error() -> None:
+def test_a_copy_holds_values_as_json_would_carry_them() -> None:
+    copied = jsontext.copy({"expires": datetime.date(2026, 11, 21), "blob": b"\x00\x01"})
+    assert copied == {"expires": "2026-11-21", "blob": "AAE="}
+
+
+def test_a_value_json_cannot_write_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="not plain JSON"):
-        jsontext.copy({"too big": 2**70})
+        jsontext.copy({"handle": object()})
