@@ -133,7 +133,7 @@ def local_key_for(
             field="spec.naming.name", rule=name_rule, result=name,
             by_default=naming.name is None, expected=_SUBDOMAIN_RULE,
         )
-    return LocalKey(namespace=namespace, name=name)
+    return LocalKey(namespace, name)  # positional: a class called with keywords costs a dict per call
 
 
 def _invalid(*, field: str, rule: str, result: str, by_default: bool, expected: str) -> Problem:

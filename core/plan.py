@@ -139,8 +139,9 @@ def remote_key_of(remote: Mapping[str, Any]) -> RemoteKey:
 
 def _remote_key(meta: Mapping[str, Any]) -> RemoteKey:
     annotations = meta.get("annotations")
-    cluster = annotations.get(CLUSTER_ANNOTATION) if isinstance(annotations, Mapping) else None
-    return RemoteKey(cluster=_string(cluster), namespace=_string(meta.get("namespace")), name=_string(meta.get("name")))
+    cluster = _string(annotations.get(CLUSTER_ANNOTATION) if isinstance(annotations, Mapping) else None)
+    namespace, name = _string(meta.get("namespace")), _string(meta.get("name"))
+    return RemoteKey(cluster, namespace, name)  # positional: a class called with keywords costs a dict per call
 
 
 def local_key_of(local: Mapping[str, Any]) -> LocalKey:
@@ -162,8 +163,9 @@ def _is_deleting(obj: Mapping[str, Any]) -> bool:
 
 
 def _ref(resource: ResourceType, *, side: Side, namespace: str, name: str, cluster: str = "") -> ObjectRef:
-    return ObjectRef(side=side, resource=resource, namespace=namespace if resource.namespaced else "", name=name,
-                     cluster=cluster)
+    if not resource.namespaced:
+        namespace = ""
+    return ObjectRef(side, resource, namespace, name, cluster)
 
 
 @frozen
@@ -180,10 +182,8 @@ class _Subject:
     def of(cls, context: SyncContext, remote: Mapping[str, Any]) -> _Subject:
         meta = _metadata(remote)
         key = _remote_key(meta)
-        return cls(
-            context=context, remote=remote, key=key, finalizers=_finalizers(meta),
-            resource_version=_string(meta.get("resourceVersion")),
-        )
+        finalizers, resource_version = _finalizers(meta), _string(meta.get("resourceVersion"))
+        return cls(context, remote, key, finalizers, resource_version)
 
     @property
     def ref(self) -> ObjectRef:
@@ -207,8 +207,8 @@ class _Subject:
 
     def plan(self, local: LocalKey | None, actions: Iterable[Action]) -> ObjectPlan:
         projected = self.context.projected
-        return ObjectPlan(remote=self.key, local=local, actions=tuple(actions), remote_type=projected.remote,
-                          local_type=projected.local)
+        remote_type, local_type = projected.remote, projected.local
+        return ObjectPlan(self.key, local, tuple(actions), remote_type, local_type)
 
     def local_ref(self, key: LocalKey) -> ObjectRef:
         return _ref(self.context.projected.local, side=Side.LOCAL, namespace=key.namespace, name=key.name)
