@@ -104,11 +104,11 @@ def primary_content_view(remote: Mapping[str, Any]) -> dict[str, Any]:
     """
     content = {key: value for key, value in remote.items() if key not in _SKIPPED_TOP_LEVEL}
     metadata = remote.get("metadata")
-    if isinstance(metadata, Mapping):
+    if is_mapping(metadata):
         copied: dict[str, Any] = {}
         for name in ("labels", "annotations"):
             values = metadata.get(name)
-            kept = copyable(values) if isinstance(values, Mapping) else {}
+            kept = copyable(values) if is_mapping(values) else {}
             if kept:
                 copied[name] = kept
         if copied:
@@ -122,10 +122,10 @@ def apply_merge_patch(target: Mapping[str, Any], patch: Mapping[str, Any]) -> di
     for key, value in patch.items():
         if value is None:
             merged.pop(key, None)
-        elif _is_mapping(value):
+        elif is_mapping(value):
             current = merged.get(key)
             # A map patched onto anything but a map starts from an empty map (RFC 7386).
-            merged[key] = apply_merge_patch(current if _is_mapping(current) else {}, value)
+            merged[key] = apply_merge_patch(current if is_mapping(current) else {}, value)
         else:
             merged[key] = _json_copy(value)
     return merged
@@ -140,7 +140,7 @@ def merge_owned_patch(target: dict[str, Any], patch: Mapping[str, Any]) -> dict[
     for key, value in patch.items():
         if value is None:
             target.pop(key, None)
-        elif _is_mapping(value):
+        elif is_mapping(value):
             current = target.get(key)
             if type(current) is dict:
                 target[key] = merge_owned_patch(current, value)
@@ -242,18 +242,18 @@ def _change(*, previous: Any, wanted: Any, current: Any, path: tuple[str, ...]) 
     """The patch value for one field, or _UNCHANGED. `wanted` None: removed from desired, or null."""
     if path in _SHARED_MAPS:
         # Owned key by key: a missing desired map removes the keys last written, never the map.
-        wanted = wanted if _is_mapping(wanted) else {}
-        if not _is_mapping(current):
+        wanted = wanted if is_mapping(wanted) else {}
+        if not is_mapping(current):
             return _without_null_members(wanted) if wanted else _UNCHANGED
     if wanted is None:
         # Absent and null are the same on both sides (module docstring).
         return None if current is not None else _UNCHANGED
-    if _is_mapping(wanted) and _is_mapping(current):
+    if is_mapping(wanted) and is_mapping(current):
         if _json_equal(wanted, current) or _already_holds(previous=previous, wanted=wanted, current=current):
             # Equal maps need no walk: every key is equal and every removed key already absent.
             return _UNCHANGED
         nested = _diff(
-            last=previous if _is_mapping(previous) else None, desired=wanted, live=current, path=path
+            last=previous if is_mapping(previous) else None, desired=wanted, live=current, path=path
         )
         return nested if nested else _UNCHANGED
     if _json_equal(wanted, current):
@@ -270,7 +270,7 @@ def _already_holds(*, previous: Any, wanted: Mapping[str, Any], current: Mapping
     """
     if type(wanted) is not dict or type(current) is not dict or not wanted.items() <= current.items():
         return False
-    if _is_mapping(previous) and any(key not in wanted and current.get(key) is not None for key in previous):
+    if is_mapping(previous) and any(key not in wanted and current.get(key) is not None for key in previous):
         return False
     # Python's equality let `True` stand for `1`: equal texts rule that out, as in _json_equal.
     return jsontext.same_text(wanted, {key: current[key] for key in wanted})
@@ -278,7 +278,7 @@ def _already_holds(*, previous: Any, wanted: Mapping[str, Any], current: Mapping
 
 def _without_null_members(value: Any) -> Any:
     """A copy of a map set whole, without null members: they would mean "delete" in the patch."""
-    if type(value) is not dict and _is_mapping(value):  # a Mapping that is not a dict: walked
+    if type(value) is not dict and is_mapping(value):  # a Mapping that is not a dict: walked
         return {key: _without_null_members(item) for key, item in value.items() if item is not None}
     copied = _json_copy(value)
     if type(copied) is dict:
@@ -306,7 +306,8 @@ _SCALARS = frozenset({str, int, float, bool})
 _NUMBERS = frozenset({int, float})
 
 
-def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+def is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """`isinstance(value, Mapping)` without the ABC check for the JSON types (every plan asks often)."""
     kind = type(value)
     if kind is dict:
         return True
@@ -349,7 +350,7 @@ def _json_equal(left: Any, right: Any) -> bool:
 def _json_equal_walk(left: Any, right: Any) -> bool:
     if isinstance(left, bool) or isinstance(right, bool):
         return isinstance(left, bool) and isinstance(right, bool) and left == right
-    if _is_mapping(left) and _is_mapping(right):
+    if is_mapping(left) and is_mapping(right):
         return left.keys() == right.keys() and all(_json_equal(left[key], right[key]) for key in left)
     if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
         return len(left) == len(right) and all(_json_equal(a, b) for a, b in zip(left, right))
@@ -445,8 +446,8 @@ def _owned_view(*, wanted: Mapping[str, Any], live: Mapping[str, Any], path: tup
 
 def _live_annotations(live: Mapping[str, Any]) -> Mapping[str, Any]:
     metadata = live.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    return annotations if isinstance(annotations, Mapping) else {}
+    annotations = metadata.get("annotations") if is_mapping(metadata) else None
+    return annotations if is_mapping(annotations) else {}
 
 
 def annotations_size(annotations: Mapping[str, Any]) -> int:

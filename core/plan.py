@@ -119,7 +119,7 @@ def plan_writes(plan: ObjectPlan) -> bool:
 
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     value = obj.get("metadata")
-    return value if isinstance(value, Mapping) else {}
+    return value if patch.is_mapping(value) else {}
 
 
 def _string(value: object) -> str:
@@ -127,7 +127,7 @@ def _string(value: object) -> str:
 
 
 def _string_map(value: object) -> dict[str, str]:
-    if not isinstance(value, Mapping):
+    if not patch.is_mapping(value):
         return {}
     return {key: item for key, item in value.items() if isinstance(key, str) and isinstance(item, str)}
 
@@ -139,7 +139,7 @@ def remote_key_of(remote: Mapping[str, Any]) -> RemoteKey:
 
 def _remote_key(meta: Mapping[str, Any]) -> RemoteKey:
     annotations = meta.get("annotations")
-    cluster = _string(annotations.get(CLUSTER_ANNOTATION) if isinstance(annotations, Mapping) else None)
+    cluster = _string(annotations.get(CLUSTER_ANNOTATION) if patch.is_mapping(annotations) else None)
     namespace, name = _string(meta.get("namespace")), _string(meta.get("name"))
     return RemoteKey(cluster, namespace, name)  # positional: a class called with keywords costs a dict per call
 
@@ -400,7 +400,7 @@ def _status_update(subject: _Subject, local: Mapping[str, Any]) -> PatchRemoteSt
     remote_status = subject.remote.get("status")
     if local_status is None or not patch.statuses_differ(local_status, remote_status):
         return None
-    if isinstance(local_status, Mapping) and isinstance(remote_status, Mapping):
+    if patch.is_mapping(local_status) and patch.is_mapping(remote_status):
         # Last-known = live = the remote status: fields only the remote has are removed, so the
         # remote status ends up equal to the local one, not a union of both.
         diff = patch.three_way_patch(last_known=remote_status, desired=local_status, live=remote_status)
