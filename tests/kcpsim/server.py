@@ -472,8 +472,10 @@ class Server:
                 return response
             await response.write_eof()
             return response
-        except (ConnectionResetError, asyncio.CancelledError):
-            raise  # the client hung up; the stream was fine until then
+        except ConnectionResetError:
+            # The client hung up (a servlet stopping, a watch it dropped): aiohttp then finishes
+            # the response quietly, where a raised error would be logged as a failed request.
+            return response
         finally:
             store.unsubscribe(watcher)
             self.watches.discard(active)
