@@ -53,6 +53,7 @@ _SHARED_MAP_PARENTS = frozenset(path[:-1] for path in _SHARED_MAPS)
 _SHARED_CHILDREN = {
     parent: frozenset(path[-1] for path in _SHARED_MAPS if path[:-1] == parent) for parent in _SHARED_MAP_PARENTS
 }
+_METADATA_SHARED_MAPS = _SHARED_CHILDREN[("metadata",)]
 _UNCHANGED: Any = object()
 
 
@@ -182,7 +183,7 @@ def _created_directly(*, skeleton: dict[str, Any], desired: Mapping[str, Any]) -
     if not (skeleton.keys() & desired.keys()) <= {"metadata"}:
         return None
     for section, values in copied_meta.items():
-        if section not in _SHARED_CHILDREN[("metadata",)] or type(values) is not dict or type(meta.get(section)) is not dict:
+        if section not in _METADATA_SHARED_MAPS or type(values) is not dict or type(meta.get(section)) is not dict:
             return None
         if not meta[section].keys().isdisjoint(values):
             return None

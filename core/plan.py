@@ -328,9 +328,10 @@ def _sync(
     status_update = _status_update(subject, local)
     if status_update is not None:
         actions.append(status_update)
-    if subject.context.published.spec.related:
-        actions.extend(plan_related(primaries=subject.primaries(local, local_ref),
-                                    related=subject.context.published.spec.related, snapshot=related))
+    related_resources = subject.context.published.spec.related
+    if related_resources:
+        actions.extend(plan_related(primaries=subject.primaries(local, local_ref), related=related_resources,
+                                    snapshot=related))
     return actions
 
 
