@@ -115,12 +115,14 @@ def test_a_schema_for_a_resource_another_published_resource_serves_is_not_export
             for name in ("widgets", "certs"):
                 await h.wait_condition(name, "SchemaPublished")
 
-            def both_reported() -> dict[str, dict[str, Any]]:
+            def both_settled() -> dict[str, dict[str, Any]]:
                 found = {name: h.condition(name, "Exported") for name in ("widgets", "certs")}
+                # SchemaNotPublished passes while the export controller has yet to see a new schema.
                 assert all(found.values()), found
+                assert all(c and c["reason"] != "SchemaNotPublished" for c in found.values()), found
                 return {name: condition for name, condition in found.items() if condition}
 
-            conditions = await eventually(both_reported, what="Exported on both")
+            conditions = await eventually(both_settled, what="Exported settled on both")
             statuses = sorted(condition["status"] for condition in conditions.values())
             assert statuses == ["False", "True"], conditions
             loser = next(condition for condition in conditions.values() if condition["status"] == "False")
