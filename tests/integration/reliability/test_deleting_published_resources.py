@@ -39,7 +39,9 @@ def test_deleting_a_published_resource_releases_users_objects(e2e: E2E, faults: 
                        timeout=20)
     if faults is not None:
         assert e2e.world.sim.faults.fired() == 3, "the injected failures did not happen"
-    assert "released the objects of a deleted PublishedResource" in servlet.log_text()
+    # The servlet logs after its last release is answered, so the log line may trail the patch.
+    e2e.eventually(lambda: "released the objects of a deleted PublishedResource" in servlet.log_text(),
+                   what="the servlet to report the released objects")
     # A user's deletion now completes; local copies stay (the operator's to clean up, like orphans).
     e2e.rest.delete(e2e.remote_path("team-a", REMOTE_WIDGET, namespace="default", name=names[0]))
     e2e.eventually(lambda: e2e.remote("team-a", REMOTE_WIDGET, namespace="default", name=names[0]) is None,

@@ -43,7 +43,8 @@ def test_a_name_chosen_to_collide_with_a_service_owners_object_is_refused_and_re
     found = e2e.local(WIDGET, namespace=cluster, name=local_name) or {}
     assert found.get("spec") == {"size": 42, "note": "owner's"}, "the service owner's object was changed"
     assert not any(k.startswith(LINK) for k in (found["metadata"].get("labels") or {})), "it was adopted"
-    assert "squatter" in servlet.log_text()
+    # The conflict is counted just before it is logged.
+    e2e.eventually(lambda: "squatter" in servlet.log_text(), what="the conflict over squatter to be logged")
 
 
 def test_a_tenant_cannot_read_another_workspaces_secret_by_naming_it(e2e: E2E) -> None:
