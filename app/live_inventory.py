@@ -4,10 +4,10 @@ The live plan must show what `servlet run` would do right now, so it reads what 
 through the same adapters: the PublishedResources (with the selector) and the CRDs they name on
 the service cluster; the APIExport, the existing APIResourceSchemas and the endpoint slice in
 the org workspace; then, once kcp has published the virtual workspace (VW) URL, every remote
-object of each projected resource across all workspaces, and per remote object the local copy,
-the object that may sit at its computed local name, the namespaces and the related
-Secrets/ConfigMaps the planner looks at. Related objects are read one by one (only those the
-planner names), never by listing every Secret of a cluster.
+object of each projected resource across all workspaces and every object of each local type
+(as the daemon caches them), and then what the plans look at (`core.gather`, the daemon's own
+reads): namespaces and related Secrets/ConfigMaps, read one by one, never by listing every
+Secret of a cluster.
 
 Absence is data: a resource the VW does not serve yet, or a VW URL kcp has not published, becomes
 a note and the plan covers what it can. Any other failed read raises `LiveReadError`, whose
@@ -35,18 +35,17 @@ from servlet.adapters.kube import failure_from_exception, failure_from_response
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
-from servlet.core.actions import NAMESPACE_TYPE, Side, related_resource_type
+from servlet.core.actions import Side
 from servlet.core.apiexport import virtual_workspace_url
-from servlet.core.filtering import filter_admits
 from servlet.core.inventory import KCP_CLUSTER_ANNOTATION, Inventory
-from servlet.core.metadata import SERVLET_LABEL, link_labels
+from servlet.core.context import SyncContext
+from servlet.core.dryrun import settle
+from servlet.core.keys import remote_key_of
 from servlet.core.model import Problem, PublishedResource, ResourceType, ServletIdentity
-from servlet.core.naming import local_key_for
 from servlet.core.parsing import parse_published_resource
-from servlet.core.plan import remote_key_of
 from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE, SCHEMA_TYPE
 from servlet.core.projection import Projected, project
-from servlet.core.related import related_reads
+from servlet.core.world import World, WorldKey
 
 Object = dict[str, Any]
 T = TypeVar("T")
@@ -279,88 +278,53 @@ async def _list_remote(reader: _Reader, resource: ResourceType, notes: list[str]
     return sorted(found, key=_sort_key)
 
 
-async def _list_local(reader: _Reader, resource: ResourceType, *, servlet: ServletIdentity) -> list[Object]:
+async def _list_local(reader: _Reader, resource: ResourceType) -> list[Object]:
     try:
-        return await reader.on(Target.SERVICE, reader.service.list_objects(
-            resource, labels={SERVLET_LABEL: servlet.name}))
+        # Every object of the type, as the daemon caches it: a foreign object at a computed name
+        # is a conflict the plan must show.
+        return await reader.on(Target.SERVICE, reader.service.list_objects(resource))
     except LiveReadError as error:
         if isinstance(error.__cause__, NotFound):  # no such version served yet: no copies to find
             return []
         raise
 
 
-def _candidates(remote: Mapping[str, Any], locals_: Sequence[Object], *, servlet: ServletIdentity) -> list[Object]:
-    """Local copies whose labels name `remote` (a superset of what the planner picks: reading
-    a little more is harmless, reading less would hide something)."""
-    wanted = link_labels(servlet_name=servlet.name, remote=remote_key_of(remote)).items()
-    return [obj for obj in locals_ if wanted <= ((obj.get("metadata") or {}).get("labels") or {}).items()]
-
-
-def _local_key(remote: Mapping[str, Any], item: _Published) -> _ReadKey | None:
-    """Where the copy of `remote` would be created (a bad naming rule is the planner's to report)."""
-    resource = item.projected.local
-    computed = local_key_for(
-        naming=item.published.spec.naming, remote=remote_key_of(remote),
-        local_namespaced=item.projected.local.namespaced, remote_namespaced=item.projected.remote.namespaced,
-    )
-    if isinstance(computed, Problem):
-        return None
-    return _ReadKey(Side.LOCAL, "", resource, computed.namespace if resource.namespaced else "", computed.name)
-
-
-async def _primary_neighbours(
-    reader: _Reader, remote: Mapping[str, Any], item: _Published, locals_: Sequence[Object],
-    *, servlet: ServletIdentity,
-) -> None:
-    """Read what the planner looks at around one remote primary; results land in the reader's cache."""
-    key = remote_key_of(remote)
-    metadata = remote.get("metadata") or {}
-    labels = {str(k): str(v) for k, v in (metadata.get("labels") or {}).items()}
-    if not key.cluster or not filter_admits(item.published.spec.filter, namespace=key.namespace, labels=labels):
-        return  # planned without further reads
-    options: list[Object] = _candidates(remote, locals_, servlet=servlet)
-    if not options:
-        occupant_key = _local_key(remote, item)
-        if occupant_key is not None:
-            reads = [reader.get(occupant_key)]
-            if occupant_key.namespace:
-                reads.append(reader.get(_ReadKey(Side.LOCAL, "", NAMESPACE_TYPE, "", occupant_key.namespace)))
-            occupant = (await _gather(reads))[0]
-            if occupant is not None:
-                options.append(occupant)
-    keys: dict[_ReadKey, None] = {}
-    locals_or_none: list[Object | None] = [*options] or [None]
-    for local in locals_or_none:
-        wanted = related_reads(related=item.published.spec.related, remote=remote, local=local)
-        for related in wanted.objects:
-            cluster = key.cluster if related.side is Side.REMOTE else ""
-            keys[_ReadKey(related.side, cluster, related_resource_type(related.kind), related.namespace,
-                          related.name)] = None
-        for side, namespace in wanted.namespaces:
-            keys[_ReadKey(side, key.cluster if side is Side.REMOTE else "", NAMESPACE_TYPE, "", namespace)] = None
-    await _gather(reader.get(read_key) for read_key in keys)
+# Rounds of "plan, read what the plan missed": each round's reads can only reveal objects a
+# later plan step looks at (a related object of a copy that is yet to be created, ...).
+_READ_ROUNDS = 5
 
 
 async def _objects(
     reader: _Reader, usable: Sequence[_Published], *, servlet: ServletIdentity, notes: list[str]
 ) -> tuple[list[Object], list[Object]]:
-    """Remote and local objects for every projected resource (each resource read once)."""
+    """Remote and local objects for every projected resource, and what their plans look at.
+
+    The lists are read once per resource. Then the daemon's loop runs on what was read (the same
+    `core.gather` reads, `core.dryrun`), and every object a plan looked at that no list held is
+    read with a GET; until no plan misses anything. So the plan printed later from this inventory
+    is planned from exactly what the daemon would see.
+    """
     remote_types = list(dict.fromkeys(item.projected.remote for item in usable))
     local_types = list(dict.fromkeys(item.projected.local for item in usable))
     remote_lists = await _gather(_list_remote(reader, resource, notes) for resource in remote_types)
-    local_lists = await _gather(_list_local(reader, resource, servlet=servlet) for resource in local_types)
-    remotes = dict(zip(remote_types, remote_lists))
-    locals_ = dict(zip(local_types, local_lists))
-    # The planner publishes a remote type through the first PublishedResource projecting it.
-    owner = {resource: next(item for item in usable if item.projected.remote == resource) for resource in remote_types}
-    await _gather(
-        _primary_neighbours(reader, remote, owner[resource], locals_[owner[resource].projected.local], servlet=servlet)
-        for resource in remote_types for remote in remotes[resource]
-    )
-    remote_objects: list[Object] = [obj for resource in remote_types for obj in remotes[resource]]
-    local_objects: list[Object] = [obj for resource in local_types for obj in locals_[resource]]
-    for read_key, obj in reader.read():
-        (remote_objects if read_key.side is Side.REMOTE else local_objects).append(obj)
+    local_lists = await _gather(_list_local(reader, resource) for resource in local_types)
+    remote_objects: list[Object] = [obj for found in remote_lists for obj in found]
+    local_objects: list[Object] = [obj for found in local_lists for obj in found]
+    contexts = [SyncContext(servlet=servlet, published=item.published, projected=item.projected) for item in usable]
+    listed = {(Side.LOCAL, resource.api_version, resource.kind) for resource in local_types}
+    known: set[WorldKey] = set()
+    for _ in range(_READ_ROUNDS):
+        world = World(remote=remote_objects, local=local_objects, complete=False, known=known)
+        settle(world, contexts)
+        missed = sorted(((key, resource) for key, resource in world.missed.items()
+                         if (key[0], key[1], key[2]) not in listed), key=lambda item: (item[0][0].value, *item[0][1:]))
+        if not missed:
+            break
+        known.update(key for key, _ in missed)
+        found = await _gather(reader.get(_ReadKey(key[0], key[3], resource, key[4], key[5])) for key, resource in missed)
+        for (key, _), obj in zip(missed, found):
+            if obj is not None:
+                (remote_objects if key[0] is Side.REMOTE else local_objects).append(obj)
     return remote_objects, _unique(local_objects)
 
 

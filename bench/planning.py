@@ -28,6 +28,7 @@ from servlet.core.model import (
     ServletIdentity,
     SourceResource,
 )
+from servlet.core.gather import PlanInputs
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object
 from servlet.core.projection import Projected
 
@@ -96,8 +97,8 @@ def remote_object(*, finalized: bool) -> dict[str, Any]:
 
 
 def _plan(ctx: SyncContext, remote: dict[str, Any], local: dict[str, Any] | None) -> ObjectPlan:
-    return plan_object(context=ctx, remote=remote, local_candidates=[local] if local is not None else [],
-                       occupant=None, local_namespace_exists=local is not None)
+    return plan_object(context=ctx, inputs=PlanInputs(remote, candidates=(local,) if local is not None else (),
+                                                      namespace_exists=local is not None))
 
 
 def converged_local(ctx: SyncContext, remote: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from servlet.core.hashing import name_sha1
-from servlet.core.model import RemoteKey
+from servlet.core.model import RemoteKey, ResourceType
 
 PREFIX = "syncer.kdp.k8c.io/"
 
@@ -25,12 +25,21 @@ SERVLET_LABEL = f"{PREFIX}servlet"
 REMOTE_CLUSTER_LABEL = f"{PREFIX}remote-object-cluster"
 REMOTE_NAMESPACE_HASH_LABEL = f"{PREFIX}remote-object-namespace-hash"
 REMOTE_NAME_HASH_LABEL = f"{PREFIX}remote-object-name-hash"
+# Which remote resource (group and plural of the projection) the copy belongs to, hashed: two
+# PublishedResources may share one local type, and their copies must never meet.
+REMOTE_RESOURCE_LABEL = f"{PREFIX}remote-object-resource-hash"
 
 REMOTE_NAMESPACE_ANNOTATION = f"{PREFIX}remote-object-namespace"
 REMOTE_NAME_ANNOTATION = f"{PREFIX}remote-object-name"
+REMOTE_RESOURCE_ANNOTATION = f"{PREFIX}remote-object-resource"
 LAST_KNOWN_STATE_ANNOTATION = f"{PREFIX}last-known-state"
 
 FINALIZER = f"{PREFIX}cleanup"
+
+# The labels that link a local copy to its remote object; a copy is found by exactly these.
+LINK_LABEL_KEYS = frozenset({SERVLET_LABEL, REMOTE_CLUSTER_LABEL, REMOTE_NAMESPACE_HASH_LABEL, REMOTE_NAME_HASH_LABEL,
+                             REMOTE_RESOURCE_LABEL})
+LINK_ANNOTATION_KEYS = frozenset({REMOTE_NAMESPACE_ANNOTATION, REMOTE_NAME_ANNOTATION, REMOTE_RESOURCE_ANNOTATION})
 
 # kubectl's own last-known-state: copying it would make kubectl on the service cluster compute
 # patches against the tenant's history.
@@ -42,11 +51,23 @@ def related_state_annotation(identifier: str) -> str:
     return f"{PREFIX}related-state.{identifier}"
 
 
-def link_labels(*, servlet_name: str, remote: RemoteKey) -> dict[str, str]:
+def resource_name(resource: ResourceType) -> str:
+    """`plural.group` (plain `plural` in the core group), as kubectl names a resource."""
+    return f"{resource.plural}.{resource.group}" if resource.group else resource.plural
+
+
+def resource_identity(resource: ResourceType) -> str:
+    """The value of the resource label: a hash, as `plural.group` can exceed a label's 63 characters."""
+    return name_sha1(resource_name(resource))
+
+
+def link_labels(*, servlet_name: str, remote: RemoteKey, resource: ResourceType | None = None) -> dict[str, str]:
     """The labels naming `remote` on its local copy; as an equality selector they find that copy.
 
     The namespace hash is left out for cluster-scoped remote objects (namespace ""), so a copy of
     a cluster-scoped object never matches a selector for a namespaced one and vice versa.
+    `resource` is the remote object's resource; every primary's copy names it (related copies do
+    not: their kind already keeps them apart).
     """
     labels = {
         SERVLET_LABEL: servlet_name,
@@ -55,15 +76,34 @@ def link_labels(*, servlet_name: str, remote: RemoteKey) -> dict[str, str]:
     }
     if remote.namespace:
         labels[REMOTE_NAMESPACE_HASH_LABEL] = name_sha1(remote.namespace)
+    if resource is not None:
+        labels[REMOTE_RESOURCE_LABEL] = resource_identity(resource)
     return labels
 
 
-def link_annotations(*, remote: RemoteKey) -> dict[str, str]:
-    """The plain remote namespace (only when there is one) and name."""
+def link_annotations(*, remote: RemoteKey, resource: ResourceType | None = None) -> dict[str, str]:
+    """The plain remote namespace (only when there is one), name and resource."""
     annotations = {REMOTE_NAME_ANNOTATION: remote.name}
     if remote.namespace:
         annotations[REMOTE_NAMESPACE_ANNOTATION] = remote.namespace
+    if resource is not None:
+        annotations[REMOTE_RESOURCE_ANNOTATION] = resource_name(resource)
     return annotations
+
+
+def remote_key_named_by(obj: Mapping[str, Any]) -> RemoteKey | None:
+    """The remote object a copy's cluster label and plain annotations name, None if incomplete."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, Mapping):
+        return None
+    cluster = _string_map(metadata, "labels").get(REMOTE_CLUSTER_LABEL)
+    annotations = _string_map(metadata, "annotations")
+    name, namespace = annotations.get(REMOTE_NAME_ANNOTATION), annotations.get(REMOTE_NAMESPACE_ANNOTATION, "")
+    if not isinstance(cluster, str) or not isinstance(name, str) or not isinstance(namespace, str):
+        return None
+    if not cluster or not name:
+        return None
+    return RemoteKey(cluster=cluster, namespace=namespace, name=name)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -95,7 +135,15 @@ def _string_map(metadata: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def links_to(obj: Mapping[str, Any], *, servlet_name: str, remote: RemoteKey) -> bool:
+def link_labels_of(obj: Mapping[str, Any]) -> dict[str, str]:
+    """The link labels an object carries (string values only), to compare with `link_labels`."""
+    metadata = obj.get("metadata")
+    labels = _string_map(metadata, "labels") if isinstance(metadata, Mapping) else {}
+    return {key: value for key, value in labels.items() if key in LINK_LABEL_KEYS and isinstance(value, str)}
+
+
+def links_to(obj: Mapping[str, Any], *, servlet_name: str, remote: RemoteKey,
+             resource: ResourceType | None = None) -> bool:
     """Whether `obj` is provably the local copy of `remote` made by this servlet (adoption proof).
 
     The servlet label and the cluster label must name this servlet and the remote cluster; the
@@ -103,6 +151,9 @@ def links_to(obj: Mapping[str, Any], *, servlet_name: str, remote: RemoteKey) ->
     complete identification is enough, so an object whose hash labels were mangled is still
     recognised by its annotations (and gets its labels repaired). A namespace hash label on the
     copy of a cluster-scoped object, or a namespace annotation, names a different object.
+
+    With `resource`, a copy that names another remote resource (by label or annotation) is not
+    this one's; a copy that names none was made before links carried the resource and is ours.
     """
     metadata = obj.get("metadata")
     if not isinstance(metadata, Mapping):
@@ -117,6 +168,11 @@ def links_to(obj: Mapping[str, Any], *, servlet_name: str, remote: RemoteKey) ->
         and labels.get(REMOTE_NAMESPACE_HASH_LABEL) == expected_namespace_hash
     )
     annotations = _string_map(metadata, "annotations")
+    if resource is not None and (
+        labels.get(REMOTE_RESOURCE_LABEL, resource_identity(resource)) != resource_identity(resource)
+        or annotations.get(REMOTE_RESOURCE_ANNOTATION, resource_name(resource)) != resource_name(resource)
+    ):
+        return False
     annotations_name_it = (
         annotations.get(REMOTE_NAME_ANNOTATION) == remote.name
         and annotations.get(REMOTE_NAMESPACE_ANNOTATION, "") == remote.namespace

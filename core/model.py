@@ -163,9 +163,12 @@ class ServletIdentity:
         return f"{self.name}.{self.api_group}"
 
 
-@frozen
+@frozen(order=True)
 class RemoteKey:
-    """Where a remote object lives: logical cluster, namespace ("" if cluster-scoped), name."""
+    """Where a remote object lives: logical cluster, namespace ("" if cluster-scoped), name.
+
+    Ordered by (cluster, namespace, name): the first of several fresh objects claiming one local
+    name gets it."""
 
     cluster: str
     namespace: str

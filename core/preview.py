@@ -17,7 +17,11 @@ from servlet.core.apiexport import plan_export
 from servlet.core.inventory import Inventory
 from servlet.core.model import PublishedResource, ServletIdentity
 from servlet.core.parsing import parse_published_resource
-from servlet.core.plan import ObjectPlan, SyncContext, plan_world
+from servlet.core.context import SyncContext
+from servlet.core.dryrun import context_of, plan_world
+from servlet.core.keys import remote_key_of
+from servlet.core.orphans import Orphan, find_orphans
+from servlet.core.plan import ObjectPlan
 from servlet.core.projection import Projected, project
 from servlet.core.sharing import SharingWarning, shared_namespace_warnings
 
@@ -60,6 +64,22 @@ class ExportStep:
 
 
 @frozen
+class OrphanStep:
+    """A local copy whose remote object is gone; deleted only with `--delete-orphans`."""
+
+    published_resource: str
+    orphan: Orphan
+    delete: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"publishedResource": self.published_resource,
+                "local": {"namespace": self.orphan.local.namespace, "name": self.orphan.local.name},
+                "remote": {"cluster": self.orphan.remote.cluster, "namespace": self.orphan.remote.namespace,
+                           "name": self.orphan.remote.name},
+                "action": "delete" if self.delete else "keep"}
+
+
+@frozen
 class ServletPlan:
     servlet: ServletIdentity
     schemas: tuple[SchemaStep, ...]
@@ -68,6 +88,7 @@ class ServletPlan:
     errors: tuple[PlanError, ...]
     # Valid but risky choices (tenants sharing a local namespace): shown, never a failure.
     warnings: tuple[SharingWarning, ...] = ()
+    orphans: tuple[OrphanStep, ...] = ()
 
     @property
     def writes(self) -> int:
@@ -75,7 +96,8 @@ class ServletPlan:
         schema_writes = sum(1 for step in self.schemas if step.action == "create")
         export_writes = 1 if self.api_export.action == "patch" else 0
         object_writes = sum(1 for obj in self.objects for action in obj.actions if action.is_write)
-        return schema_writes + export_writes + object_writes
+        orphan_writes = sum(1 for step in self.orphans if step.delete)
+        return schema_writes + export_writes + object_writes + orphan_writes
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +107,7 @@ class ServletPlan:
             "objects": [obj.to_dict() for obj in self.objects],
             "errors": [error.to_dict() for error in self.errors],
             "warnings": [warning.to_dict() for warning in self.warnings],
+            "orphans": [step.to_dict() for step in self.orphans],
         }
 
 
@@ -137,7 +160,9 @@ def _project_all(
     return projected, errors
 
 
-def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_name: str | None = None) -> ServletPlan:
+def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_name: str | None = None,
+                 delete_orphans: bool = False) -> ServletPlan:
+    """The plan of everything; with `delete_orphans`, orphans are deleted as `--delete-orphans` does."""
     errors = [PlanError(object=p.field, field="", message=p.message) for p in inventory.problems]
     projected, projection_errors = _project_all(inventory, servlet=servlet)
     errors.extend(projection_errors)
@@ -171,5 +196,22 @@ def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_na
         errors.extend(PlanError(object=obj.describe(), field=problem.field, message=problem.message)
                       for problem in obj.problems)
     warnings = tuple(warning for published, _ in projected for warning in shared_namespace_warnings(published))
+    orphans = _orphans(contexts, inventory, delete=delete_orphans)
     return ServletPlan(servlet=servlet, schemas=schemas, api_export=api_export,
-                       objects=tuple(objects), errors=tuple(errors), warnings=warnings)
+                       objects=tuple(objects), errors=tuple(errors), warnings=warnings, orphans=orphans)
+
+
+def _orphans(contexts: Sequence[SyncContext], inventory: Inventory, *, delete: bool) -> tuple[OrphanStep, ...]:
+    """Orphans of each published remote resource, as the daemon's orphan scan finds them."""
+    steps: list[OrphanStep] = []
+    for context in contexts:
+        local = context.projected.local
+        found = find_orphans(
+            servlet_name=context.servlet.name, remote_resource=context.projected.remote,
+            local_objects=[obj for obj in inventory.local_objects
+                           if (obj.get("apiVersion"), obj.get("kind")) == (local.api_version, local.kind)],
+            remote_keys=[remote_key_of(obj) for obj in inventory.remote_objects if context_of(obj, [context])],
+        )
+        steps.extend(OrphanStep(published_resource=context.published.name, orphan=orphan, delete=delete)
+                     for orphan in found)
+    return tuple(steps)

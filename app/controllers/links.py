@@ -26,10 +26,7 @@ from servlet.core import metadata
 from servlet.core.actions import Side
 from servlet.core.model import RelatedKind, RemoteKey
 
-LINK_LABEL_KEYS = frozenset({
-    metadata.SERVLET_LABEL, metadata.REMOTE_CLUSTER_LABEL,
-    metadata.REMOTE_NAMESPACE_HASH_LABEL, metadata.REMOTE_NAME_HASH_LABEL,
-})
+LINK_LABEL_KEYS = metadata.LINK_LABEL_KEYS
 
 
 def _string_map(obj: Mapping[str, Any], field: str) -> Mapping[str, Any]:

@@ -9,12 +9,15 @@ shared informer pool):
 - local namespaces, and when the PublishedResource has related resources, the related kinds on
   both sides plus the workspaces' namespaces.
 
-Its queue is keyed by remote object. A reconcile builds the planner's inputs from those caches
-only (never a GET in the steady state), asks `core.plan.plan_object` for the actions, and executes
-them in order, stopping at the first failure (the queue retries with backoff). Each write's answer
-is remembered in the cache (`Cache.wrote`), so the next reconcile does not repeat it. The one
-exception to "no reads": a create answered with AlreadyExists fetches the object in the way once
-and plans again with it as the occupant, so adopting or refusing is decided from its metadata.
+Its queue is keyed by remote object. A reconcile gathers the planner's inputs from those caches
+only (`core.gather`, the same reads `servlet plan` makes; never a GET in the steady state), asks
+`core.plan.plan_object` for the actions, executes them in order, stopping at the first failure
+(the queue retries with backoff), and plans again until a plan writes nothing. Each write's
+answer is remembered in the cache (`Cache.wrote`), so the next plan starts from it. The local
+cache holds every object of the local type, not only this servlet's copies, so an object in the
+way of a create is known before anything is written. A plan that waits (a local copy being
+deleted) or reports a conflict is planned again with backoff, and a conflict also as soon as an
+event touches the local name it wants.
 
 Local and related events are mapped back to the remote object they belong to (`links.py`), so a
 change on either side reconciles the right object promptly. A second, one-key queue looks for
@@ -42,7 +45,6 @@ from servlet.app.controllers.links import (
     RelatedObjectKey,
     link_value,
     remote_key_of_local,
-    wanted_link,
 )
 from servlet.app.controllers.queues import QueueDepths, Requeue, controller_queue
 from servlet.app.controllers.status import StatusBoard
@@ -50,7 +52,7 @@ from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
 from servlet.app.runtime.informer import Event, EventType, ObjectKey
 from servlet.app.runtime.workqueue import WorkQueue
-from servlet.core import metadata, naming
+from servlet.core import metadata
 from servlet.core.actions import (
     NAMESPACE_TYPE,
     Action,
@@ -74,19 +76,23 @@ from servlet.core.actions import (
     related_resource_type,
 )
 from servlet.core.conditions import Condition, ConditionType
-from servlet.core.model import Problem, RelatedKind, RemoteKey
-from servlet.core.plan import ObjectPlan, SyncContext, delete_orphans, find_orphans, plan_object, remote_key_of
+from servlet.core.gather import Answer, LinkedCopies, NamespaceAt, Read, SameLocalName, computed_local_key, gather
+from servlet.core.keys import remote_key_of
+from servlet.core.model import LocalKey, RelatedKind, RemoteKey
+from servlet.core.orphans import delete_orphans, find_orphans
+from servlet.core.plan import ObjectPlan, SyncContext, plan_object
 from servlet.core.ports import ActionExecutor, ServiceCluster, WatchSources
-from servlet.core.related import RelatedKey, RelatedSnapshot, related_reads
 
 CONTROLLER = "sync"
 ORPHANS_KEY = "orphans"
 # A remote deletion is followed by the local one within moments; looking for orphans a little
 # later avoids reporting a copy that is about to go anyway.
 ORPHAN_SCAN_DELAY = 2.0
-# A foreign object in the way is not in the (label-filtered) caches, so nothing announces its
-# changes: it is remembered this long, and only then is the create tried (and the object read) again.
-CONFLICT_MEMORY_SECONDS = 60.0
+# Plans executed in one reconcile before it yields to other objects: a fresh object with
+# related resources needs three; more means something keeps changing under the plan.
+PLANS_PER_RECONCILE = 8
+# A create that meets an object the cache does not hold yet: plan again once the watch caught up.
+ALREADY_EXISTS_RETRY = 0.5
 
 
 @define
@@ -134,10 +140,6 @@ def _describe(key: RemoteKey) -> str:
     return f"{key.namespace}/{key.name}" if key.namespace else key.name
 
 
-def _is_deleting(obj: dict[str, Any]) -> bool:
-    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
-
-
 @define
 class _Echoes:
     """The events of one remote object that arrived while it was being reconciled, as (cache,
@@ -172,7 +174,12 @@ class SyncWorker:
         self._related: dict[tuple[Side, RelatedKind], Cache] = {}
         self._remote_namespaces: Cache | None = None
         self._reported_orphans: set[tuple[str, str]] = set()
-        self._in_the_way: dict[RemoteKey, tuple[dict[str, Any], float]] = {}
+        # Remote objects by their computed local name (for collisions between fresh objects),
+        # and the remote objects waiting for a local name held by something else.
+        self._by_local_name: dict[LocalKey, set[RemoteKey]] = {}
+        self._computed: dict[RemoteKey, LocalKey] = {}
+        self._waiting_for_name: dict[LocalKey, set[RemoteKey]] = {}
+        self._managed: set[ObjectKey] = set()
         self._in_flight: dict[RemoteKey, _Echoes] = {}
         # Conflicts and errors already reported per remote object: each is logged and counted when
         # it appears, not again on every reconcile that finds it still there.
@@ -182,8 +189,9 @@ class SyncWorker:
         self._started = False
         projected = context.projected
         self._remote = self._acquire(env.sources.virtual_workspace_source(projected.remote))
-        self._local = self._acquire(env.sources.service_source(projected.local),
-                                    label_selector=f"{metadata.SERVLET_LABEL}={env.servlet_name}", index=link_value)
+        # Every object of the local type, not only this servlet's copies: what sits at a computed
+        # local name must be known before the remote object gets a finalizer (a conflict writes nothing).
+        self._local = self._acquire(env.sources.service_source(projected.local), index=link_value)
         for kind in sorted({item.kind for item in context.published.spec.related}, key=lambda k: k.value):
             resource = related_resource_type(kind)
             self._related[(Side.LOCAL, kind)] = self._acquire(env.sources.service_source(resource))
@@ -233,6 +241,11 @@ class SyncWorker:
         self.queue.start()
         self._orphan_queue.start()
         self._started = True
+        for remote in self._remote.objects():
+            self._index_name(remote_key_of(remote))
+        for obj in self._local.objects():
+            self._count_managed(ObjectKey(cluster="", namespace=obj["metadata"].get("namespace", ""),
+                                          name=obj["metadata"]["name"]), obj, None)
         for key in self._remote_keys():
             self.queue.add(key)
         self._orphan_queue.add(ORPHANS_KEY)
@@ -305,8 +318,15 @@ class SyncWorker:
         self.queue.add(key)
 
     def _on_remote(self, event: Event) -> None:
-        self._wake(RemoteKey(cluster=event.key.cluster, namespace=event.key.namespace, name=event.key.name),
-                   event, self._remote)
+        key = RemoteKey(cluster=event.key.cluster, namespace=event.key.namespace, name=event.key.name)
+        self._wake(key, event, self._remote)
+        if event.type is EventType.DELETED:
+            self._forget_name(key)
+        else:
+            self._index_name(key)
+        computed = self._computed.get(key)
+        if computed is not None:
+            self._wake_waiting(computed)  # a contender for its name may come or go
         if event.type is EventType.DELETED and self._started:
             self._orphan_queue.add_after(ORPHANS_KEY, ORPHAN_SCAN_DELAY)
 
@@ -315,6 +335,41 @@ class SyncWorker:
             key = None if obj is None else remote_key_of_local(obj, servlet_name=self._env.servlet_name)
             if key is not None:
                 self._wake(key, event, self._local)
+        self._wake_waiting(LocalKey(namespace=event.key.namespace, name=event.key.name))
+        self._count_managed(event.key, None if event.type is EventType.DELETED else event.obj, event.old)
+
+    def _wake_waiting(self, name: LocalKey) -> None:
+        """Something happened at a local name: the remote objects refused it try again now."""
+        for key in sorted(self._waiting_for_name.get(name, ()), key=lambda k: (k.cluster, k.namespace, k.name)):
+            self.queue.add(key)
+
+    def _index_name(self, key: RemoteKey) -> None:
+        computed = computed_local_key(self.context, key)
+        previous = self._computed.get(key)
+        if previous == computed:
+            return
+        self._forget_name(key)
+        if computed is not None:
+            self._computed[key] = computed
+            self._by_local_name.setdefault(computed, set()).add(key)
+
+    def _forget_name(self, key: RemoteKey) -> None:
+        previous = self._computed.pop(key, None)
+        if previous is not None:
+            holders = self._by_local_name.get(previous)
+            if holders is not None:
+                holders.discard(key)
+                if not holders:
+                    del self._by_local_name[previous]
+
+    def _count_managed(self, key: ObjectKey, obj: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
+        """Keep the managed-objects gauge: the local objects carrying this servlet's label."""
+        mine = obj is not None and ((obj.get("metadata") or {}).get("labels") or {}).get(
+            metadata.SERVLET_LABEL) == self._env.servlet_name
+        if mine:
+            self._managed.add(key)
+        else:
+            self._managed.discard(key)
         if self._started:
             self._update_managed()
 
@@ -328,7 +383,7 @@ class SyncWorker:
         return handle
 
     def _update_managed(self) -> None:
-        self._env.metrics.set_managed_objects(published_resource=self.name, count=len(self._local.informer))
+        self._env.metrics.set_managed_objects(published_resource=self.name, count=len(self._managed))
 
     # -- reconcile -----------------------------------------------------------------------------
 
@@ -342,73 +397,72 @@ class SyncWorker:
                 self.queue.add(key)  # still being processed: the queue runs it again right after
 
     async def _reconcile_once(self, key: RemoteKey) -> None:
+        """Plan, execute and plan again until a plan writes nothing (or waits, or conflicts)."""
         if not self.synced:
             raise Requeue("caches are not synced yet")
-        remote = self._remote.get(object_key(key))
-        if remote is None:
-            # Gone for good; a copy left behind is an orphan, which the orphan scan handles.
-            self._related_index.forget(key)
-            self._in_the_way.pop(key, None)
-            self._known_reports.pop(key, None)
-            self._fights.forget(key)
-            return
-        plan = self._plan(key, remote, occupant=self._remembered_occupant(key))
-        reports = await self._execute(key, plan, may_adopt=True)
-        if reports:
-            self._known_reports[key] = frozenset(reports)
-        else:
-            self._known_reports.pop(key, None)
+        for _ in range(PLANS_PER_RECONCILE):
+            remote = self._remote.get(object_key(key))
+            if remote is None:
+                # Gone for good; a copy left behind is an orphan, which the orphan scan handles.
+                self._related_index.forget(key)
+                self._known_reports.pop(key, None)
+                self._fights.forget(key)
+                self._wait_for_name(key, None)
+                return
+            plan = self._plan(key, remote)
+            reports = await self._execute(key, plan)
+            if reports:
+                self._known_reports[key] = frozenset(reports)
+            else:
+                self._known_reports.pop(key, None)
+            conflict = next((report.target for report in reports
+                             if report.type == Conflict.type and report.target is not None
+                             and report.target.resource == self.context.projected.local), None)
+            self._wait_for_name(key, None if conflict is None else LocalKey(conflict.namespace, conflict.name))
+            if plan.waiting:
+                raise Requeue(plan.waiting)
+            if conflict is not None:
+                raise Requeue("the local name is taken; trying again with backoff and when it is freed", after=0)
+            if not plan.writes:
+                return
+        raise Requeue(f"still writing after {PLANS_PER_RECONCILE} plans; planning again later")
 
-    def _remembered_occupant(self, key: RemoteKey) -> dict[str, Any] | None:
-        remembered = self._in_the_way.get(key)
-        if remembered is None:
-            return None
-        if asyncio.get_running_loop().time() > remembered[1] or self._candidates(key):
-            del self._in_the_way[key]
-            return None
-        return remembered[0]
+    def _wait_for_name(self, key: RemoteKey, name: LocalKey | None) -> None:
+        """Remember (or forget) that `key` waits for the local `name` another object holds."""
+        for held, waiting in list(self._waiting_for_name.items()):
+            if held != name and key in waiting:
+                waiting.discard(key)
+                if not waiting:
+                    del self._waiting_for_name[held]
+        if name is not None:
+            self._waiting_for_name.setdefault(name, set()).add(key)
 
-    def _candidates(self, key: RemoteKey) -> list[dict[str, Any]]:
-        return self._local.lookup(wanted_link(servlet_name=self._env.servlet_name, remote=key))
-
-    def _plan(self, key: RemoteKey, remote: dict[str, Any], *, occupant: dict[str, Any] | None) -> ObjectPlan:
-        context = self.context
-        projected = context.projected
-        candidates = self._candidates(key)
-        namespace_exists = True
-        if not candidates and projected.local.namespaced:
-            computed = naming.local_key_for(
-                naming=context.published.spec.naming, remote=key,
-                local_namespaced=projected.local.namespaced, remote_namespaced=projected.remote.namespaced,
-            )
-            if not isinstance(computed, Problem):
-                namespace_exists = self._env.local_namespaces.get(
-                    ObjectKey(cluster="", namespace="", name=computed.namespace)) is not None
-        local_primary = candidates[0] if len(candidates) == 1 else occupant
-        return plan_object(
-            context=context, remote=remote, local_candidates=candidates, occupant=occupant,
-            local_namespace_exists=namespace_exists, related=self._snapshot(key, remote, local_primary),
-        )
-
-    def _snapshot(self, key: RemoteKey, remote: dict[str, Any], local: dict[str, Any] | None) -> RelatedSnapshot:
-        related = self.context.published.spec.related
-        if not related:
-            return RelatedSnapshot()
-        reads = related_reads(related=related, remote=remote, local=local)
-        found: dict[RelatedKey, dict[str, Any]] = {}
+    def _plan(self, key: RemoteKey, remote: dict[str, Any]) -> ObjectPlan:
         watched: list[RelatedObjectKey] = []
-        for read in reads.objects:
-            cluster = key.cluster if read.side is Side.REMOTE else ""
-            watched.append(RelatedObjectKey(side=read.side, kind=read.kind, cluster=cluster,
-                                            namespace=read.namespace, name=read.name))
-            obj = self._related[(read.side, read.kind)].get(
-                ObjectKey(cluster=cluster, namespace=read.namespace, name=read.name))
-            if obj is not None:
-                found[read] = obj
-        self._related_index.set(key, watched)
-        namespaces = frozenset(
-            (side, name) for side, name in reads.namespaces if self._namespace_exists(side, key.cluster, name))
-        return RelatedSnapshot(objects=found, namespaces=namespaces)
+        inputs = gather(self.context, remote, lambda reads: [self._answer(read, watched) for read in reads])
+        if self.context.published.spec.related:
+            self._related_index.set(key, watched)
+        return plan_object(context=self.context, inputs=inputs)
+
+    def _answer(self, read: Read, watched: list[RelatedObjectKey]) -> Answer:
+        """One read of `core.gather`, from the caches (`watched` collects the related objects read)."""
+        if isinstance(read, LinkedCopies):
+            return self._local.lookup(read.labels)
+        if isinstance(read, SameLocalName):
+            holders = self._by_local_name.get(read.local, ())
+            return [obj for holder in sorted(holders, key=lambda k: (k.cluster, k.namespace, k.name))
+                    if (obj := self._remote.get(object_key(holder))) is not None]
+        if isinstance(read, NamespaceAt):
+            return self._namespace_exists(read.side, read.cluster, read.name)
+        object_at = ObjectKey(cluster=read.cluster, namespace=read.namespace, name=read.name)
+        if read.side is Side.LOCAL and read.resource == self.context.projected.local:
+            return self._local.get(object_at)
+        for (side, kind), cache in self._related.items():
+            if side is read.side and related_resource_type(kind) == read.resource:
+                watched.append(RelatedObjectKey(side=side, kind=kind, cluster=read.cluster,
+                                                namespace=read.namespace, name=read.name))
+                return cache.get(object_at)
+        return None
 
     def _namespace_exists(self, side: Side, cluster: str, name: str) -> bool:
         if side is Side.LOCAL:
@@ -416,7 +470,7 @@ class SyncWorker:
         cache = self._remote_namespaces
         return cache is not None and cache.get(ObjectKey(cluster=cluster, namespace="", name=name)) is not None
 
-    async def _execute(self, key: RemoteKey, plan: ObjectPlan, *, may_adopt: bool) -> list[Report]:
+    async def _execute(self, key: RemoteKey, plan: ObjectPlan) -> list[Report]:
         """Execute the plan's actions in order; its conflicts and errors (reported, never written)."""
         reports: list[Report] = []
         for action in plan.actions:
@@ -430,10 +484,12 @@ class SyncWorker:
                 self._hold_back_in_a_fight(key, action)
             try:
                 result = await self._env.executor.execute(action)
-            except AlreadyExists:
-                if not (isinstance(action, Create) and may_adopt):
+            except AlreadyExists as error:
+                if not isinstance(action, Create):
                     raise
-                return [*reports, *await self._decide_occupant(key, action)]
+                # Created by someone else a moment ago: the local cache will show it; plan again then.
+                raise Requeue(f"{action.target.namespace}/{action.target.name} appeared before the create",
+                              after=ALREADY_EXISTS_RETRY) from error
             self._remember(key, action, result)
             if isinstance(action, Patch):
                 self._fights.sent(key)
@@ -485,22 +541,6 @@ class SyncWorker:
             self._log.info("synced", object=_describe(remote), workspace=remote.cluster, action=action.type,
                            target=action.target.to_dict())
 
-    async def _decide_occupant(self, key: RemoteKey, create: Create) -> list[Report]:
-        """The local name is taken: read the object there once and let the planner adopt or refuse it."""
-        target = create.target
-        occupant = await self._env.service.get(target.resource, namespace=target.namespace, name=target.name)
-        if occupant is None:
-            raise Requeue(f"the object in the way of {target.namespace}/{target.name} is gone again", after=0.2)
-        remote = self._remote.get(object_key(key))
-        if remote is None:
-            return []
-        self._log.info("local object already exists; deciding from its link metadata", object=_describe(key),
-                       workspace=key.cluster, target=target.to_dict())
-        plan = self._plan(key, remote, occupant=occupant)
-        if any(isinstance(action, Conflict) and action.target == target for action in plan.actions):
-            self._in_the_way[key] = (occupant, asyncio.get_running_loop().time() + CONFLICT_MEMORY_SECONDS)
-        return await self._execute(key, plan, may_adopt=False)
-
     def _remember(self, remote: RemoteKey, action: Action, result: dict[str, Any] | None) -> None:
         """Put the server's answer into the cache it belongs to, so the next plan starts from it."""
         target = action.target
@@ -546,9 +586,8 @@ class SyncWorker:
         if not (self._remote.synced and self._local.synced):
             raise Requeue("caches are not synced yet")
         orphans = find_orphans(
-            servlet_name=self._env.servlet_name,
-            local_objects=[obj for obj in self._local.objects() if not _is_deleting(obj)],
-            remote_keys=self._remote_keys(),
+            servlet_name=self._env.servlet_name, remote_resource=self.context.projected.remote,
+            local_objects=self._local.objects(), remote_keys=self._remote_keys(),
         )
         self._env.metrics.set_orphaned_objects(published_resource=self.name, count=len(orphans))
         current = {(orphan.local.namespace, orphan.local.name) for orphan in orphans}

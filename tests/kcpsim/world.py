@@ -317,7 +317,13 @@ class World:
         if old_meta.get("deletionTimestamp") and not _meta(new).get("finalizers") and rdef.plural != "namespaces":
             gone = self.store.remove(rdef.storage_key, cluster, ns, name)
             self.settle()
-            return gone or new
+            if gone is None:
+                return new
+            # As the API server answers: the object as updated (no finalizers left), at the
+            # version of its removal.
+            answer = clone(new)
+            _meta(answer)["resourceVersion"] = _meta(gone)["resourceVersion"]
+            return answer
         stored = self.store.put(rdef.storage_key, cluster, new, old=old)
         self.settle()
         return stored

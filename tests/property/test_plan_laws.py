@@ -35,7 +35,8 @@ from servlet.core.model import (
     ValueReference,
 )
 from servlet.core.patch import apply_merge_patch
-from servlet.core.plan import ObjectPlan, SyncContext, plan_world
+from servlet.core.dryrun import plan_world
+from servlet.core.plan import ObjectPlan, SyncContext
 from servlet.core.projection import Projected
 from servlet.core.related import Coordinates, resolve_side
 

@@ -43,15 +43,10 @@ from servlet.core.model import (
     ValueReference,
 )
 from servlet.core.patch import apply_merge_patch, decode_state
-from servlet.core.plan import (
-    ObjectPlan,
-    SyncContext,
-    delete_orphans,
-    find_orphans,
-    plan_object,
-    plan_world,
-    plan_writes,
-)
+from servlet.core.gather import PlanInputs
+from servlet.core.dryrun import plan_world
+from servlet.core.orphans import delete_orphans, find_orphans
+from servlet.core.plan import ObjectPlan, SyncContext, plan_object, plan_writes
 from servlet.core.projection import Projected
 from servlet.core.related import RelatedKey, RelatedSnapshot
 
@@ -112,8 +107,9 @@ def plan(
     occupant: dict[str, Any] | None = None, namespace_exists: bool = False,
     related: RelatedSnapshot = RelatedSnapshot(),
 ) -> ObjectPlan:
-    return plan_object(context=context, remote=remote, local_candidates=[local] if local is not None else [],
-                       occupant=occupant, local_namespace_exists=namespace_exists, related=related)
+    return plan_object(context=context, inputs=PlanInputs(
+        remote, candidates=(local,) if local is not None else (), occupant=occupant,
+        namespace_exists=namespace_exists, related=related))
 
 
 def created_local(context: SyncContext, remote: dict[str, Any]) -> dict[str, Any]:
@@ -153,12 +149,15 @@ def test_a_fresh_object_gets_finalizer_namespace_and_a_complete_local_copy() -> 
         "syncer.kdp.k8c.io/remote-object-cluster": CLUSTER,
         "syncer.kdp.k8c.io/remote-object-namespace-hash": sha1_hex("prod"),
         "syncer.kdp.k8c.io/remote-object-name-hash": sha1_hex("api"),
+        # The remote resource: copies of two PublishedResources sharing a local type never meet.
+        "syncer.kdp.k8c.io/remote-object-resource-hash": sha1_hex("zertifikate.certificates.example.corp"),
     }
     state = meta["annotations"].pop(LAST_KNOWN_STATE_ANNOTATION)
     assert meta["annotations"] == {
         "note": "hi",
         "syncer.kdp.k8c.io/remote-object-namespace": "prod",
         "syncer.kdp.k8c.io/remote-object-name": "api",
+        "syncer.kdp.k8c.io/remote-object-resource": "zertifikate.certificates.example.corp",
     }
     assert decode_state(state) == {"spec": remote["spec"], "metadata": {"labels": {"team": "b"},
                                                                          "annotations": {"note": "hi"}}}
@@ -226,8 +225,7 @@ def test_more_than_one_linked_local_object_is_an_error_without_writes() -> None:
     first = created_local(context, remote)
     second = copy.deepcopy(first)
     second["metadata"]["name"] = "other"
-    result = plan_object(context=context, remote=remote, local_candidates=[first, second], occupant=None,
-                         local_namespace_exists=True)
+    result = plan_object(context=context, inputs=PlanInputs(remote, candidates=(first, second)))
 
     assert types(result) == ["error"]
     assert not plan_writes(result)
@@ -485,7 +483,8 @@ def test_local_copies_without_a_remote_object_are_orphans() -> None:
                "metadata": {"namespace": "x", "name": "y", "labels": {"syncer.kdp.k8c.io/servlet": "mary"}}}
     remote_keys = [RemoteKey(CLUSTER, "prod", "api")]
 
-    orphans = find_orphans(servlet_name="tom", local_objects=[live, gone, foreign], remote_keys=remote_keys)
+    orphans = find_orphans(servlet_name="tom", remote_resource=context.projected.remote,
+                           local_objects=[live, gone, foreign], remote_keys=remote_keys)
 
     assert [(o.local.name, o.remote) for o in orphans] == [
         (gone["metadata"]["name"], RemoteKey(CLUSTER, "prod", "gone"))

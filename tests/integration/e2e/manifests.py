@@ -60,12 +60,16 @@ def example_local_name(*, namespace: str, name: str) -> str:
     return f"cert-{default_local_name(namespace=namespace, name=name)}"
 
 
-def link_labels(*, cluster: str, namespace: str, name: str) -> dict[str, str]:
-    """SPEC 6 labels on a local primary (and on a local copy of a platform-origin object)."""
+def link_labels(*, cluster: str, namespace: str, name: str, resource: str = "") -> dict[str, str]:
+    """SPEC 6 labels on a local primary (and on a local copy of a platform-origin object).
+
+    `resource`: the remote resource as `plural.group`, which every primary's copy names."""
     labels = {f"{LINK}/servlet": SERVLET, f"{LINK}/remote-object-cluster": cluster,
               f"{LINK}/remote-object-name-hash": sha1(name)}
     if namespace:
         labels[f"{LINK}/remote-object-namespace-hash"] = sha1(namespace)
+    if resource:
+        labels[f"{LINK}/remote-object-resource-hash"] = sha1(resource)
     return labels
 
 
