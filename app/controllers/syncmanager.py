@@ -10,6 +10,8 @@ connections there, and then makes the set of running workers match the Published
   changed) is stopped, and a new one started once the new schema is exported;
 - workers are keyed by PublishedResource name and a new one only starts after the old one has
   stopped, so two never run for one PublishedResource;
+- of PublishedResources that keep the same schema, only the one `core.apiexport.schema_taken_by`
+  names gets a worker; the others report `Syncing=False` naming it;
 - when a PublishedResource is deleted, its worker is stopped and then the servlet's finalizer is
   taken off every remote object it had (local copies are kept): with no worker left to clean up,
   a finalizer would block the user's deletion forever. Releases that fail are retried.
@@ -30,7 +32,7 @@ import attrs
 from servlet.adapters.errors import Conflict, NotFound
 from servlet.app.controllers.apiexport import exported_schemas
 from servlet.app.controllers.caches import Cache
-from servlet.app.controllers.catalog import Catalog
+from servlet.app.controllers.catalog import Catalog, schema_taken_by
 from servlet.app.controllers.status import StatusBoard
 from servlet.app.controllers.sync import SyncEnvironment, SyncWorker
 from servlet.app.observability.logs import FieldLogger
@@ -89,6 +91,7 @@ class SyncManager:
             self._log.info("virtual workspace found", url=url)
 
         listed = exported_schemas(export)
+        taken = schema_taken_by(entries)
         desired: dict[str, SyncContext] = {}
         for entry in entries:
             context = entry.context(self._catalog.servlet)
@@ -96,6 +99,11 @@ class SyncManager:
                 self._board.report(entry.name, Condition.false(
                     ConditionType.SYNCING, reason="NotPublished",
                     message="nothing is synced until the PublishedResource is valid"))
+            elif entry.name in taken:
+                self._board.report(entry.name, Condition.false(
+                    ConditionType.SYNCING, reason="ResourceTaken",
+                    message=f"nothing is synced for this PublishedResource: PublishedResource {taken[entry.name]} "
+                    f"syncs these objects with the same APIResourceSchema {context.projected.schema_name}"))
             elif context.projected.schema_name not in listed:
                 self._board.report(entry.name, Condition.false(
                     ConditionType.SYNCING, reason="WaitingForExport",
