@@ -170,10 +170,13 @@ class Catalog:
         if published is None:
             return Entry(name=name, uid=uid, generation=generation, created=created, published=None, projected=None,
                          problems=(*parsed.problems, *change_problems), reason=INVALID_SPEC)
-        if crd is None:
+        if crd is None or _metadata(crd).get("deletionTimestamp"):
+            # A CRD being deleted counts as gone: its objects are going, and new ones are refused.
             resource = published.spec.resource
-            problem = Problem(field="spec.resource", message=f"there is no CustomResourceDefinition for kind "
-                              f"{resource.kind!r} in group {resource.api_group!r} on the service cluster")
+            where = f"kind {resource.kind!r} in group {resource.api_group!r}"
+            message = (f"there is no CustomResourceDefinition for {where} on the service cluster" if crd is None
+                       else f"the CustomResourceDefinition for {where} is being deleted from the service cluster")
+            problem = Problem(field="spec.resource", message=message)
             return Entry(name=name, uid=uid, generation=generation, created=created, published=published,
                          projected=None, problems=(problem, *change_problems), reason=CRD_NOT_FOUND)
         result = project(crd=crd, published=published, api_group=self.servlet.api_group)
