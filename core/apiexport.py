@@ -5,6 +5,9 @@ resources and the permission claims its related resources need. This module comp
 addition as a JSON merge patch (or None when there is nothing to add), so a reconcile that finds
 the export already complete writes nothing.
 
+It also decides which PublishedResource keeps a schema that several of them project to
+(`schema_taken_by`), for the daemon and `servlet plan` alike.
+
 It deliberately does not remove anything (a schema leaves the export only when a newer schema for
 the same resource replaces it), does not validate claims it did not write, and does not read or
 write the cluster: the caller fetches the export and sends the patch.
@@ -41,6 +44,45 @@ def schema_resource(name: str) -> str:
     for the newer one to replace the older.
     """
     return name.split(".", 1)[1] if "." in name else name
+
+
+@frozen
+class SchemaClaim:
+    """A PublishedResource that projects to the APIResourceSchema `schema_name`.
+
+    `created` is its `metadata.creationTimestamp` as the API server writes it (RFC 3339 in UTC,
+    so the text sorts by time); "" when unknown, as for a manifest read from a file.
+    """
+
+    published_resource: str
+    schema_name: str
+    created: str = ""
+
+
+def schema_taken_by(claims: Iterable[SchemaClaim]) -> dict[str, str]:
+    """For each PublishedResource whose schema another one already publishes: that other one's name.
+
+    Identical projections give identical schema names. Were both served, every object would be
+    copied once per PublishedResource and their workers would fight over one finalizer, so one
+    keeps the schema: the oldest by creationTimestamp, then the lowest name; one without a
+    timestamp counts as the newest. The answer depends on the claims alone, never on their order,
+    so the daemon and `servlet plan` agree whatever order events arrive in.
+    """
+    claims = list(claims)
+    keepers: dict[str, SchemaClaim] = {}
+    for claim in claims:
+        keeper = keepers.get(claim.schema_name)
+        if keeper is None or _seniority(claim) < _seniority(keeper):
+            keepers[claim.schema_name] = claim
+    return {
+        claim.published_resource: keepers[claim.schema_name].published_resource
+        for claim in claims
+        if keepers[claim.schema_name].published_resource != claim.published_resource
+    }
+
+
+def _seniority(claim: SchemaClaim) -> tuple[bool, str, str]:
+    return (not claim.created, claim.created, claim.published_resource)
 
 
 def plan_export(

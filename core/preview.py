@@ -13,7 +13,7 @@ from typing import Any
 
 from attrs import frozen
 
-from servlet.core.apiexport import plan_export
+from servlet.core.apiexport import SchemaClaim, plan_export, schema_resource, schema_taken_by
 from servlet.core.inventory import Inventory
 from servlet.core.model import PublishedResource, ServletIdentity
 from servlet.core.parsing import parse_published_resource
@@ -160,12 +160,34 @@ def _project_all(
     return projected, errors
 
 
+def _without_taken(
+    projected: list[tuple[PublishedResource, Projected]], inventory: Inventory
+) -> tuple[list[tuple[PublishedResource, Projected]], list[PlanError]]:
+    """The daemon's choice among PublishedResources with the same schema: only the keeper is published and synced."""
+    created = {str((manifest.get("metadata") or {}).get("name")): str(
+        (manifest.get("metadata") or {}).get("creationTimestamp") or "") for manifest in inventory.published_resources}
+    taken = schema_taken_by(
+        SchemaClaim(published_resource=published.name, schema_name=result.schema_name,
+                    created=created.get(published.name, ""))
+        for published, result in projected)
+    errors = [
+        PlanError(object=f"PublishedResource {published.name}", field="",
+                  message=f"PublishedResource {taken[published.name]} already publishes "
+                  f"{schema_resource(result.schema_name)} with the same APIResourceSchema {result.schema_name}, "
+                  "and the oldest (by creationTimestamp, then name) keeps it: this one is neither exported nor synced")
+        for published, result in projected if published.name in taken
+    ]
+    return [(published, result) for published, result in projected if published.name not in taken], errors
+
+
 def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_name: str | None = None,
                  delete_orphans: bool = False) -> ServletPlan:
     """The plan of everything; with `delete_orphans`, orphans are deleted as `--delete-orphans` does."""
     errors = [PlanError(object=p.field, field="", message=p.message) for p in inventory.problems]
     projected, projection_errors = _project_all(inventory, servlet=servlet)
     errors.extend(projection_errors)
+    projected, taken_errors = _without_taken(projected, inventory)
+    errors.extend(taken_errors)
 
     existing_schemas = {(schema.get("metadata") or {}).get("name") for schema in inventory.schemas}
     schemas = tuple(

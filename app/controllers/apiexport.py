@@ -8,7 +8,8 @@ an export that already has everything gets no request at all.
 
 It reports `Exported` per PublishedResource: True when its schema is in the export; False when
 the export is missing, the schema is not published yet, or another schema serves the same
-resource (kcp allows one per resource).
+resource (kcp allows one per resource), also when that schema is the very same one, projected by
+an older PublishedResource (`core.apiexport.schema_taken_by`): only that one is served.
 
 Deliberately not here: creating schemas, creating or deleting the export (KDP owns it).
 """
@@ -19,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from servlet.app.controllers.caches import Cache, resource_version
-from servlet.app.controllers.catalog import Catalog, Entry
+from servlet.app.controllers.catalog import Catalog, Entry, schema_taken_by
 from servlet.app.controllers.status import StatusBoard
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.runtime.informer import ObjectKey
@@ -60,7 +61,9 @@ class ExportController:
 
     async def reconcile(self, _: str = KEY) -> None:
         entries = self._catalog.entries()
-        published = [entry for entry in entries if self._schema_exists(entry)]
+        taken = schema_taken_by(entries)
+        # A PublishedResource whose schema another one keeps asks for nothing, not even claims.
+        published = [entry for entry in entries if self._schema_exists(entry) and entry.name not in taken]
         export = self.export()
         if export is None:
             for entry in entries:
@@ -82,7 +85,12 @@ class ExportController:
                            schemas=sorted(change.spec.get(SCHEMAS_FIELD) or []))
         listed = exported_schemas(export)
         for entry in entries:
-            self._board.report(entry.name, self._condition(entry, listed))
+            keeper = taken.get(entry.name)
+            if keeper is not None and entry.projected is not None:
+                condition = self._taken(schema=entry.projected.schema_name, keeper=keeper)
+            else:
+                condition = self._condition(entry, listed)
+            self._board.report(entry.name, condition)
         self._on_exported()
 
     def _schema_exists(self, entry: Entry) -> bool:
@@ -106,3 +114,11 @@ class ExportController:
             ConditionType.EXPORTED, reason="ResourceTaken",
             message=f"APIExport {self.name} already serves {resource} with {', '.join(other) or 'another schema'}; "
             "kcp allows one schema per resource")
+
+    def _taken(self, *, schema: str, keeper: str) -> Condition:
+        return Condition.false(
+            ConditionType.EXPORTED, reason="ResourceTaken",
+            message=f"PublishedResource {keeper} already publishes {schema_resource(schema)} with the same "
+            f"APIResourceSchema {schema}; kcp allows one schema per resource, and the oldest PublishedResource "
+            "(by creationTimestamp, then name) keeps it: delete this one, or re-create it with another "
+            "projection.kind or projection.plural")

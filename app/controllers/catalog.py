@@ -14,12 +14,14 @@ Deliberately not here: status writes and API requests.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from attrs import frozen
 
 from servlet.app.controllers.caches import Cache, resource_version
+from servlet.core.apiexport import SchemaClaim
+from servlet.core.apiexport import schema_taken_by as core_schema_taken_by
 from servlet.core.hashing import canonical_json
 from servlet.core.model import Problem, PublishedResource, ServletIdentity
 from servlet.core.parsing import ParseResult, parse_published_resource
@@ -49,6 +51,7 @@ class Entry:
     projected: Projected | None
     problems: tuple[Problem, ...] = ()
     reason: str = ""
+    created: str = ""  # metadata.creationTimestamp: which of two identical projections is older
 
     @property
     def valid(self) -> bool:
@@ -58,6 +61,13 @@ class Entry:
         if self.published is None or self.projected is None:
             return None
         return SyncContext(servlet=servlet, published=self.published, projected=self.projected)
+
+
+def schema_taken_by(entries: Iterable[Entry]) -> dict[str, str]:
+    """For each entry whose schema an older PublishedResource publishes: that one's name (`core.apiexport`)."""
+    return core_schema_taken_by(
+        SchemaClaim(published_resource=entry.name, schema_name=entry.projected.schema_name, created=entry.created)
+        for entry in entries if entry.projected is not None)
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -150,6 +160,7 @@ class Catalog:
         name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
         generation = meta.get("generation")
         generation = generation if isinstance(generation, int) else 0
+        created = str(meta.get("creationTimestamp") or "")
         change_problems: tuple[Problem, ...] = ()
         if changed:
             change_problems = (Problem(
@@ -157,17 +168,20 @@ class Catalog:
                 "serving the spec it saw first (delete and re-create the PublishedResource to publish something else)"),)
         published = parsed.value
         if published is None:
-            return Entry(name=name, uid=uid, generation=generation, published=None, projected=None,
+            return Entry(name=name, uid=uid, generation=generation, created=created, published=None, projected=None,
                          problems=(*parsed.problems, *change_problems), reason=INVALID_SPEC)
-        if crd is None:
+        if crd is None or _metadata(crd).get("deletionTimestamp"):
+            # A CRD being deleted counts as gone: its objects are going, and new ones are refused.
             resource = published.spec.resource
-            problem = Problem(field="spec.resource", message=f"there is no CustomResourceDefinition for kind "
-                              f"{resource.kind!r} in group {resource.api_group!r} on the service cluster")
-            return Entry(name=name, uid=uid, generation=generation, published=published, projected=None,
-                         problems=(problem, *change_problems), reason=CRD_NOT_FOUND)
+            where = f"kind {resource.kind!r} in group {resource.api_group!r}"
+            message = (f"there is no CustomResourceDefinition for {where} on the service cluster" if crd is None
+                       else f"the CustomResourceDefinition for {where} is being deleted from the service cluster")
+            problem = Problem(field="spec.resource", message=message)
+            return Entry(name=name, uid=uid, generation=generation, created=created, published=published,
+                         projected=None, problems=(problem, *change_problems), reason=CRD_NOT_FOUND)
         result = project(crd=crd, published=published, api_group=self.servlet.api_group)
         if not isinstance(result, Projected):
-            return Entry(name=name, uid=uid, generation=generation, published=published, projected=None,
-                         problems=(*result, *change_problems), reason=INVALID_PROJECTION)
-        return Entry(name=name, uid=uid, generation=generation, published=published, projected=result,
+            return Entry(name=name, uid=uid, generation=generation, created=created, published=published,
+                         projected=None, problems=(*result, *change_problems), reason=INVALID_PROJECTION)
+        return Entry(name=name, uid=uid, generation=generation, created=created, published=published, projected=result,
                      problems=change_problems, reason=SPEC_CHANGED if change_problems else "")

@@ -10,9 +10,14 @@ connections there, and then makes the set of running workers match the Published
   changed) is stopped, and a new one started once the new schema is exported;
 - workers are keyed by PublishedResource name and a new one only starts after the old one has
   stopped, so two never run for one PublishedResource;
-- when a PublishedResource is deleted, its worker is stopped and then the servlet's finalizer is
-  taken off every remote object it had (local copies are kept): with no worker left to clean up,
-  a finalizer would block the user's deletion forever. Releases that fail are retried.
+- of PublishedResources that keep the same schema, only the one `core.apiexport.schema_taken_by`
+  names gets a worker; the others report `Syncing=False` naming it;
+- when a PublishedResource is deleted, or its CRD is (or changes so it can no longer be
+  projected), its worker is stopped and then the servlet's finalizer is taken off every remote
+  object it had (local copies are kept): with no worker left to clean up, a finalizer would block
+  the user's deletion until the PublishedResource or CRD is back. Releases that fail are retried;
+  those not done yet when a worker for the same resource runs again are dropped. `Syncing=False`
+  says what was released.
 
 When the VW URL changes, every worker is stopped before the connections move, since their watches
 point at the old URL.
@@ -23,6 +28,7 @@ Deliberately not here: syncing objects (the workers) and the export itself.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Protocol
 
 import attrs
@@ -30,13 +36,14 @@ import attrs
 from servlet.adapters.errors import Conflict, NotFound
 from servlet.app.controllers.apiexport import exported_schemas
 from servlet.app.controllers.caches import Cache
-from servlet.app.controllers.catalog import Catalog
+from servlet.app.controllers.catalog import CRD_NOT_FOUND, Catalog, Entry, schema_taken_by
 from servlet.app.controllers.status import StatusBoard
 from servlet.app.controllers.sync import SyncEnvironment, SyncWorker
 from servlet.app.observability.logs import FieldLogger
 from servlet.core.actions import Release
 from servlet.core.apiexport import virtual_workspace_url
 from servlet.core.conditions import Condition, ConditionType
+from servlet.core.model import ResourceType
 from servlet.core.plan import SyncContext
 
 CONTROLLER = "syncmanager"
@@ -50,6 +57,23 @@ class VirtualWorkspaceLocation(Protocol):
     def virtual_workspace_url(self) -> str | None: ...
 
     def set_virtual_workspace_url(self, url: str) -> None: ...
+
+
+@attrs.define
+class _Releasing:
+    """The finalizers to take off the objects of a stopped worker, and what the condition says of them."""
+
+    releases: list[Release]
+    total: int
+    remote: ResourceType
+    crd: str  # the local CRD's name
+
+    @classmethod
+    def of(cls, worker: SyncWorker) -> _Releasing:
+        releases = worker.releases()
+        local = worker.context.projected.local
+        return cls(releases=releases, total=len(releases), remote=worker.context.projected.remote,
+                   crd=f"{local.plural}.{local.group}")
 
 
 class SyncManager:
@@ -67,8 +91,10 @@ class SyncManager:
         self._board = board
         self._log = log
         self.workers: dict[str, SyncWorker] = {}
-        # Finalizers still to take off the objects of deleted PublishedResources, by name.
-        self._to_release: dict[str, list[Release]] = {}
+        # Finalizers still to take off the objects of stopped workers nothing replaces, by name.
+        self._to_release: dict[str, _Releasing] = {}
+        # Those taken off the objects of PublishedResources that still exist, for their condition.
+        self._released: dict[str, _Releasing] = {}
 
     async def reconcile(self, _: str = KEY) -> None:
         export = self._exports.get(self._exports.key(self._export_name))
@@ -89,13 +115,18 @@ class SyncManager:
             self._log.info("virtual workspace found", url=url)
 
         listed = exported_schemas(export)
+        taken = schema_taken_by(entries)
         desired: dict[str, SyncContext] = {}
+        unsyncable: dict[str, Entry] = {}
         for entry in entries:
             context = entry.context(self._catalog.servlet)
             if context is None:
+                unsyncable[entry.name] = entry
+            elif entry.name in taken:
                 self._board.report(entry.name, Condition.false(
-                    ConditionType.SYNCING, reason="NotPublished",
-                    message="nothing is synced until the PublishedResource is valid"))
+                    ConditionType.SYNCING, reason="ResourceTaken",
+                    message=f"nothing is synced for this PublishedResource: PublishedResource {taken[entry.name]} "
+                    f"syncs these objects with the same APIResourceSchema {context.projected.schema_name}"))
             elif context.projected.schema_name not in listed:
                 self._board.report(entry.name, Condition.false(
                     ConditionType.SYNCING, reason="WaitingForExport",
@@ -109,8 +140,10 @@ class SyncManager:
                 del self.workers[name]
                 # Stopped first, so no reconcile of the old worker puts a finalizer back.
                 await worker.stop()
-                if name not in still_there:
-                    self._to_release[name] = worker.releases()
+                if name not in still_there or name in unsyncable:
+                    # Nothing syncs these objects any more (the PublishedResource or its CRD is
+                    # gone): a finalizer left on them would block their deletion until it is back.
+                    self._to_release[name] = _Releasing.of(worker)
         sharing = Counter(context.projected.local for context in desired.values())
         for name, context in desired.items():
             if name not in self.workers:
@@ -123,14 +156,43 @@ class SyncManager:
                 self._log.warning("orphan detection is off: another PublishedResource publishes the same local "
                                   "resource", published_resource=name, local=context.projected.local.api_version)
             worker.orphans_enabled = not shared
+        for name in list(self._released):
+            if name not in unsyncable:
+                del self._released[name]
+        for entry in unsyncable.values():
+            self._board.report(entry.name, self._not_syncing(entry))
         # Last, so a release that fails (and fails the reconcile) holds up no other worker.
-        await self._release_deleted(still_there)
+        await self._release_stopped(still_there=still_there, unsyncable=unsyncable)
 
-    async def _release_deleted(self, still_there: set[str]) -> None:
-        for name, releases in list(self._to_release.items()):
-            if name in still_there:  # created again: its new worker owns the objects
+    def _not_syncing(self, entry: Entry) -> Condition:
+        """`Syncing=False` for a PublishedResource that cannot be synced, and what became of its finalizers."""
+        pending, done = self._to_release.get(entry.name), self._released.get(entry.name)
+        note = ""
+        if pending is not None:
+            note = (f"; taking the servlet's finalizer off the {pending.total} object(s) that have it, "
+                    "so they can be deleted meanwhile")
+        elif done is not None:
+            note = (f"; the servlet's finalizers were released from the {done.total} object(s) that had them, "
+                    "so they can be deleted meanwhile")
+        if entry.reason != CRD_NOT_FOUND:
+            return Condition.false(ConditionType.SYNCING, reason="NotPublished",
+                                   message=f"nothing is synced until the PublishedResource is valid{note}")
+        known = pending or done
+        if known is not None:
+            missing = f"CustomResourceDefinition {known.crd} is gone from the service cluster (or being deleted)"
+        else:  # no worker ran since this process started: the catalog's words (its first problem)
+            missing = entry.problems[0].message
+        return Condition.false(ConditionType.SYNCING, reason=CRD_NOT_FOUND,
+                               message=f"{missing}: nothing is synced until it is back{note}")
+
+    async def _release_stopped(self, *, still_there: set[str], unsyncable: Mapping[str, Entry]) -> None:
+        for name, releasing in list(self._to_release.items()):
+            if any(worker.context.projected.remote == releasing.remote for worker in self.workers.values()):
+                # A running worker syncs these objects again (the PublishedResource or its CRD is
+                # back, or another PublishedResource took over): they keep its finalizer.
                 del self._to_release[name]
                 continue
+            releases = releasing.releases
             while releases:
                 try:
                     await self._env.executor.execute(releases[-1])
@@ -143,7 +205,15 @@ class SyncManager:
                     raise
                 releases.pop()  # a failure raises above and the reconcile is retried with the rest
             del self._to_release[name]
-            self._log.info("released the objects of a deleted PublishedResource", published_resource=name)
+            if name not in still_there:
+                self._log.info("released the objects of a deleted PublishedResource", published_resource=name)
+                continue
+            self._log.info("released the objects of a PublishedResource nothing syncs now", published_resource=name,
+                           objects=releasing.total)
+            entry = unsyncable.get(name)
+            if entry is not None:
+                self._released[name] = releasing
+                self._board.report(name, self._not_syncing(entry))
 
     async def stop(self) -> None:
         workers, self.workers = list(self.workers.values()), {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -168,3 +169,28 @@ def test_a_published_resource_without_its_crd_is_an_error_naming_the_resource() 
     assert code == 1
     assert plan["errors"] == [{"object": "PublishedResource publish-certmanager-certs", "field": "spec.resource",
                                "message": "no CustomResourceDefinition for Certificate.cert-manager.io among the inputs"}]
+
+
+def test_of_two_published_resources_with_the_same_schema_only_the_oldest_is_published_and_synced(
+        tmp_path: Path) -> None:
+    crd = yaml.safe_load((EXAMPLE / "crd-certificates.yaml").read_text())
+    twin_crd = copy.deepcopy(crd)  # another group, the very same schema once projected
+    twin_crd["metadata"]["name"] = "certificates.twin.example.org"
+    twin_crd["spec"]["group"] = "twin.example.org"
+    published = yaml.safe_load((EXAMPLE / "publishedresource.yaml").read_text())
+    published["metadata"]["creationTimestamp"] = "2025-03-03T09:00:00Z"
+    twin = copy.deepcopy(published)  # its name sorts first, but it is a day younger
+    twin["metadata"].update(name="a-twin", creationTimestamp="2025-03-04T09:00:00Z")
+    twin["spec"]["resource"]["apiGroup"] = "twin.example.org"
+    inputs = write_documents(tmp_path / "twins.yaml", [crd, twin_crd, twin, published])
+
+    code, plan = json_plan("-f", str(inputs), "-f", str(EXAMPLE / "workspace-team-a.yaml"))
+    assert code == 1
+    [error] = plan["errors"]
+    assert error["object"] == "PublishedResource a-twin"
+    assert "PublishedResource publish-certmanager-certs already publishes" in error["message"]
+    assert [step["publishedResource"] for step in plan["schemas"]] == ["publish-certmanager-certs"]
+    assert plan["apiExport"]["spec"]["latestResourceSchemas"] == [plan["schemas"][0]["name"]]
+    created = [action["object"]["apiVersion"] for obj in plan["objects"] for action in obj["actions"]
+               if action["type"] == "create"]
+    assert created == ["cert-manager.io/v1"], "a copy went into the younger twin's CRD"
