@@ -55,13 +55,14 @@ def settle(world: World, contexts: Sequence[SyncContext], *, rounds: int = MAX_R
 
     Returns one plan per remote object that was planned, with every action of every round.
     """
-    plans: dict[RemoteKey, ObjectPlan] = {}
-    still_writing: set[RemoteKey] = set()
+    # By type and key: two PublishedResources may publish objects of the same name.
+    plans: dict[tuple[str, str, RemoteKey], ObjectPlan] = {}
+    still_writing: set[tuple[str, str, RemoteKey]] = set()
     for _ in range(rounds):
         still_writing = set()
         for remote in [obj for obj in world.listed(Side.REMOTE)]:
             context = context_of(remote, contexts)
-            key = remote_key_of(remote)
+            key = (str(remote.get("apiVersion")), str(remote.get("kind")), remote_key_of(remote))
             if context is None or world.get(_world_key(remote)) is None:
                 continue
             plan = plan_once(world, context, remote)
