@@ -10,7 +10,11 @@ caller (usually the work queue's backoff) can honour it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from attrs import frozen
+
+from servlet.core.redaction import scrub
 
 
 @frozen
@@ -43,6 +47,20 @@ class ApiFailure(Exception):
     def __str__(self) -> str:
         status = f"HTTP {self.code}" if self.code else "no response"
         return f"{self.operation} failed ({status}{', ' + self.reason if self.reason else ''}): {self.message}"
+
+    def hide(self, spellings: Sequence[str]) -> None:
+        """Cut `spellings` (Secret values the request carried) out of the server's message.
+
+        A server may quote what it refused (an admission webhook explaining its denial); the
+        message then reaches logs and the work queue's error reports. The client's exception this
+        failure was raised from quotes the same message, so a scrubbed failure drops it.
+        """
+        scrubbed = scrub(self.message, spellings)
+        if scrubbed != self.message:
+            self.message = scrubbed
+            self.args = (str(self),)
+            self.__cause__ = self.__context__ = None
+            self.__suppress_context__ = True
 
     def __reduce__(self) -> tuple[object, ...]:
         # Exceptions with keyword-only constructors need this to survive pickling and copying.

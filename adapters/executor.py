@@ -7,6 +7,9 @@ remote status goes through the `/status` subresource. Three outcomes count as do
 failed, because the world already looks as the action wants: a namespace that already exists, and
 a delete (local primary or related copy) of something already gone.
 
+A failure's message (the server's own words, which may quote what it refused) has the Secret
+values the action carried cut out before it travels on; the action itself keeps them.
+
 Before every write it asks `can_write()` (the leader elector): a replica that lost its Lease
 raises `NotLeader` and sends nothing, so writing stops at once. Conflict and Error actions are
 reports and are not executed.
@@ -23,7 +26,7 @@ from lightkube import AsyncClient
 
 from servlet.adapters import objects
 from servlet.adapters.connections import Connections
-from servlet.adapters.errors import AlreadyExists, NotFound
+from servlet.adapters.errors import AlreadyExists, ApiFailure, NotFound
 from servlet.adapters.kube import merge_patch, resource_class
 from servlet.core.actions import (
     Action,
@@ -44,6 +47,7 @@ from servlet.core.actions import (
     Release,
     RemoveFinalizer,
     Side,
+    secret_spellings,
 )
 from servlet.core.ports import ActionExecutor
 
@@ -65,6 +69,14 @@ class Executor:
         self._can_write = can_write
 
     async def execute(self, action: Action) -> dict[str, Any] | None:
+        try:
+            return await self._execute(action)
+        except ApiFailure as failure:
+            # The request carried the real values; the failure is read by people (logs, reports).
+            failure.hide(secret_spellings(action))
+            raise
+
+    async def _execute(self, action: Action) -> dict[str, Any] | None:
         if isinstance(action, (Conflict, Error)):
             return None
         if not self._can_write():

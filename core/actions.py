@@ -17,7 +17,9 @@ from typing import Any, ClassVar
 
 from attrs import frozen
 
+from servlet.core import redaction
 from servlet.core.model import Problem, RelatedKind, ResourceType
+from servlet.core.redaction import REDACTED as REDACTED
 
 
 class Side(enum.Enum):
@@ -350,26 +352,37 @@ ACTION_TYPES: tuple[str, ...] = (
 )
 
 
-REDACTED = "<redacted>"
+# The sections of an action's printable form that carry an object or a merge patch.
+_BODY_SECTIONS = ("object", "patch")
 
 
-def _redact_values(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: None if item is None else REDACTED for key, item in value.items()}
-    return value
+def _targets_secret(action: Action) -> bool:
+    return action.target is not None and action.target.resource == SECRET_TYPE
 
 
 def redacted(action: Action) -> dict[str, Any]:
-    """`action.to_dict()` with Secret values replaced, for printing plans where people read them.
+    """`action.to_dict()` with Secret values hidden, for printing plans where people read them.
 
-    Executing needs the values; showing them does not. Keys stay visible (and a null still shows
-    a key being removed), so a reader sees what changes without seeing the secret.
+    Executing needs the values; showing them does not. What is hidden (a Secret's `data` and
+    `stringData`, the content copies in its annotations, related-state annotations on any target)
+    is decided in `redaction.py`; keys stay visible, and a null still shows a key being removed.
     """
     data = action.to_dict()
-    if action.target is None or action.target.resource != SECRET_TYPE:
-        return data
-    for section in ("object", "patch"):
+    secret = _targets_secret(action)
+    for section in _BODY_SECTIONS:
         body = data.get(section)
-        if isinstance(body, dict) and "data" in body:
-            data[section] = {**body, "data": _redact_values(body["data"])}
+        if isinstance(body, dict):
+            data[section] = redaction.redact_body(body, secret=secret)
     return data
+
+
+def secret_spellings(action: Action) -> tuple[str, ...]:
+    """The values `redacted` hides, in every spelling a message quoting the action may use."""
+    data = action.to_dict()
+    secret = _targets_secret(action)
+    spellings: set[str] = set()
+    for section in _BODY_SECTIONS:
+        body = data.get(section)
+        if isinstance(body, dict):
+            spellings.update(redaction.secret_spellings(body, secret=secret))
+    return tuple(sorted(spellings, key=len, reverse=True))

@@ -43,7 +43,7 @@ LINK_ANNOTATION_KEYS = frozenset({REMOTE_NAMESPACE_ANNOTATION, REMOTE_NAME_ANNOT
 
 # kubectl's own last-known-state: copying it would make kubectl on the service cluster compute
 # patches against the tenant's history.
-_KUBECTL_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+KUBECTL_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 def related_state_annotation(identifier: str) -> str:
@@ -115,7 +115,7 @@ def is_copyable_key(key: str) -> bool:
     keys come back on every object of every plan.
     """
     folded = key.lower()
-    if folded.startswith(PREFIX) or folded == _KUBECTL_LAST_APPLIED:
+    if folded.startswith(PREFIX) or folded == KUBECTL_LAST_APPLIED:
         return False
     prefix, slash, _ = folded.partition("/")
     if not slash:

@@ -26,9 +26,9 @@ from typing import Any, TextIO
 
 import attrs
 
-from servlet.core import jsontext
+from servlet.core import jsontext, redaction
+from servlet.core.redaction import REDACTED as REDACTED
 
-REDACTED = "<redacted>"
 _MAX_DEPTH = 32
 # Attribute on the LogRecord holding a FieldLogger's fields: passing them one by one as `extra`
 # would crash logging for a field called `name`, `msg` or `filename`.
@@ -46,15 +46,6 @@ _SENSITIVE_NAME = re.compile(
     r"token|passw|passphrase|credential|apikey|privatekey|clientkey|keydata|secretkey|accesskey"
     r"|authorization|cookie",
 )
-_SECRET_DATA_KEYS = ("data", "stringData")
-# Annotations that hold a copy of an object's content; on a Secret that is the Secret's data.
-_STATE_ANNOTATIONS = ("syncer.kdp.k8c.io/last-known-state", "kubectl.kubernetes.io/last-applied-configuration")
-# Related-object state on a primary may hold a related Secret's data, whatever the primary is.
-_RELATED_STATE_PREFIX = "syncer.kdp.k8c.io/related-state."
-# Keys a Secret body or patch may have; a kind-less map with only these keys is treated as a Secret
-# (list items and merge patches carry no kind). A ConfigMap shaped like that is redacted as well:
-# hiding a ConfigMap's data costs little, leaking a Secret's would not.
-_SECRET_BODY_KEYS = frozenset({"apiVersion", "metadata", "data", "stringData", "type", "immutable"})
 
 
 class LogFormat(enum.Enum):
@@ -67,19 +58,11 @@ def _is_sensitive_name(name: str) -> bool:
     return _SENSITIVE_NAME.search(re.sub(r"[-_.\s]", "", name.lower())) is not None
 
 
-def _looks_like_secret(value: Mapping[str, Any]) -> bool:
-    kind: object = value.get("kind")
-    if kind is not None:
-        return kind == "Secret"
-    if "stringData" in value:
-        return True
-    return "data" in value and set(value) <= _SECRET_BODY_KEYS
-
-
 def redact(value: object) -> object:
     """`value` as plain JSON-like data with Secret data and credentials replaced by `REDACTED`.
 
-    Secret-shaped maps lose `data`, `stringData` and their content-copy annotations; any map entry
+    Secret-shaped maps keep the keys but lose the values of `data`, `stringData` and their
+    content-copy annotations, exactly as printed plans do (`servlet.core.redaction`); any map entry
     whose key names a credential (token, password, client key, ...) loses its value. Models with
     `to_dict()` (lightkube) and attrs values are converted first, so their repr cannot leak.
     """
@@ -112,29 +95,19 @@ def _redact(value: object, *, depth: int) -> object:
     return str(value)
 
 
-def _redact_mapping(value: Mapping[Any, Any], *, depth: int, of_secret: bool = False) -> dict[str, object]:
-    """`of_secret`: `value` is the metadata of a Secret-shaped map."""
-    secret = _looks_like_secret(value)
+def _redact_mapping(value: Mapping[Any, Any], *, depth: int) -> dict[str, object]:
+    # What a Secret-shaped map hides is decided in the core, as for printed plans; a bare
+    # annotation map (a field called `annotations`) still hides its related-state copies.
+    shown = redaction.redact_body(value, secret=redaction.looks_like_secret(value))
     result: dict[str, object] = {}
-    for raw_key, item in value.items():
+    for raw_key, item in shown.items():
         key = str(raw_key)
-        if _is_sensitive_name(key) or (secret and key in _SECRET_DATA_KEYS):
+        if _is_sensitive_name(key):
             result[key] = REDACTED
         elif key == "annotations" and isinstance(item, Mapping):
-            result[key] = _redact_annotations(item, of_secret=of_secret, depth=depth + 1)
-        elif secret and key == "metadata" and isinstance(item, Mapping):
-            result[key] = _redact_mapping(item, depth=depth + 1, of_secret=True)
+            result[key] = _redact_mapping(redaction.redact_annotations(item, of_secret=False), depth=depth + 1)
         else:
             result[key] = _redact(item, depth=depth + 1)
-    return result
-
-
-def _redact_annotations(annotations: Mapping[Any, Any], *, of_secret: bool, depth: int) -> dict[str, object]:
-    result: dict[str, object] = {}
-    for raw_key, item in annotations.items():
-        key = str(raw_key)
-        copies_content = (of_secret and key in _STATE_ANNOTATIONS) or key.startswith(_RELATED_STATE_PREFIX)
-        result[key] = REDACTED if copies_content or _is_sensitive_name(key) else _redact(item, depth=depth + 1)
     return result
 
 

@@ -8,6 +8,8 @@ clients straight to the workspace or the service cluster, never through the code
 
 from __future__ import annotations
 
+import base64
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -43,9 +45,12 @@ from servlet.core.actions import (
     RemoveFinalizer,
     Side,
 )
+from servlet.core.metadata import LAST_KNOWN_STATE_ANNOTATION
 from servlet.core.model import ResourceType
+from servlet.core.patch import encode_state
+from servlet.core.redaction import REDACTED
 from servlet.core.ports import CRD_TYPE
-from tests.kcpsim import KcpSim
+from tests.kcpsim import ErrorRule, FaultPlan, KcpSim
 from tests.asyncio_support import run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -306,6 +311,43 @@ def test_a_related_secret_in_a_workspace_that_did_not_accept_the_claim_is_forbid
     with pytest.raises(Forbidden) as raised:
         execute(kcpsim, CreateRelated(identifier="tls", target=ref, object=secret("web-tls")))
     assert raised.value.code == 403 and cluster in str(raised.value)
+
+
+# A value as a PEM key looks, so its JSON spelling differs from the plain one.
+MARKER = '-----BEGIN KEY-----\nexecutor-marker-52d7b0 "q"\n-----END KEY-----'
+ENCODED = base64.b64encode(MARKER.encode()).decode()
+
+
+def platform_copy(name: str) -> dict[str, Any]:
+    """A local copy of a workspace Secret as the planner builds it: the value also in its state."""
+    copied = secret(name, namespace="kube-system", **{"ca.crt": ENCODED})
+    copied["metadata"]["annotations"] = {LAST_KNOWN_STATE_ANNOTATION: encode_state({"data": copied["data"]})}
+    return copied
+
+
+@pytest.mark.parametrize("verb", ["create", "patch"])
+def test_a_refusal_quoting_the_request_reaches_nobody_with_the_secret_values_in_it(
+    kcpsim: KcpSim, service: Client, verb: str
+) -> None:
+    ref = local_ref(name="team-ca", namespace="kube-system", resource=SECRET_TYPE)
+    if verb == "patch":
+        execute(kcpsim, CreateRelated(identifier="ca", target=ref, object=secret("team-ca", namespace="kube-system")))
+    copy = platform_copy("team-ca")
+    action: Action = (CreateRelated(identifier="ca", target=ref, object=copy) if verb == "create" else
+                      PatchRelated(identifier="ca", target=ref, patch={key: copy[key] for key in ("data", "metadata")}))
+    kcpsim.set_faults(FaultPlan(errors=(ErrorRule(status=403, verb=verb, resource="secrets", quote_body=True,
+                                                  limit=1),)))
+
+    with pytest.raises(Forbidden) as raised:
+        execute(kcpsim, action)
+
+    shown = "".join(traceback.format_exception(raised.value)) + repr(raised.value.args)
+    assert "denied" in shown and REDACTED in shown and "ca.crt" in shown, shown
+    for spelling in (ENCODED, "executor-marker-52d7b0"):
+        assert spelling not in shown, "a Secret value reached the failure"
+    # The request carried the real value, and does again once the server accepts it.
+    execute(kcpsim, action)
+    assert read(service, SECRET_TYPE, "team-ca", "kube-system")["data"] == {"ca.crt": ENCODED}
 
 
 # -- leadership and reports ---------------------------------------------------------------------

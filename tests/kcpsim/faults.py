@@ -33,6 +33,8 @@ class ErrorRule:
     limit: int | None = None  # fire at most this many times
     retry_after: int = 1  # seconds, for 429
     target: str = "*"  # "service" (cluster at /), "workspace" (/clusters/...), "vw" (virtual workspace) or "*"
+    # The message quotes the request body, as an admission webhook explaining its denial may.
+    quote_body: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ErrorRule:

@@ -100,7 +100,10 @@ class Server:
                 await asyncio.sleep(decision.delay)
             if decision.error is not None:
                 fault = f"error {decision.error.status}"
-                raise self.injected(decision.error.status, decision.error.retry_after, call)
+                error = self.injected(decision.error.status, decision.error.retry_after, call)
+                if decision.error.quote_body:
+                    error.message = f"{error.message}: denied {await request.text()}"
+                raise error
             response = await self.dispatch(request, target, call, started=started, wall=wall)
         except StatusError as exc:
             response = json_response(exc.body(), status=exc.code, headers=exc.headers)
