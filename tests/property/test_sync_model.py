@@ -1,0 +1,319 @@
+"""The safety invariants of syncing (docs/safety.md), checked by a stateful model test.
+
+Hypothesis interleaves what tenants, the service owner and the platform do with the servlet's own
+work: reconciles of single objects planned from a stale view of the world (the daemon's caches
+after a cut watch), writes that fail (injected API faults, and the refusals a stale view causes),
+relists and restarts. After every step the servlet must not have touched what it did not create;
+at each quiet point (a restarted servlet reconciling until nothing is written, no faults) every
+invariant must hold.
+
+The servlet here is the core itself: `core.gather` answered by a `World`, `core.plan`, and the
+world's API-server rules for writes; what the daemon adds (caches, queues) is modelled by the
+stale view and the partial executions. Run many more examples with
+`SYNC_MODEL_EXAMPLES=2000 python -m pytest tests/property/test_sync_model.py`.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any
+
+import attrs
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from servlet.core import metadata
+from servlet.core.actions import ObjectRef, Release, Side
+from servlet.core.dryrun import plan_once, settle
+from servlet.core.gather import admitted, computed_local_key
+from servlet.core.keys import is_deleting, metadata_of, remote_key_of
+from servlet.core.model import (
+    LabelSelector,
+    Naming,
+    PublishedResource,
+    PublishedResourceSpec,
+    ResourceFilter,
+    ResourceType,
+    ServletIdentity,
+    SourceResource,
+)
+from servlet.core.plan import SyncContext
+from servlet.core.projection import Projected
+from servlet.core.world import World, WriteFailure
+
+CLUSTERS = ("wsaaaaaaaaaaaaaa", "wsbbbbbbbbbbbbbb")
+NAMESPACES = ("default", "prod")
+NAMES = ("a", "b", "c")
+SERVLET = ServletIdentity("tom", "example.corp")
+LOCAL = ResourceType("example.com", "v1", "Widget", "widgets", True)
+SIZES = st.integers(min_value=0, max_value=3)
+
+
+def _context(kind: str, plural: str, *, naming: Naming) -> SyncContext:
+    spec = PublishedResourceSpec(
+        resource=SourceResource(api_group="example.com", kind="Widget", version="v1"), naming=naming,
+        filter=ResourceFilter(labels=LabelSelector(match_labels=(("sync", "yes"),))),
+    )
+    remote = ResourceType("example.corp", "v1", kind, plural, True)
+    projected = Projected(schema_name=f"v1.{plural}.example.corp", schema_spec={}, local=LOCAL, remote=remote,
+                          has_status_subresource=True)
+    return SyncContext(servlet=SERVLET, published=PublishedResource(name=plural, spec=spec), projected=projected)
+
+
+# Two PublishedResources publish the one local Widget type: their copies must never meet. The
+# second names copies by remote name only, so objects of two namespaces can collide.
+PRIMARY = _context("Widget", "widgets", naming=Naming())
+TWIN = _context("Twin", "twins", naming=Naming(namespace="$remoteClusterName", name="$remoteName"))
+RESOURCES = {"widgets": PRIMARY, "twins": TWIN}
+
+
+def _remote(context: SyncContext, cluster: str, namespace: str, name: str, *, size: int, synced: bool,
+            forged: bool) -> dict[str, Any]:
+    labels = {"sync": "yes" if synced else "no"}
+    if forged:  # a tenant forging a link: it must never be copied or believed
+        labels.update(metadata.link_labels(servlet_name=SERVLET.name, remote=remote_key_of(
+            {"metadata": {"namespace": namespace, "name": "other", "annotations": {"kcp.io/cluster": cluster}}})))
+    remote = context.projected.remote
+    return {"apiVersion": remote.api_version, "kind": remote.kind,
+            "metadata": {"name": name, "namespace": namespace, "labels": labels,
+                         "annotations": {"kcp.io/cluster": cluster}},
+            "spec": {"size": size}}
+
+
+@attrs.define
+class Fault:
+    """The next `count` writes fail (the API server answers 500)."""
+
+    count: int = 0
+
+
+class SyncModel(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.world = World()
+        self.view = World()  # what the servlet's caches hold
+        self.contexts: list[SyncContext] = [PRIMARY]
+        self.foreign: dict[tuple[str, str], dict[str, Any]] = {}  # local objects of the service owner
+        self.fault = Fault()
+
+    # -- tenants ---------------------------------------------------------------------------------
+
+    @rule(resource=st.sampled_from(sorted(RESOURCES)), cluster=st.sampled_from(CLUSTERS),
+          namespace=st.sampled_from(NAMESPACES), name=st.sampled_from(NAMES), size=SIZES, synced=st.booleans(),
+          forged=st.booleans())
+    def tenant_writes(self, resource: str, cluster: str, namespace: str, name: str, size: int, synced: bool,
+                      forged: bool) -> None:
+        """A tenant creates or edits an object (spec, filter label, forged link labels)."""
+        context = RESOURCES[resource]
+        wanted = _remote(context, cluster, namespace, name, size=size, synced=synced, forged=forged)
+        current = self.world.get(self._remote_key(context, cluster, namespace, name))
+        if current is not None:
+            if is_deleting(current):
+                return
+            wanted["metadata"]["finalizers"] = current["metadata"].get("finalizers", [])
+            wanted["metadata"]["uid"] = current["metadata"].get("uid")
+        self.world.put(Side.REMOTE, wanted)
+
+    @rule(resource=st.sampled_from(sorted(RESOURCES)), cluster=st.sampled_from(CLUSTERS),
+          namespace=st.sampled_from(NAMESPACES), name=st.sampled_from(NAMES))
+    def tenant_deletes(self, resource: str, cluster: str, namespace: str, name: str) -> None:
+        current = self.world.get(self._remote_key(RESOURCES[resource], cluster, namespace, name))
+        if current is not None:
+            self.world.remove(Side.REMOTE, current)
+
+    # -- the service owner -----------------------------------------------------------------------
+
+    @rule(cluster=st.sampled_from(CLUSTERS), name=st.sampled_from(NAMES), size=SIZES)
+    def owner_creates_a_local_object(self, cluster: str, name: str, size: int) -> None:
+        """A Widget of the service owner, sometimes exactly at a name a copy would take."""
+        if self.world.get((Side.LOCAL, LOCAL.api_version, LOCAL.kind, "", cluster, name)) is not None:
+            return
+        obj = {"apiVersion": LOCAL.api_version, "kind": LOCAL.kind,
+               "metadata": {"name": name, "namespace": cluster, "labels": {"owner": "service"}},
+               "spec": {"size": size}}
+        self.foreign[(cluster, name)] = copy.deepcopy(self.world.put(Side.LOCAL, obj))
+
+    @rule(data=st.data())
+    def someone_edits_or_deletes_a_copy(self, data: st.DataObject) -> None:
+        copies = [obj for obj in self.world.listed(Side.LOCAL) if obj["kind"] == LOCAL.kind
+                  and (metadata_of(obj)["namespace"], metadata_of(obj)["name"]) not in self.foreign]
+        if not copies:
+            return
+        target = copy.deepcopy(data.draw(st.sampled_from(copies)))
+        change = data.draw(st.sampled_from(["drift", "drop-annotation", "delete", "delete-slowly"]))
+        if change == "drift":
+            target["spec"] = {"size": 99}
+            self.world.put(Side.LOCAL, target)
+        elif change == "drop-annotation":
+            target["metadata"].get("annotations", {}).pop(metadata.REMOTE_NAME_ANNOTATION, None)
+            self.world.put(Side.LOCAL, target)
+        else:
+            if change == "delete-slowly":  # another controller's finalizer keeps it a while
+                target["metadata"]["finalizers"] = ["backup.example.com/keep"]
+                self.world.put(Side.LOCAL, target)
+            self.world.remove(Side.LOCAL, target)
+
+    @rule()
+    def slow_deletions_finish(self) -> None:
+        for obj in self.world.listed(Side.LOCAL):
+            if is_deleting(obj) and obj["metadata"].get("finalizers") == ["backup.example.com/keep"]:
+                self.world.objects.pop(self._key_of(Side.LOCAL, obj))
+
+    @rule()
+    def twin_published_resource_toggles(self) -> None:
+        """The second PublishedResource is created, or deleted (its finalizers are released)."""
+        if TWIN in self.contexts:
+            self.contexts.remove(TWIN)
+            for obj in self.world.listed(Side.REMOTE):
+                if obj["kind"] == TWIN.projected.remote.kind and metadata.FINALIZER in obj["metadata"].get(
+                        "finalizers", []):
+                    self._write(Release(target=_remote_ref(obj), finalizers=tuple(
+                        f for f in obj["metadata"]["finalizers"] if f != metadata.FINALIZER)), faults=False)
+        else:
+            self.contexts.append(TWIN)
+
+    # -- the servlet -----------------------------------------------------------------------------
+
+    @rule(count=st.integers(min_value=1, max_value=3))
+    def api_faults(self, count: int) -> None:
+        self.fault.count = count
+
+    @rule()
+    def relist(self) -> None:
+        """The informers relist (after a cut watch, a 410, a restart): the view catches up."""
+        self.view = self.world.copy()
+
+    @rule(side=st.sampled_from([Side.REMOTE, Side.LOCAL]))
+    def one_informer_relists(self, side: Side) -> None:
+        """Informers are per resource: one side's view catches up while the other's stays stale."""
+        for key in [key for key in self.view.objects if key[0] is side]:
+            del self.view.objects[key]
+        for key, obj in self.world.objects.items():
+            if key[0] is side:
+                self.view.objects[key] = copy.deepcopy(obj)
+
+    @rule(data=st.data())
+    def reconcile_one_object(self, data: st.DataObject) -> None:
+        """One reconcile of one object, planned from the (maybe stale) view, with faults."""
+        remotes = [obj for obj in self.view.listed(Side.REMOTE) if self._context_of(obj) is not None]
+        if not remotes:
+            return
+        remote = data.draw(st.sampled_from(remotes))
+        context = self._context_of(remote)
+        assert context is not None
+        for action in plan_once(self.view, context, remote).actions:
+            if action.is_write and not self._write(action, faults=True):
+                return
+
+    # -- invariants ------------------------------------------------------------------------------
+
+    @invariant()
+    def nothing_the_servlet_did_not_create_was_touched(self) -> None:
+        for (namespace, name), written in self.foreign.items():
+            now = self.world.get((Side.LOCAL, LOCAL.api_version, LOCAL.kind, "", namespace, name))
+            assert now == written, f"the service owner's Widget {namespace}/{name} was changed or deleted"
+
+    @rule()
+    def quiet_point(self) -> None:
+        """A restarted servlet, no faults, reconciles until nothing is written; then every invariant holds.
+
+        Quiet means every controller is done: other controllers' finalizers on copies finish too.
+        """
+        self.fault.count = 0
+        self.slow_deletions_finish()
+        plans = settle(self.world, self.contexts)
+        assert not any("does not settle" in action.to_dict().get("reason", "") for plan in plans
+                       for action in plan.actions), "planning does not settle"
+        self.view = self.world.copy()
+        self._check_quiet()
+
+    def _check_quiet(self) -> None:
+        copies: dict[tuple[str, str], dict[str, Any]] = {
+            (metadata_of(obj)["namespace"], metadata_of(obj)["name"]): obj
+            for obj in self.world.listed(Side.LOCAL) if obj["kind"] == LOCAL.kind}
+        claimed: dict[tuple[str, str], Any] = {}
+        for remote in self.world.listed(Side.REMOTE):
+            key = remote_key_of(remote)
+            context = self._context_of(remote)
+            finalizers = remote["metadata"].get("finalizers", [])
+            if context is None:
+                assert metadata.FINALIZER not in finalizers, f"{key}: a finalizer without a PublishedResource"
+                continue
+            plan = plan_once(self.world, context, remote)
+            assert not plan.writes, f"the dry run of the quiet world still writes for {key}: {plan.actions}"
+            assert not is_deleting(remote), f"{key} is still being deleted once the servlet is quiet"
+            if not admitted(context, remote, key):
+                continue
+            linked = [obj for obj in copies.values() if metadata.link_labels_of(obj) == metadata.link_labels(
+                servlet_name=SERVLET.name, remote=key, resource=context.projected.remote)]
+            place = computed_local_key(context, key)
+            assert place is not None
+            if not linked:
+                # Only a name held by something else keeps an object without a copy, and then
+                # the object carries no finalizer of ours.
+                assert (place.namespace, place.name) in copies, f"{key} has no copy and nothing holds its name"
+                assert metadata.FINALIZER not in finalizers, f"{key}: a finalizer on an object in conflict"
+                continue
+            assert len(linked) == 1, f"{key} has {len(linked)} copies"
+            (found,) = linked
+            where = (metadata_of(found)["namespace"], metadata_of(found)["name"])
+            assert where == (place.namespace, place.name), f"{key}'s copy is at {where}, not at {place}"
+            assert where[0] == key.cluster, f"{key}'s copy left its workspace's namespace"
+            assert found["spec"] == remote["spec"], f"{key}'s copy does not have the desired content"
+            assert metadata.remote_key_named_by(found) == key, f"{key}'s copy lacks complete link metadata"
+            assert where not in claimed, f"{key} and {claimed[where]} share the copy {where}"
+            claimed[where] = key
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _write(self, action: Any, *, faults: bool) -> bool:
+        if faults and self.fault.count > 0:
+            self.fault.count -= 1
+            return False
+        try:
+            result = self.world.apply(action)
+        except WriteFailure:
+            return False
+        key = self._target_key(action)
+        if result is None or self.world.get(key) is None:
+            self.view.objects.pop(key, None)
+        else:
+            self.view.objects[key] = copy.deepcopy(result)  # the cache remembers its own writes
+        return True
+
+    def _context_of(self, obj: dict[str, Any]) -> SyncContext | None:
+        return next((context for context in self.contexts if obj["kind"] == context.projected.remote.kind), None)
+
+    @staticmethod
+    def _remote_key(context: SyncContext, cluster: str, namespace: str, name: str) -> Any:
+        remote = context.projected.remote
+        return (Side.REMOTE, remote.api_version, remote.kind, cluster, namespace, name)
+
+    @staticmethod
+    def _key_of(side: Side, obj: dict[str, Any]) -> Any:
+        cluster = remote_key_of(obj).cluster if side is Side.REMOTE else ""
+        return (side, obj["apiVersion"], obj["kind"], cluster, metadata_of(obj).get("namespace", ""),
+                metadata_of(obj)["name"])
+
+    @staticmethod
+    def _target_key(action: Any) -> Any:
+        target = action.target
+        resource = target.resource
+        cluster = target.cluster if target.side is Side.REMOTE else ""
+        return (target.side, resource.api_version, resource.kind, cluster,
+                target.namespace if resource.namespaced else "", target.name)
+
+
+def _remote_ref(obj: dict[str, Any]) -> ObjectRef:
+    key = remote_key_of(obj)
+    return ObjectRef(Side.REMOTE, RESOURCES[obj["kind"].lower() + "s"].projected.remote, key.namespace, key.name,
+                     key.cluster)
+
+
+SyncModel.TestCase.settings = settings(
+    max_examples=int(os.environ.get("SYNC_MODEL_EXAMPLES", "60")), stateful_step_count=40, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+test_sync_model = SyncModel.TestCase
