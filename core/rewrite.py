@@ -63,6 +63,8 @@ def compile_rule(rule: RegexRule, *, field: str) -> CompiledRule | Problem:
 def rewrite(rule: RegexRule, value: str, *, field: str) -> str | Problem:
     """`value` with every match of the rule's pattern replaced, as Go's `ReplaceAllString` does.
 
+    One difference, kept from Python's `re.sub`: an empty match right after a match counts too.
+
     A Problem under `field` when the rule cannot run or the value is longer than
     `MAX_VALUE_LENGTH`: a name that long is not what a reference is for.
     """
