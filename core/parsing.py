@@ -18,6 +18,7 @@ from typing import Any
 from jsonpath_ng.parser import parse as parse_json_path
 from attrs import frozen
 
+from servlet.core import rewrite
 from servlet.core.fields import (
     as_mapping,
     describe,
@@ -53,7 +54,6 @@ _SPEC_FIELDS = ("resource", "filter", "projection", "naming", "related")
 # Kubernetes requires resource names, versions, short names and categories to be DNS-1035
 # labels; checking here gives a clear message instead of a rejected APIResourceSchema later.
 _DNS1035_RE = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
-_GO_STYLE_GROUP_RE = re.compile(r"\$\{?\d")
 
 
 @frozen
@@ -352,28 +352,13 @@ def _parse_regex(data: object, *, path: str, problems: list[Problem]) -> RegexRu
     if not pattern and not replacement:
         problems.append(Problem(field=path, message="sets neither pattern nor replacement"))
         return None
-    try:
-        compiled = re.compile(pattern)
-    except (re.error, OverflowError, RecursionError, ValueError) as error:
-        message = f"{describe(pattern)} is not a valid regular expression: {error}"
-        problems.append(Problem(field=f"{path}.pattern", message=message))
+    rule = RegexRule(pattern=pattern, replacement=replacement)
+    # The engine and replacement syntax the planner runs, so a rule valid here works there.
+    compiled = rewrite.compile_rule(rule, field=path)
+    if isinstance(compiled, Problem):
+        problems.append(compiled)
         return None
-    if _GO_STYLE_GROUP_RE.search(replacement):
-        problems.append(Problem(
-            field=f"{path}.replacement",
-            message=f"{describe(replacement)} refers to a group as $1; write \\1 instead",
-        ))
-        return None
-    try:
-        # Substituting into "" still compiles the template, which checks every group reference.
-        compiled.sub(replacement, "")
-    except (re.error, IndexError, ValueError) as error:
-        problems.append(Problem(
-            field=f"{path}.replacement",
-            message=f"{describe(replacement)} is not a valid replacement for pattern {describe(pattern)}: {error}",
-        ))
-        return None
-    return RegexRule(pattern=pattern, replacement=replacement)
+    return rule
 
 
 def _check_dns1035(value: str, *, field: str, problems: list[Problem]) -> None:

@@ -321,14 +321,24 @@ def test_valid_regex_rules_are_kept_verbatim(regex: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("regex", "expected"),
     [
-        ({"pattern": "(a"}, 'regex.pattern: "(a" is not a valid regular expression: missing ), unterminated '
-                            "subpattern at position 0"),
+        ({"pattern": "(a"}, 'regex.pattern: "(a" is not a valid RE2 regular expression: missing ): (a'),
+        # RE2 never backtracks, so what needs backtracking is refused when the spec is read.
+        ({"pattern": r"(a)\1"}, 'regex.pattern: "(a)\\1" is not a valid RE2 regular expression: invalid escape '
+                                "sequence: \\1"),
+        ({"pattern": "x(?=y)"}, 'regex.pattern: "x(?=y)" is not a valid RE2 regular expression: invalid perl '
+                                "operator: (?="),
+        ({"pattern": r"x\Z"}, 'regex.pattern: "x\\Z" is not a valid RE2 regular expression: invalid escape '
+                              "sequence: \\Z"),
         ({"pattern": "(a)", "replacement": r"\2"}, 'regex.replacement: "\\2" is not a valid replacement for '
-                                                   'pattern "(a)": invalid group reference 2 at position 1'),
+                                                   'pattern "(a)": invalid group reference 2 at position 0'),
         ({"pattern": "", "replacement": r"\1"}, 'regex.replacement: "\\1" is not a valid replacement for '
-                                                'pattern "": invalid group reference 1 at position 1'),
+                                                'pattern "": invalid group reference 1 at position 0'),
         ({"pattern": "(?P<a>x)", "replacement": r"\g<b>"}, 'regex.replacement: "\\g<b>" is not a valid replacement '
-                                                           "for pattern \"(?P<a>x)\": unknown group name 'b'"),
+                                                           "for pattern \"(?P<a>x)\": unknown group name 'b' at "
+                                                           "position 0"),
+        ({"pattern": "(a)", "replacement": r"x\n"}, 'regex.replacement: "x\\n" is not a valid replacement for '
+                                                    'pattern "(a)": \\n at position 1 is not a group reference; '
+                                                    "write \\\\ for a backslash"),
         ({"pattern": "(a)", "replacement": "$1-x"}, 'regex.replacement: "$1-x" refers to a group as $1; write \\1 '
                                                     "instead"),
         ({"pattern": "(a)", "replacement": "${1}"}, 'regex.replacement: "${1}" refers to a group as $1; write \\1 '

@@ -141,7 +141,7 @@ def test_a_reference_resolves_to_the_first_string_match_rewritten_by_its_regex(
 def test_a_broken_regex_is_a_problem_naming_the_field() -> None:
     reference = ValueReference(path="spec.secretName", regex=RegexRule(pattern="(", replacement="x"))
     problem = resolve_value(reference, {"spec": {"secretName": "a"}}, field_path="spec.related[2].reference.name")
-    assert isinstance(problem, Problem) and problem.field == "spec.related[2].reference.name.regex"
+    assert isinstance(problem, Problem) and problem.field == "spec.related[2].reference.name.regex.pattern"
 
 
 def test_the_namespace_defaults_to_the_primarys_namespace_on_each_side() -> None:

@@ -104,3 +104,25 @@ def test_objects_that_cannot_be_synced_are_logged_and_counted_and_others_are_ser
     assert not e2e.has_finalizer("team-a", REMOTE_WIDGET, namespace="default", name="huge")
     assert not e2e.has_finalizer("team-a", remote_gadget, name=long_name)
     assert e2e.local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="huge")) is None
+
+
+def test_a_catastrophic_regex_on_a_tenant_value_never_freezes_the_servlet(e2e: E2E) -> None:
+    # Python's backtracking `re` needs about 2^41 steps for this pattern on this value; RE2 is linear.
+    hostile_note = "a" * 40 + "!"
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget", related=[{
+        "identifier": "creds", "origin": "service", "kind": "Secret",
+        "reference": {"name": {"path": "spec.note", "regex": {"pattern": "^(a+)+$", "replacement": "creds"}}}}]))
+    servlet = e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    cluster = e2e.world.cluster("team-a")
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "hostile", namespace="default",
+                                                             note=hostile_note))
+    e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="hostile"))
+    # The regex ran to its end: it did not match, and the unchanged value is no Secret name.
+    e2e.eventually(lambda: "spec.related[0].reference.name" in servlet.log_text() and hostile_note in servlet.log_text(),
+                   what="the hostile Widget's related Secret to be logged as not syncable")
+    # The probe gives up after 2 s: an event loop busy backtracking would miss it.
+    e2e.consistently(lambda: servlet.probe("/healthz") == 200, what="/healthz answering", duration=3.0)
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "fine", namespace="default", size=1))
+    e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="fine"))
+    assert servlet.probe("/healthz") == 200

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-from tests.integration.e2e.manifests import LINK, gadget_crd, published_resource, remote_object, widget_crd
+from tests.integration.e2e.manifests import (
+    LINK, default_local_name, gadget_crd, link_labels, published_resource, remote_object, widget_crd,
+)
 from tests.integration.reliability.planning import (
     GOOD_CLUSTER, actions_for, assert_good_still_served, good_world, in_workspace, plan,
 )
@@ -85,6 +87,10 @@ INVALID_PUBLISHED_RESOURCES: list[tuple[str, dict[str, Any], str, list[str]]] = 
     ("related-regex-invalid", _gadgets(related=[_related(reference={"name": {
         "path": "spec.note", "regex": {"pattern": "((", "replacement": "x"}}})]),
      "spec.related[0].reference.name.regex.pattern", []),
+    # RE2 runs every pattern in linear time, so it refuses what needs backtracking.
+    ("related-regex-backreference", _gadgets(related=[_related(reference={"name": {
+        "path": "spec.note", "regex": {"pattern": r"^(a+)\1$", "replacement": "x"}}})]),
+     "spec.related[0].reference.name.regex.pattern", ["RE2", "invalid escape sequence"]),
     ("related-regex-go-style-group", _gadgets(related=[_related(reference={"name": {
         "path": "spec.note", "regex": {"pattern": "^(.*)$", "replacement": "${1}-ca"}}})]),
      "spec.related[0].reference.name.regex.replacement", []),
@@ -281,3 +287,35 @@ def test_two_remote_objects_named_onto_one_local_name_never_share_it() -> None:
     result = plan([widget_crd(), fixed, first, second, owner])
     assert "conflict" in actions_for(result, name="second"), actions_for(result, name="second")
     assert not {"create", "patch", "adopt"} & set(actions_for(result, name="second"))
+
+
+# Python's backtracking `re` needs about 2^n steps for this pattern on n a's and a "!": 28
+# characters froze the servlet for 9 to 25 s, 40 would take days.
+CATASTROPHIC_PATTERN = "^(a+)+$"
+CATASTROPHIC_VALUE = "a" * 40 + "!"
+
+
+def _widget_pair(name: str, *, note: str) -> list[dict[str, Any]]:
+    """A user's Widget and its local copy, so that its related objects are planned too."""
+    remote = in_workspace(remote_object("Widget", name, namespace="default", note=note), "tenant1")
+    local = _local_widget(cluster="tenant1", name=default_local_name(namespace="default", name=name),
+                          labels=link_labels(cluster="tenant1", namespace="default", name=name))
+    local["spec"] = {"note": note}
+    return [remote, local]
+
+
+def test_a_catastrophic_regex_on_a_long_tenant_value_is_planned_at_once() -> None:
+    bad = published_resource("bad", kind="Widget", related=[_related(reference={"name": {
+        "path": "spec.note", "regex": {"pattern": CATASTROPHIC_PATTERN, "replacement": "creds"}}})])
+    creds = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds", "namespace": "tenant1"},
+             "data": {"token": "dG9w"}}
+    result = plan([widget_crd(), bad, *_widget_pair("hostile", note=CATASTROPHIC_VALUE),
+                   *_widget_pair("matching", note="a" * 40), creds,
+                   gadget_crd(), published_resource("gadgets", kind="Gadget"),
+                   in_workspace(remote_object("Gadget", "fine"), GOOD_CLUSTER)])
+    # The pattern does not match, so the value stays as it is, which is no Secret name.
+    (error,) = [e for e in result["errors"] if "hostile" in e["object"]]
+    assert error["field"] == "spec.related[0].reference.name" and CATASTROPHIC_VALUE in error["message"]
+    # The same pattern on a value it matches names the Secret, which is copied up.
+    assert "createRelated" in actions_for(result, name="matching")
+    assert "create" in actions_for(result, name="fine", cluster=GOOD_CLUSTER)
