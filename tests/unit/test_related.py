@@ -183,8 +183,9 @@ def test_a_service_origin_secret_flows_up_and_its_state_stays_on_the_local_prima
                                                     "syncer.kdp.k8c.io/servlet": "tom"})
     actions = plan_related(primaries=primaries(), related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, source)))
 
-    assert types(actions) == ["recordRelatedState", "createRelated"]
-    record, create = actions
+    # The record comes after the create: it claims only a copy that was created.
+    assert types(actions) == ["createRelated", "recordRelatedState"]
+    create, record = actions
     assert isinstance(record, RecordRelatedState) and record.target.side is Side.LOCAL
     assert record.target.name == "cert-1"
     state = decode_state(record.patch["metadata"]["annotations"][KEY])
@@ -205,7 +206,7 @@ def test_a_service_origin_secret_flows_up_and_its_state_stays_on_the_local_prima
 def converged_service_world() -> tuple[Primaries, RelatedSnapshot, dict[str, Any]]:
     source = secret(LOCAL_NS, "cert-1-tls")
     first = plan_related(primaries=primaries(), related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, source)))
-    record, create = first
+    create, record = first
     assert isinstance(record, RecordRelatedState) and isinstance(create, CreateRelated)
     local = apply_merge_patch(local_primary(), record.patch)
     return primaries(local=local), snapshot((Side.LOCAL, source), (Side.REMOTE, create.object)), source
@@ -270,7 +271,7 @@ def test_a_missing_workspace_namespace_is_created_before_the_copy() -> None:
     source = secret("certs", "cert-1-tls")
     actions = plan_related(primaries=primaries(), related=[related],
                            snapshot=snapshot((Side.LOCAL, source), namespaces=frozenset({(Side.LOCAL, "certs")})))
-    assert types(actions) == ["createNamespace", "recordRelatedState", "createRelated"]
+    assert types(actions) == ["createNamespace", "createRelated", "recordRelatedState"]
     namespace = actions[0]
     assert isinstance(namespace, CreateNamespace)
     assert (namespace.target.side, namespace.target.cluster, namespace.target.name) == (Side.REMOTE, CLUSTER, "certs")
@@ -289,11 +290,14 @@ def test_a_platform_origin_configmap_flows_down_with_link_metadata() -> None:
     origin = configmap("prod", "settings", annotations={"kcp.io/cluster": CLUSTER, "owner": "team-b"})
     actions = plan_related(primaries=primaries(), related=[CREDENTIALS], snapshot=snapshot((Side.REMOTE, origin)))
 
-    assert types(actions) == ["createRelated"]
-    create = actions[0]
-    assert isinstance(create, CreateRelated)
+    assert types(actions) == ["createRelated", "recordRelatedState"]
+    create, record = actions
+    assert isinstance(create, CreateRelated) and isinstance(record, RecordRelatedState)
     assert (create.target.side, create.target.namespace, create.target.name) == (Side.LOCAL, LOCAL_NS,
                                                                                   "cert-1-settings")
+    # Where the copy is and what it copies, so it can be found again once it is no longer named.
+    assert decode_state(record.patch["metadata"]["annotations"][related_state_annotation("credentials")]) == {
+        "namespace": LOCAL_NS, "name": "cert-1-settings", "origin": {"namespace": "prod", "name": "settings"}}
     meta = copy.deepcopy(create.object["metadata"])
     assert meta["labels"] == {
         "syncer.kdp.k8c.io/servlet": "tom",
@@ -307,12 +311,13 @@ def test_a_platform_origin_configmap_flows_down_with_link_metadata() -> None:
     assert decode_state(state) == {"data": {"region": "eu"}, "metadata": {"annotations": {"owner": "team-b"}}}
     assert create.object["data"] == {"region": "eu"}
 
+    recorded = primaries(local=apply_merge_patch(local_primary(), record.patch))
     converged = snapshot((Side.REMOTE, origin), (Side.LOCAL, create.object))
-    assert plan_related(primaries=primaries(), related=[CREDENTIALS], snapshot=converged) == ()
+    assert plan_related(primaries=recorded, related=[CREDENTIALS], snapshot=converged) == ()
 
     changed = copy.deepcopy(origin)
     changed["data"] = {"region": "us"}
-    update = plan_related(primaries=primaries(), related=[CREDENTIALS],
+    update = plan_related(primaries=recorded, related=[CREDENTIALS],
                           snapshot=snapshot((Side.REMOTE, changed), (Side.LOCAL, create.object)))
     assert types(update) == ["patchRelated"]
     assert update[0].to_dict()["patch"]["data"] == {"region": "us"}
@@ -398,5 +403,5 @@ def test_printed_plans_show_which_secret_keys_change_but_not_their_values() -> N
 
     assert PASSWORD not in json.dumps(shown)
     assert shown[0]["patch"] == {"data": {"tls.crt": REDACTED, "tls.key": None}}
-    assert shown[-1]["object"]["data"] == {"tls.crt": REDACTED}
+    assert shown[-2]["object"]["data"] == {"tls.crt": REDACTED}
     assert json.dumps(patched[0].to_dict()).count(PASSWORD) == 1  # the executable form keeps it
