@@ -47,7 +47,7 @@ KUBECTL_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 def related_state_annotation(identifier: str) -> str:
-    """The annotation on the local primary holding the sync state of a service-origin related object."""
+    """The annotation on the local primary holding the sync state of one related object (either origin)."""
     return f"{PREFIX}related-state.{identifier}"
 
 

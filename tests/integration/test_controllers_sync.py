@@ -148,6 +148,7 @@ def test_status_and_related_objects_cost_one_request_per_change(tmp_path: Path) 
                 "POST service namespaces",
                 "POST service certificates k7v2m9x4q1w8z3r5",
                 "POST service secrets k7v2m9x4q1w8z3r5",  # the platform-origin CA Secret, down
+                f"PATCH service certificates {TEAM_A}/{local}",  # then its record, on the local primary
             ]
 
             h.rest.merge_patch(CERTIFICATE.path(namespace=TEAM_A, name=local) + "/status",
@@ -158,8 +159,8 @@ def test_status_and_related_objects_cost_one_request_per_change(tmp_path: Path) 
                                  data={"tls.crt": "YQ==", "tls.key": "Yg=="}))
             await eventually(lambda: h.rest.get(f"{remote_secrets}/web-tls"), what="the TLS Secret in the workspace")
             assert await _measure(h) == [
-                f"PATCH service certificates {TEAM_A}/{local}",  # its sync state first, on the local primary
                 "POST vw:k7v2m9x4q1w8z3r5 secrets default",
+                f"PATCH service certificates {TEAM_A}/{local}",  # its record once created, on the local primary
             ]
 
             h.rest.merge_patch(SECRET.path(namespace=TEAM_A, name="web-tls"), {"data": {"tls.key": "Yw=="}})

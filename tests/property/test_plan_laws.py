@@ -244,6 +244,10 @@ def test_a_change_on_the_platform_settles_keeping_fields_the_servlet_never_wrote
     assert reconcile_until_quiet(world, context) <= RECONCILES_TO_SETTLE
 
     assert without_nulls(local_certificate(world)["spec"]) == {**without_nulls(second), "webhookDefault": "kept"}
+    # A copy the first spec named and the second does not is gone, on both sides.
+    assert [key[4] for key in world.objects[Side.REMOTE] if key[1] == "Secret"] == [second["secretName"]]
+    local_configmaps = [key[4] for key in world.objects[Side.LOCAL] if key[1] == "ConfigMap"]
+    assert local_configmaps == (["settings"] if config is not None and second["configName"] == "settings" else [])
 
 
 @given(spec=SPECS, labels=LABELS, scopes=SCOPES, config=CONFIG_DATA)

@@ -35,6 +35,7 @@ from servlet.core.model import (
 )
 from servlet.core.patch import apply_merge_patch, decode_state
 from servlet.core.related import (
+    absences_to_confirm,
     Coordinates,
     Primaries,
     RelatedKey,
@@ -183,8 +184,9 @@ def test_a_service_origin_secret_flows_up_and_its_state_stays_on_the_local_prima
                                                     "syncer.kdp.k8c.io/servlet": "tom"})
     actions = plan_related(primaries=primaries(), related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, source)))
 
-    assert types(actions) == ["recordRelatedState", "createRelated"]
-    record, create = actions
+    # The record comes after the create: it claims only a copy that was created.
+    assert types(actions) == ["createRelated", "recordRelatedState"]
+    create, record = actions
     assert isinstance(record, RecordRelatedState) and record.target.side is Side.LOCAL
     assert record.target.name == "cert-1"
     state = decode_state(record.patch["metadata"]["annotations"][KEY])
@@ -205,7 +207,7 @@ def test_a_service_origin_secret_flows_up_and_its_state_stays_on_the_local_prima
 def converged_service_world() -> tuple[Primaries, RelatedSnapshot, dict[str, Any]]:
     source = secret(LOCAL_NS, "cert-1-tls")
     first = plan_related(primaries=primaries(), related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, source)))
-    record, create = first
+    create, record = first
     assert isinstance(record, RecordRelatedState) and isinstance(create, CreateRelated)
     local = apply_merge_patch(local_primary(), record.patch)
     return primaries(local=local), snapshot((Side.LOCAL, source), (Side.REMOTE, create.object)), source
@@ -270,7 +272,7 @@ def test_a_missing_workspace_namespace_is_created_before_the_copy() -> None:
     source = secret("certs", "cert-1-tls")
     actions = plan_related(primaries=primaries(), related=[related],
                            snapshot=snapshot((Side.LOCAL, source), namespaces=frozenset({(Side.LOCAL, "certs")})))
-    assert types(actions) == ["createNamespace", "recordRelatedState", "createRelated"]
+    assert types(actions) == ["createNamespace", "createRelated", "recordRelatedState"]
     namespace = actions[0]
     assert isinstance(namespace, CreateNamespace)
     assert (namespace.target.side, namespace.target.cluster, namespace.target.name) == (Side.REMOTE, CLUSTER, "certs")
@@ -289,11 +291,14 @@ def test_a_platform_origin_configmap_flows_down_with_link_metadata() -> None:
     origin = configmap("prod", "settings", annotations={"kcp.io/cluster": CLUSTER, "owner": "team-b"})
     actions = plan_related(primaries=primaries(), related=[CREDENTIALS], snapshot=snapshot((Side.REMOTE, origin)))
 
-    assert types(actions) == ["createRelated"]
-    create = actions[0]
-    assert isinstance(create, CreateRelated)
+    assert types(actions) == ["createRelated", "recordRelatedState"]
+    create, record = actions
+    assert isinstance(create, CreateRelated) and isinstance(record, RecordRelatedState)
     assert (create.target.side, create.target.namespace, create.target.name) == (Side.LOCAL, LOCAL_NS,
                                                                                   "cert-1-settings")
+    # Where the copy is and what it copies, so it can be found again once it is no longer named.
+    assert decode_state(record.patch["metadata"]["annotations"][related_state_annotation("credentials")]) == {
+        "namespace": LOCAL_NS, "name": "cert-1-settings", "origin": {"namespace": "prod", "name": "settings"}}
     meta = copy.deepcopy(create.object["metadata"])
     assert meta["labels"] == {
         "syncer.kdp.k8c.io/servlet": "tom",
@@ -307,12 +312,13 @@ def test_a_platform_origin_configmap_flows_down_with_link_metadata() -> None:
     assert decode_state(state) == {"data": {"region": "eu"}, "metadata": {"annotations": {"owner": "team-b"}}}
     assert create.object["data"] == {"region": "eu"}
 
+    recorded = primaries(local=apply_merge_patch(local_primary(), record.patch))
     converged = snapshot((Side.REMOTE, origin), (Side.LOCAL, create.object))
-    assert plan_related(primaries=primaries(), related=[CREDENTIALS], snapshot=converged) == ()
+    assert plan_related(primaries=recorded, related=[CREDENTIALS], snapshot=converged) == ()
 
     changed = copy.deepcopy(origin)
     changed["data"] = {"region": "us"}
-    update = plan_related(primaries=primaries(), related=[CREDENTIALS],
+    update = plan_related(primaries=recorded, related=[CREDENTIALS],
                           snapshot=snapshot((Side.REMOTE, changed), (Side.LOCAL, create.object)))
     assert types(update) == ["patchRelated"]
     assert update[0].to_dict()["patch"]["data"] == {"region": "us"}
@@ -398,5 +404,213 @@ def test_printed_plans_show_which_secret_keys_change_but_not_their_values() -> N
 
     assert PASSWORD not in json.dumps(shown)
     assert shown[0]["patch"] == {"data": {"tls.crt": REDACTED, "tls.key": None}}
-    assert shown[-1]["object"]["data"] == {"tls.crt": REDACTED}
+    assert shown[-2]["object"]["data"] == {"tls.crt": REDACTED}
     assert json.dumps(patched[0].to_dict()).count(PASSWORD) == 1  # the executable form keeps it
+
+
+# --- only what the servlet provably created is deleted (a create that lost a race) -------------
+
+
+def test_a_create_that_loses_the_race_to_the_tenants_own_secret_never_makes_it_ours() -> None:
+    source = secret(LOCAL_NS, "cert-1-tls")
+    planned = plan_related(primaries=primaries(), related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, source)))
+    # The tenant's own Secret of that name appears before the create lands: the create fails with
+    # AlreadyExists, and the executor stops at the first failure.
+    theirs = secret("prod", "api-tls", data={"tls.crt": "dGhlaXJz"})
+    local = local_primary()
+    for action in planned:
+        if isinstance(action, CreateRelated):
+            break
+        assert isinstance(action, RecordRelatedState)
+        local = apply_merge_patch(local, action.patch)
+
+    again = plan_related(primaries=primaries(local=local), related=[TLS_SECRET],
+                         snapshot=snapshot((Side.LOCAL, source), (Side.REMOTE, theirs)))
+    record = again[-1]
+    assert isinstance(record, RecordRelatedState)
+    assert decode_state(record.patch["metadata"]["annotations"][KEY])["created"] is False  # type: ignore[index]
+    local = apply_merge_patch(local, record.patch)
+
+    # Neither the origin's disappearance nor the primary's deletion deletes the tenant's Secret.
+    gone = plan_related(primaries=primaries(local=local), related=[TLS_SECRET], snapshot=snapshot((Side.REMOTE, theirs)))
+    assert "deleteRelated" not in types(gone)
+    assert plan_related_cleanup(primaries=primaries(local=local), related=[TLS_SECRET],
+                                snapshot=snapshot((Side.REMOTE, theirs))) == ()
+
+
+def test_a_copy_whose_record_was_lost_after_its_create_is_kept_rather_than_guessed_ours() -> None:
+    source = secret(LOCAL_NS, "cert-1-tls")
+    create, _ = plan_related(primaries=primaries(), related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, source)))
+    assert isinstance(create, CreateRelated)
+    # The create landed, the record did not: the copy cannot be told from a tenant's Secret.
+    ours_unrecorded = create.object
+    replanned = plan_related(primaries=primaries(), related=[TLS_SECRET],
+                             snapshot=snapshot((Side.LOCAL, source), (Side.REMOTE, ours_unrecorded)))
+    record = replanned[-1]
+    assert isinstance(record, RecordRelatedState)
+    local = apply_merge_patch(local_primary(), record.patch)
+    assert plan_related_cleanup(primaries=primaries(local=local), related=[TLS_SECRET],
+                                snapshot=snapshot((Side.REMOTE, ours_unrecorded))) == ()
+
+
+# --- losing sight of an origin is not its deletion ---------------------------------------------
+
+
+def converged_platform_world() -> tuple[Primaries, dict[str, Any], dict[str, Any]]:
+    """The platform-origin ConfigMap synced down and recorded: (primaries, origin, local copy)."""
+    origin = configmap("prod", "settings")
+    create, record = plan_related(primaries=primaries(), related=[CREDENTIALS], snapshot=snapshot((Side.REMOTE, origin)))
+    assert isinstance(create, CreateRelated) and isinstance(record, RecordRelatedState)
+    return primaries(local=apply_merge_patch(local_primary(), record.patch)), origin, create.object
+
+
+ORIGIN_KEY = RelatedKey(Side.REMOTE, RelatedKind.CONFIGMAP, "prod", "settings")
+
+
+def test_an_origin_that_cannot_be_read_keeps_its_copy_and_is_reported() -> None:
+    pair, _, ours = converged_platform_world()
+    # The tenant rejected the permission claim for ConfigMaps: the origin is out of sight.
+    blind = RelatedSnapshot(objects=snapshot((Side.LOCAL, ours)).objects, unreadable=frozenset({ORIGIN_KEY}))
+
+    actions = plan_related(primaries=pair, related=[CREDENTIALS], snapshot=blind)
+
+    assert types(actions) == ["error"]
+    error = actions[0]
+    assert error.target is not None and (error.target.side, error.target.name) == (Side.REMOTE, "settings")
+    assert "prod/settings" in error.reason and "credentials" in error.reason and "configmaps" in error.reason
+    assert absences_to_confirm(primaries=pair, related=[CREDENTIALS], snapshot=blind) == frozenset()
+
+
+def test_an_unconfirmed_absence_keeps_the_copy_until_a_read_confirms_it() -> None:
+    pair, _, ours = converged_platform_world()
+    cached = RelatedSnapshot(objects=snapshot((Side.LOCAL, ours)).objects, unconfirmed=frozenset({ORIGIN_KEY}))
+
+    actions = plan_related(primaries=pair, related=[CREDENTIALS], snapshot=cached)
+
+    assert types(actions) == ["error"]
+    assert "not confirmed" in actions[0].reason and f"{LOCAL_NS}/cert-1-settings" in actions[0].reason
+    assert absences_to_confirm(primaries=pair, related=[CREDENTIALS], snapshot=cached) == {ORIGIN_KEY}
+    # Read directly and confirmed gone: now the copy goes, and its record with it.
+    confirmed = plan_related(primaries=pair, related=[CREDENTIALS], snapshot=snapshot((Side.LOCAL, ours)))
+    assert types(confirmed) == ["deleteRelated", "recordRelatedState"]
+
+
+def test_a_service_origin_out_of_sight_keeps_the_workspace_copy_and_its_record() -> None:
+    pair, world, _ = converged_service_world()
+    workspace_copy = world.get(Side.REMOTE, RelatedKind.SECRET, Coordinates("prod", "api-tls"))
+    assert workspace_copy is not None
+    source_key = RelatedKey(Side.LOCAL, RelatedKind.SECRET, LOCAL_NS, "cert-1-tls")
+    objects = snapshot((Side.REMOTE, dict(workspace_copy))).objects
+
+    for lost in (RelatedSnapshot(objects=objects, unconfirmed=frozenset({source_key})),
+                 RelatedSnapshot(objects=objects, unreadable=frozenset({source_key}))):
+        actions = plan_related(primaries=pair, related=[TLS_SECRET], snapshot=lost)
+        assert types(actions) == ["error"], lost
+        assert f"local Secret {LOCAL_NS}/cert-1-tls" in actions[0].reason
+    assert absences_to_confirm(primaries=pair, related=[TLS_SECRET],
+                               snapshot=RelatedSnapshot(objects=objects, unconfirmed=frozenset({source_key}))
+                               ) == {source_key}
+
+
+def test_an_unconfirmed_absence_that_leads_to_no_deletion_needs_no_read() -> None:
+    origin = configmap("prod", "settings")
+    copy_key = RelatedKey(Side.LOCAL, RelatedKind.CONFIGMAP, LOCAL_NS, "cert-1-settings")
+    cached = RelatedSnapshot(objects=snapshot((Side.REMOTE, origin)).objects, unconfirmed=frozenset({copy_key}))
+
+    assert types(plan_related(primaries=primaries(), related=[CREDENTIALS], snapshot=cached)) == [
+        "createRelated", "recordRelatedState"]
+    assert absences_to_confirm(primaries=primaries(), related=[CREDENTIALS], snapshot=cached) == frozenset()
+
+
+# --- a copy no longer named is deleted, if ours ------------------------------------------------
+
+
+def renamed(pair: Primaries, *, remote_name: str, local_name: str | None) -> Primaries:
+    """The tenant pointed the reference elsewhere; the local primary follows unless `local_name` is None."""
+    remote = remote_primary({"secretName": remote_name, "configName": remote_name})
+    local = copy.deepcopy(dict(pair.local))
+    if local_name is not None:
+        local["spec"] = {"secretName": local_name, "configName": local_name}
+    return primaries(remote=remote, local=local)
+
+
+def test_a_renamed_platform_reference_deletes_the_old_copy_and_creates_the_new_one() -> None:
+    pair, origin, ours = converged_platform_world()
+    new_origin = configmap("prod", "settings-v2")
+    world = snapshot((Side.REMOTE, origin), (Side.REMOTE, new_origin), (Side.LOCAL, ours))
+
+    actions = plan_related(primaries=renamed(pair, remote_name="settings-v2", local_name="settings-v2"),
+                           related=[CREDENTIALS], snapshot=world)
+
+    assert [(a.type, a.target.name) for a in actions] == [
+        ("deleteRelated", "cert-1-settings"), ("createRelated", "settings-v2"), ("recordRelatedState", "cert-1")]
+    record = actions[-1]
+    assert isinstance(record, RecordRelatedState)
+    assert decode_state(record.patch["metadata"]["annotations"][related_state_annotation("credentials")]) == {
+        "namespace": LOCAL_NS, "name": "settings-v2", "origin": {"namespace": "prod", "name": "settings-v2"}}
+
+
+def test_a_rename_seen_before_the_local_primary_follows_clears_the_old_copy_first() -> None:
+    pair, origin, ours = converged_platform_world()
+    world = snapshot((Side.REMOTE, origin), (Side.REMOTE, configmap("prod", "settings-v2")), (Side.LOCAL, ours))
+
+    # The local primary still names the old copy's place, which now would copy another origin.
+    actions = plan_related(primaries=renamed(pair, remote_name="settings-v2", local_name=None),
+                           related=[CREDENTIALS], snapshot=world)
+
+    assert types(actions) == ["deleteRelated", "recordRelatedState"]
+    assert actions[0].target is not None and actions[0].target.name == "cert-1-settings"
+
+
+def test_a_removed_platform_reference_deletes_the_copy_no_longer_named() -> None:
+    pair, origin, ours = converged_platform_world()
+    cleared = primaries(remote=remote_primary({}), local=copy.deepcopy(dict(pair.local)) | {"spec": {}})
+
+    actions = plan_related(primaries=cleared, related=[CREDENTIALS],
+                           snapshot=snapshot((Side.REMOTE, origin), (Side.LOCAL, ours)))
+
+    assert types(actions) == ["deleteRelated", "recordRelatedState"]
+
+
+def test_a_copy_no_longer_named_that_is_not_ours_is_forgotten_but_never_deleted() -> None:
+    pair, origin, _ = converged_platform_world()
+    theirs = configmap(LOCAL_NS, "cert-1-settings")  # the link is gone: someone else's object now
+    world = snapshot((Side.REMOTE, origin), (Side.REMOTE, configmap("prod", "settings-v2")), (Side.LOCAL, theirs))
+
+    actions = plan_related(primaries=renamed(pair, remote_name="settings-v2", local_name="settings-v2"),
+                           related=[CREDENTIALS], snapshot=world)
+
+    assert types(actions) == ["createRelated", "recordRelatedState"]
+
+
+def test_a_renamed_service_reference_deletes_the_old_workspace_copy() -> None:
+    pair, world, source = converged_service_world()
+    old_copy = world.get(Side.REMOTE, RelatedKind.SECRET, Coordinates("prod", "api-tls"))
+    assert old_copy is not None
+
+    actions = plan_related(primaries=renamed(pair, remote_name="api-tls-v2", local_name=None),
+                           related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, source), (Side.REMOTE, dict(old_copy))))
+
+    assert [(a.type, a.target.name) for a in actions] == [
+        ("deleteRelated", "api-tls"), ("createRelated", "api-tls-v2"), ("recordRelatedState", "cert-1")]
+
+
+def test_a_linked_copy_made_before_records_existed_is_recorded() -> None:
+    pair, origin, ours = converged_platform_world()
+    unrecorded = primaries()  # the local primary of an older version carries no record
+
+    actions = plan_related(primaries=unrecorded, related=[CREDENTIALS],
+                           snapshot=snapshot((Side.REMOTE, origin), (Side.LOCAL, ours)))
+
+    assert types(actions) == ["recordRelatedState"]
+    assert apply_merge_patch(dict(unrecorded.local), actions[0].to_dict()["patch"]) == pair.local
+
+
+def test_cleanup_and_reads_reach_a_platform_copy_recorded_at_older_coordinates() -> None:
+    pair, _, ours = converged_platform_world()
+    moved = renamed(pair, remote_name="settings-v2", local_name="settings-v2")
+
+    reads = related_reads(related=[CREDENTIALS], remote=moved.remote, local=moved.local)
+    assert RelatedKey(Side.LOCAL, RelatedKind.CONFIGMAP, LOCAL_NS, "cert-1-settings") in reads.objects
+    actions = plan_related_cleanup(primaries=moved, related=[CREDENTIALS], snapshot=snapshot((Side.LOCAL, ours)))
+    assert [(a.type, a.target.name) for a in actions] == [("deleteRelated", "cert-1-settings")]

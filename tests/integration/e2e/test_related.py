@@ -63,7 +63,8 @@ def test_related_secrets_flow_up_from_the_service_and_down_from_the_workspace(e2
         assert value not in log and b64(value) not in log, "Secret data appeared in the servlet's log"
 
 
-def test_a_workspace_configmap_comes_down_once_the_consumer_accepts_the_new_claim(e2e: E2E) -> None:
+def serve_widgets_with_a_settings_configmap(e2e: E2E) -> None:
+    """Widgets whose `spec.note` names a platform-origin ConfigMap, the claim accepted by team-a."""
     e2e.publish(widget_crd(), published_resource("widgets", kind="Widget", related=[{
         "identifier": "settings", "origin": "platform", "kind": "ConfigMap",
         "reference": {"name": {"path": "spec.note"}}}]))
@@ -83,9 +84,16 @@ def test_a_workspace_configmap_comes_down_once_the_consumer_accepts_the_new_clai
     e2e.rest.merge_patch(e2e.world.in_workspace("team-a", f"/apis/apis.kcp.io/v1alpha1/apibindings/{e2e.world.export}"),
                          {"spec": {"permissionClaims": [{**c, "state": "Accepted"} for c in claims]}})
 
-    e2e.create_remote("team-a", CONFIGMAP, {"apiVersion": "v1", "kind": "ConfigMap",
-                                            "metadata": {"name": "widget-settings", "namespace": "default"},
-                                            "data": {"color": "blue"}})
+
+def settings_configmap(name: str, color: str) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"},
+            "data": {"color": color}}
+
+
+def test_a_workspace_configmap_comes_down_once_the_consumer_accepts_the_new_claim(e2e: E2E) -> None:
+    serve_widgets_with_a_settings_configmap(e2e)
+
+    e2e.create_remote("team-a", CONFIGMAP, settings_configmap("widget-settings", "blue"))
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", size=1,
                                                              note="widget-settings"))
     cluster = e2e.world.cluster("team-a")
@@ -94,3 +102,21 @@ def test_a_workspace_configmap_comes_down_once_the_consumer_accepts_the_new_clai
     assert local["data"] == {"color": "blue"}
     expected = link_labels(cluster=cluster, namespace="default", name="widget-settings")
     assert {k: (local["metadata"].get("labels") or {}).get(k) for k in expected} == expected
+
+
+def test_pointing_the_reference_at_another_configmap_deletes_the_old_copy(e2e: E2E) -> None:
+    serve_widgets_with_a_settings_configmap(e2e)
+    e2e.create_remote("team-a", CONFIGMAP, settings_configmap("widget-settings", "blue"))
+    e2e.create_remote("team-a", CONFIGMAP, settings_configmap("widget-settings-v2", "green"))
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", size=1,
+                                                             note="widget-settings"))
+    cluster = e2e.world.cluster("team-a")
+    e2e.wait_local(CONFIGMAP, namespace=cluster, name="widget-settings")
+
+    e2e.patch_remote("team-a", REMOTE_WIDGET, namespace="default", name="w", patch={"spec": {"note": "widget-settings-v2"}})
+
+    assert e2e.wait_local(CONFIGMAP, namespace=cluster, name="widget-settings-v2")["data"] == {"color": "green"}
+    e2e.eventually(lambda: e2e.local(CONFIGMAP, namespace=cluster, name="widget-settings") is None,
+                   what="the copy of the ConfigMap no longer named to be deleted")
+    # Its origin is untouched: only the copy was the servlet's.
+    assert e2e.remote("team-a", CONFIGMAP, namespace="default", name="widget-settings") is not None

@@ -1,0 +1,315 @@
+"""Related Secrets and ConfigMaps as data: where they live, what was read of them, what is recorded.
+
+The vocabulary `related.py` plans with (SPEC 8): the coordinates of a related object on each
+side (a path into that side's primary, so each side finds its own name even when the service
+rewrote the field), the snapshot of what the caller read, the content that is synced, and the
+sync state the servlet records on the local primary for each related entry:
+
+- `ServiceState` (service origin): where the workspace copy is, whether the servlet created it
+  and the content last synced (Secret values left out);
+- `PlatformState` (platform origin): where the local copy is and which workspace object it copies.
+  The copy's own link metadata and last-known-state still do the syncing; the record is only there
+  so a copy that is no longer named (the tenant renamed or removed the reference) can be found
+  and deleted.
+
+Both records are written only after the copy they name provably exists as the servlet's own (see
+`related.py`), so a record is proof of ownership, never a promise.
+
+Deliberately not here: deciding anything (`related.py`) or reading any cluster.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from attrs import field, frozen
+from jsonpath_ng.jsonpath import JSONPath
+from jsonpath_ng.parser import parse
+
+from servlet.core import metadata, naming, patch, rewrite
+from servlet.core.actions import ObjectRef, Side
+from servlet.core.model import Problem, RelatedKind, RelatedResource, RemoteKey, ValueReference
+
+
+@frozen
+class Coordinates:
+    """Where a related object lives on one side (related objects are always namespaced)."""
+
+    namespace: str
+    name: str
+
+
+@frozen
+class Resolved:
+    """Both sides' coordinates of one related object; None on a side not resolvable yet."""
+
+    remote: Coordinates | None
+    local: Coordinates | None
+
+
+@frozen
+class RelatedKey:
+    """One related object the planner may look at: side, kind and coordinates."""
+
+    side: Side
+    kind: RelatedKind
+    namespace: str
+    name: str
+
+    @classmethod
+    def at(cls, side: Side, kind: RelatedKind, coordinates: Coordinates) -> RelatedKey:
+        return cls(side, kind, coordinates.namespace, coordinates.name)
+
+
+class Presence(enum.Enum):
+    """What the caller knows of one related object."""
+
+    PRESENT = "present"
+    ABSENT = "absent"  # read, and confirmed not there
+    UNCONFIRMED = "unconfirmed"  # not seen, but only a cache said so: may still exist
+    UNREADABLE = "unreadable"  # could not be read at all (forbidden, a claim not accepted, an error)
+
+
+def _read_only(value: Mapping[RelatedKey, Mapping[str, Any]]) -> Mapping[RelatedKey, Mapping[str, Any]]:
+    return MappingProxyType(dict(value))
+
+
+@frozen
+class RelatedSnapshot:
+    """What exists of the related objects and destination namespaces, as the caller read it.
+
+    The remote side is the remote primary's workspace. A key in `objects` is present. A key the
+    caller could not read belongs in `unreadable`; one it only found missing in a cache (not by a
+    direct read) in `unconfirmed`. Any other key is absent, and its absence is confirmed: the
+    defaults describe a caller that read everything directly.
+    """
+
+    objects: Mapping[RelatedKey, Mapping[str, Any]] = field(factory=dict, converter=_read_only)
+    namespaces: frozenset[tuple[Side, str]] = frozenset()
+    unreadable: frozenset[RelatedKey] = frozenset()
+    unconfirmed: frozenset[RelatedKey] = frozenset()
+
+    def get(self, side: Side, kind: RelatedKind, coordinates: Coordinates) -> Mapping[str, Any] | None:
+        return self.objects.get(RelatedKey(side, kind, coordinates.namespace, coordinates.name))
+
+    def presence(self, key: RelatedKey) -> Presence:
+        if key in self.objects:
+            return Presence.PRESENT
+        if key in self.unreadable:
+            return Presence.UNREADABLE
+        if key in self.unconfirmed:
+            return Presence.UNCONFIRMED
+        return Presence.ABSENT
+
+    def has_namespace(self, side: Side, name: str) -> bool:
+        return (side, name) in self.namespaces
+
+
+@frozen
+class RelatedReads:
+    """What the caller must fetch to build a complete `RelatedSnapshot` for one primary."""
+
+    objects: tuple[RelatedKey, ...]
+    namespaces: tuple[tuple[Side, str], ...]
+
+
+@frozen
+class Primaries:
+    """The pair of primary objects the related objects hang off, with what a plan needs of them."""
+
+    servlet_name: str
+    remote_key: RemoteKey
+    remote: Mapping[str, Any]
+    local: Mapping[str, Any]
+    local_ref: ObjectRef
+
+
+@frozen
+class ServiceState:
+    """The related-state annotation of a service-origin object: where its workspace copy is,
+    whether the servlet created it (only then may it delete it) and the content last synced."""
+
+    namespace: str
+    name: str
+    created: bool
+    content: dict[str, Any]
+
+    @property
+    def coordinates(self) -> Coordinates:
+        return Coordinates(self.namespace, self.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"namespace": self.namespace, "name": self.name, "created": self.created, "content": self.content}
+
+
+@frozen
+class PlatformState:
+    """The related-state annotation of a platform-origin object: where the local copy the servlet
+    owns is (`copy`) and which workspace object it copies (`origin`, in the primary's workspace)."""
+
+    copy: Coordinates
+    origin: Coordinates
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"namespace": self.copy.namespace, "name": self.copy.name,
+                "origin": {"namespace": self.origin.namespace, "name": self.origin.name}}
+
+
+# --- coordinates -------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(path: str) -> JSONPath:
+    return parse(path)
+
+
+def resolve_value(reference: ValueReference, obj: Mapping[str, Any], *, field_path: str) -> str | None | Problem:
+    """The reference's value in `obj`: first match of the path, rewritten by the regex rule.
+
+    None when the path matches nothing or a non-string (not resolvable yet); a Problem only for
+    a path or regex that can never work.
+    """
+    try:
+        matches = _compiled(reference.path).find(obj)
+    except Exception as error:  # jsonpath_ng raises several unrelated types for bad input
+        return Problem(field=f"{field_path}.path", message=f"{reference.path!r} is not a valid JSONPath: {error}")
+    if not matches or not isinstance(matches[0].value, str):
+        return None
+    value: str = matches[0].value
+    rule = reference.regex
+    if rule is None:
+        return value
+    if not rule.pattern:
+        # The documented way to inject a constant: any resolvable value, an empty pattern.
+        return rule.replacement
+    # RE2, linear in the value: the pattern is the service owner's, the value the tenant's.
+    return rewrite.rewrite(rule, value, field=f"{field_path}.regex")
+
+
+def metadata_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    value = obj.get("metadata")
+    return value if isinstance(value, Mapping) else {}
+
+
+def namespace_of(obj: Mapping[str, Any]) -> str:
+    value = metadata_of(obj).get("namespace")
+    return value if isinstance(value, str) else ""
+
+
+def is_deleting(obj: Mapping[str, Any]) -> bool:
+    return bool(metadata_of(obj).get("deletionTimestamp"))
+
+
+def resolve_side(
+    related: RelatedResource, *, index: int, primary: Mapping[str, Any], side: Side
+) -> Coordinates | None | Problem:
+    """Coordinates of a related object on one side, evaluated on that side's primary."""
+    base = f"spec.related[{index}].reference"
+    name = resolve_value(related.reference.name, primary, field_path=f"{base}.name")
+    if isinstance(name, Problem):
+        return name
+    namespace: str | None | Problem
+    if related.reference.namespace is not None:
+        namespace = resolve_value(related.reference.namespace, primary, field_path=f"{base}.namespace")
+    else:
+        namespace = namespace_of(primary)
+        if not namespace:
+            return Problem(
+                field=f"{base}.namespace",
+                message=f"the {side.value} primary object is cluster-scoped, so the related {related.kind.value} "
+                f"{related.identifier!r} needs a namespace reference",
+            )
+    if isinstance(namespace, Problem):
+        return namespace
+    if name is None or namespace is None:
+        return None
+    if not naming.is_dns1123_label(namespace):
+        return Problem(field=f"{base}.namespace",
+                       message=f"yields {namespace!r} on the {side.value} side, which is not a DNS-1123 label")
+    if not naming.is_dns1123_subdomain(name):
+        return Problem(field=f"{base}.name",
+                       message=f"yields {name!r} on the {side.value} side, which is not a DNS-1123 subdomain")
+    return Coordinates(namespace=namespace, name=name)
+
+
+def resolve(
+    related: RelatedResource, *, index: int, remote: Mapping[str, Any], local: Mapping[str, Any] | None
+) -> Resolved | Problem:
+    """Both sides' coordinates; the local side stays None while there is no local primary."""
+    remote_side = resolve_side(related, index=index, primary=remote, side=Side.REMOTE)
+    if isinstance(remote_side, Problem):
+        return remote_side
+    local_side = None if local is None else resolve_side(related, index=index, primary=local, side=Side.LOCAL)
+    if isinstance(local_side, Problem):
+        return local_side
+    return Resolved(remote=remote_side, local=local_side)
+
+
+# --- content and state -------------------------------------------------------------------------
+
+
+_SYNCED_FIELDS = {RelatedKind.SECRET: ("data", "type"), RelatedKind.CONFIGMAP: ("data", "binaryData")}
+
+
+def related_content(obj: Mapping[str, Any], kind: RelatedKind) -> dict[str, Any]:
+    """The part of a related object that is synced: its data fields and copyable labels/annotations."""
+    content: dict[str, Any] = {key: obj[key] for key in _SYNCED_FIELDS[kind] if obj.get(key) is not None}
+    meta = metadata_of(obj)
+    copied: dict[str, Any] = {}
+    for key in ("labels", "annotations"):
+        values = metadata.copyable(meta.get(key))
+        if values:
+            copied[key] = values
+    if copied:
+        content["metadata"] = copied
+    return content
+
+
+def _recorded(local: Mapping[str, Any], identifier: str) -> dict[str, Any] | None:
+    annotations = metadata_of(local).get("annotations")
+    text = annotations.get(metadata.related_state_annotation(identifier)) if isinstance(annotations, Mapping) else None
+    return patch.decode_state(text if isinstance(text, str) else None)
+
+
+def read_service_state(local: Mapping[str, Any], identifier: str) -> ServiceState | None:
+    """The related-state annotation on the local primary, or None when absent or unreadable."""
+    decoded = _recorded(local, identifier)
+    if decoded is None:
+        return None
+    namespace, name, created, content = (decoded.get(key) for key in ("namespace", "name", "created", "content"))
+    if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(created, bool)
+            and isinstance(content, dict)):
+        return None
+    return ServiceState(namespace=namespace, name=name, created=created, content=content)
+
+
+def read_platform_state(local: Mapping[str, Any], identifier: str) -> PlatformState | None:
+    """The platform-origin record on the local primary, or None when absent or unreadable."""
+    decoded = _recorded(local, identifier)
+    origin = decoded.get("origin") if decoded is not None else None
+    if decoded is None or not isinstance(origin, dict):
+        return None
+    values = (decoded.get("namespace"), decoded.get("name"), origin.get("namespace"), origin.get("name"))
+    if not all(isinstance(value, str) and value for value in values):
+        return None
+    namespace, name, origin_namespace, origin_name = (str(value) for value in values)
+    return PlatformState(copy=Coordinates(namespace, name), origin=Coordinates(origin_namespace, origin_name))
+
+
+def state_content(content: Mapping[str, Any], kind: RelatedKind) -> dict[str, Any]:
+    """The content as remembered in the related-state annotation on the local primary.
+
+    The three-way rule reads only the keys of the remembered content (a key the servlet wrote
+    and the origin dropped is removed), never its values. So Secret values are left out: the
+    primary is readable by far more people than the Secret, and must not leak it.
+    """
+    remembered = dict(content)
+    data = content.get("data")
+    if kind is RelatedKind.SECRET and isinstance(data, Mapping):
+        remembered["data"] = {key: "" for key in data}
+    return remembered
