@@ -380,6 +380,7 @@ class SyncWorker:
             computed = naming.local_key_for(
                 naming=context.published.spec.naming, remote=key,
                 local_namespaced=projected.local.namespaced, remote_namespaced=projected.remote.namespaced,
+                protected_namespaces=context.servlet.protected_namespaces,
             )
             if not isinstance(computed, Problem):
                 namespace_exists = self._env.local_namespaces.get(
