@@ -18,6 +18,7 @@ from servlet.adapters.connections import ConfigurationError, Connections
 from servlet.app.live_inventory import LiveInventory, LiveReadError, read_live_inventory
 from servlet.app.manifests import load_documents
 from servlet.app.render import render_text
+from servlet.app.run_command import default_namespace
 from servlet.core.inventory import Inventory, build_inventory
 from servlet.core.model import Problem, ServletIdentity
 from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain
@@ -50,6 +51,9 @@ KubeconfigOption = Annotated[Optional[str], typer.Option(
 KcpKubeconfigOption = Annotated[Optional[str], typer.Option(
     "--kcp-kubeconfig", envvar="SERVLET_KCP_KUBECONFIG",
     help="Kubeconfig pointing into the org workspace (server .../clusters/<workspace path>).")]
+NamespaceOption = Annotated[Optional[str], typer.Option(
+    "--namespace", envvar="SERVLET_NAMESPACE",
+    help="Where the servlet runs; no copy is planned into it (default: the pod's namespace, else default).")]
 PublishedResourceSelectorOption = Annotated[str, typer.Option(
     "--published-resource-selector", envvar="SERVLET_PUBLISHED_RESOURCE_SELECTOR",
     help="Only PublishedResources matching this label selector, e.g. 'tier=gold,team in (a,b)'.")]
@@ -93,6 +97,7 @@ def plan(
     kubeconfig: KubeconfigOption = None,
     kcp_kubeconfig: KcpKubeconfigOption = None,
     published_resource_selector: PublishedResourceSelectorOption = "",
+    namespace: NamespaceOption = None,
     output: Annotated[OutputFormat, typer.Option("-o", "--output", help="text or json.")] = OutputFormat.TEXT,
 ) -> None:
     """Print everything the servlet would do, writing nothing.
@@ -115,7 +120,11 @@ def plan(
             --kubeconfig service.kubeconfig --kcp-kubeconfig kcp.kubeconfig
     """
     problems = identity_problems(name=name, api_group=api_group)
-    servlet = ServletIdentity(name=name, api_group=api_group)
+    # The same default as `servlet run`, so the plan refuses the namespaces the daemon would.
+    own_namespace = namespace if namespace is not None else default_namespace()
+    if not is_dns1123_label(own_namespace):
+        problems.append(Problem(field="--namespace", message=f"{own_namespace!r} is not a namespace name"))
+    servlet = ServletIdentity(name=name, api_group=api_group, namespace=own_namespace)
     notes: tuple[str, ...] | None = None  # None: offline, where nothing can be left unread
     if files:
         given = {"kcp_kubeconfig": kcp_kubeconfig, "kubeconfig": kubeconfig,

@@ -174,7 +174,8 @@ def build_config(
         return problems
     return DaemonConfig(
         kubeconfig=kubeconfig or None, kcp_kubeconfig=kcp_kubeconfig,
-        servlet=ServletIdentity(name=name, api_group=api_group), apiexport=export, namespace=chosen_namespace,
+        servlet=ServletIdentity(name=name, api_group=api_group, namespace=chosen_namespace),
+        apiexport=export, namespace=chosen_namespace,
         leader_election=leader_election, published_resource_selector=selector,
         metrics_address=addresses["--metrics-address"], health_address=addresses["--health-address"],
         delete_orphans=delete_orphans, lease=lease, resync_period=resync_period or None, sync_workers=sync_workers,

@@ -114,6 +114,7 @@ def computed_local_key(context: SyncContext, key: RemoteKey) -> LocalKey | None:
     computed = naming.local_key_for(
         naming=context.published.spec.naming, remote=key,
         local_namespaced=projected.local.namespaced, remote_namespaced=projected.remote.namespaced,
+        protected_namespaces=context.servlet.protected_namespaces,
     )
     return computed if isinstance(computed, LocalKey) else None
 

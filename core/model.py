@@ -100,10 +100,15 @@ class Projection:
 
 @frozen
 class Naming:
-    """`spec.naming`: patterns for the local namespace and name (None: use the default rule)."""
+    """`spec.naming`: patterns for the local namespace and name (None: use the default rule).
+
+    `allow_shared_namespaces` is the explicit opt-in to a namespace pattern tenants can steer
+    across workspaces (`naming.py` says which patterns need it).
+    """
 
     namespace: str | None = None
     name: str | None = None
+    allow_shared_namespaces: bool = False
 
 
 @frozen
@@ -153,10 +158,16 @@ class PublishedResource:
 
 @frozen
 class ServletIdentity:
-    """Who the servlet is: `--name` and `--api-group`."""
+    """Who the servlet is (`--name`, `--api-group`) and where it runs (`--namespace`, "" if unknown)."""
 
     name: str
     api_group: str
+    namespace: str = ""
+
+    @property
+    def protected_namespaces(self) -> frozenset[str]:
+        """Local namespaces no copy may land in besides the system ones: the servlet's own."""
+        return frozenset({self.namespace} - {""})
 
     @property
     def fq_name(self) -> str:

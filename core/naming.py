@@ -3,6 +3,11 @@
 A local namespace and name are computed once, when the local copy is created; afterwards the copy
 is found by its link labels (`metadata.py`), so nothing here is ever used to *find* an object.
 
+Namespace safety (SPEC 5) lives here too: which namespace patterns keep every workspace in
+namespaces of its own (`is_per_workspace`), what a PublishedResource must not ask for whatever
+object it meets (`namespace_pattern_problems`, `related_namespace_problem`, used by `parsing.py`),
+and which computed namespaces are refused for every object (`local_key_for`).
+
 Deliberately not here: parsing `spec.naming` out of a manifest (`parsing.py` reports unknown
 placeholders there) and any knowledge of which objects already exist.
 """
@@ -13,7 +18,7 @@ import functools
 import re
 
 from servlet.core.hashing import name_sha1
-from servlet.core.model import LocalKey, Naming, Problem, RemoteKey
+from servlet.core.model import LocalKey, Naming, Origin, Problem, RelatedResource, RemoteKey
 
 CLUSTER_NAME = "$remoteClusterName"
 NAMESPACE = "$remoteNamespace"
@@ -109,11 +114,14 @@ def _default_name(*, local_namespaced: bool, remote_namespaced: bool) -> str:
 @functools.lru_cache(maxsize=1024)  # asked twice in a reconcile: for the namespace, then for the plan
 def local_key_for(
     *, naming: Naming, remote: RemoteKey, local_namespaced: bool, remote_namespaced: bool,
+    protected_namespaces: frozenset[str] = frozenset(),
 ) -> LocalKey | Problem:
     """The local namespace and name for `remote`, or a Problem naming the rule and its result.
 
     Unset fields of `naming` fall back to the default rule of the scope combination. A
-    cluster-scoped local object gets namespace "" whatever `naming.namespace` says.
+    cluster-scoped local object gets namespace "" whatever `naming.namespace` says. A namespace
+    that is a system one, or one of `protected_namespaces` (the servlet's own), is a Problem
+    whatever the pattern: no copy is ever written there.
     """
     namespace = ""
     if local_namespaced:
@@ -124,6 +132,11 @@ def local_key_for(
                 field="spec.naming.namespace", rule=namespace_rule, result=namespace,
                 by_default=naming.namespace is None, expected=_LABEL_RULE,
             )
+        refusal = _protected(namespace, protected=protected_namespaces, allow_default=naming.allow_shared_namespaces)
+        if refusal is not None:
+            source = "default naming" if naming.namespace is None else "pattern"
+            return Problem(field="spec.naming.namespace", message=(
+                f"{source} '{namespace_rule}' yields '{namespace}', which is {refusal}; no copy is written there"))
     name_rule = naming.name
     if name_rule is None:
         name_rule = _default_name(local_namespaced=local_namespaced, remote_namespaced=remote_namespaced)
@@ -142,3 +155,110 @@ def _invalid(*, field: str, rule: str, result: str, by_default: bool, expected: 
         field=field,
         message=f"{source} '{rule}' yields '{result}', which is not {expected}",
     )
+
+
+# -- namespace safety (SPEC 5) ---------------------------------------------------------------------
+
+SYSTEM_PREFIX = "kube-"
+DEFAULT_NAMESPACE = "default"
+SHARED_OPT_IN = "spec.naming.allowSharedNamespaces"
+# Placeholders whose value comes from the tenant's object: verbatim, or as a hash the tenant
+# cannot steer to a chosen value (finding a name for a given SHA-1 prefix of 80 bits is infeasible).
+_TENANT_TEXT = frozenset({NAMESPACE, NAME})
+_TENANT_VALUES = frozenset({NAMESPACE, NAMESPACE_HASH, NAME, NAME_HASH})
+
+
+def is_system_namespace(namespace: str) -> bool:
+    """`kube-*` and `default`: where the cluster's own workloads and credentials live."""
+    return namespace.startswith(SYSTEM_PREFIX) or namespace == DEFAULT_NAMESPACE
+
+
+def _protected(namespace: str, *, protected: frozenset[str], allow_default: bool) -> str | None:
+    """Why no copy may land in `namespace`, or None when it may."""
+    if namespace.startswith(SYSTEM_PREFIX):
+        return "a system namespace (kube-*)"
+    if namespace == DEFAULT_NAMESPACE and not allow_default:
+        return f"the cluster's default namespace (allowed only with {SHARED_OPT_IN}: true)"
+    if namespace in protected:
+        return "the servlet's own namespace"
+    return None
+
+
+def tenant_steers_namespace(pattern: str) -> bool:
+    """Whether the objects of one workspace can land in different namespaces under `pattern`."""
+    return any(part in _TENANT_VALUES for part in _parts(pattern))
+
+
+def is_per_workspace(pattern: str) -> bool:
+    """Whether two workspaces can never get the same namespace from `pattern`.
+
+    True when the pattern holds `$remoteClusterName` and takes the remote namespace and name
+    only as hashes. The reason is length, not separators: a kcp logical cluster name may hold
+    every character a namespace can ('-' included), so no character marks where it ends. Every
+    other part of such a pattern has a length fixed for a PublishedResource (literal text; a hash
+    is 20 characters, or empty for every object of a cluster-scoped resource), so the length of
+    a namespace gives the cluster name's length and place, hence the cluster name. Verbatim text
+    breaks it: under `$remoteClusterName-$remoteNamespace`, workspace `a` with namespace `b-c`
+    and workspace `a-b` with namespace `c` both get `a-b-c`.
+    """
+    parts = _parts(pattern)
+    return CLUSTER_NAME in parts and not any(part in _TENANT_TEXT for part in parts)
+
+
+def shares_tenant_chosen_namespaces(naming: Naming) -> bool:
+    """Whether tenants of different workspaces choose, and may share, the local namespace."""
+    pattern = naming.namespace
+    return pattern is not None and tenant_steers_namespace(pattern) and not is_per_workspace(pattern)
+
+
+def namespace_pattern_problems(naming: Naming) -> list[Problem]:
+    """What is wrong with `naming.namespace` whatever object it meets; [] when nothing is."""
+    pattern = naming.namespace
+    if pattern is None:
+        return []
+    field = "spec.naming.namespace"
+    problems = []
+    parts = _parts(pattern)
+    literal_start = parts[0] if parts and parts[0] not in _PLACEHOLDER_SET else ""
+    if literal_start.startswith(SYSTEM_PREFIX):
+        problems.append(Problem(field=field, message=(
+            f"'{pattern}' always yields a system namespace (kube-*), where the cluster keeps its own "
+            "workloads and credentials; no copy is ever written there")))
+    elif pattern == DEFAULT_NAMESPACE and not naming.allow_shared_namespaces:
+        problems.append(Problem(field=field, message=(
+            f"'default' is the cluster's default namespace, shared with everything else on it; copies go "
+            f"there only with {SHARED_OPT_IN}: true")))
+    if shares_tenant_chosen_namespaces(naming) and not naming.allow_shared_namespaces:
+        problems.append(Problem(field=field, message=(
+            f"'{pattern}' lets tenants choose the local namespace, so objects of different workspaces can land "
+            "in the same one (another workspace's namespace, or one such as kube-system); make it per-workspace "
+            "with $remoteClusterName, taking the remote namespace and name only as $remoteNamespaceHash and "
+            f"$remoteNameHash, or share namespaces on purpose with {SHARED_OPT_IN}: true")))
+    return problems
+
+
+# Paths into the local primary that name its own namespace, which the naming pattern chose.
+_NAMESPACE_PATHS = ("metadata.namespace",)
+
+
+def related_namespace_problem(naming: Naming, related: RelatedResource, *, path: str) -> Problem | None:
+    """A service-origin related object read from a namespace the tenant chose, or None.
+
+    Under shared, tenant-chosen namespaces the primary's local namespace may be one the tenant
+    merely named (another workspace's, or a service's own), and a Secret of origin service found
+    there by a name the tenant also chooses would be copied up into the tenant's workspace.
+    """
+    if related.origin is not Origin.SERVICE or not shares_tenant_chosen_namespaces(naming):
+        return None
+    namespace = related.reference.namespace
+    if namespace is not None:
+        constant = namespace.regex is not None and namespace.regex.pattern == ""
+        rooted = any(namespace.path == root or namespace.path.startswith(f"{root}.") for root in _NAMESPACE_PATHS)
+        if constant or not rooted:
+            return None
+    source = "the primary's namespace" if namespace is None else f"{namespace.path!r}"
+    return Problem(field=f"{path}.reference.namespace", message=(
+        f"origin service reads the object from {source}, which the tenant chooses through spec.naming.namespace "
+        f"'{naming.namespace}' ({SHARED_OPT_IN}); a tenant could have Secrets or ConfigMaps of any such namespace "
+        "copied into its workspace; take the namespace from a path under status or a constant (a regex with an "
+        "empty pattern and the namespace as replacement)"))

@@ -44,7 +44,13 @@ from servlet.core.model import (
     SourceResource,
     ValueReference,
 )
-from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain, unknown_placeholders
+from servlet.core.naming import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    namespace_pattern_problems,
+    related_namespace_problem,
+    unknown_placeholders,
+)
 
 API_VERSION = "services.kdp.k8c.io/v1alpha1"
 KIND = "PublishedResource"
@@ -117,7 +123,7 @@ def _parse_spec(data: object, *, problems: list[Problem]) -> PublishedResourceSp
     resource_filter = _parse_filter(spec.get("filter"), problems=problems)
     projection = _parse_projection(spec.get("projection"), problems=problems)
     naming = _parse_naming(spec.get("naming"), problems=problems)
-    related = _parse_related_list(spec.get("related"), problems=problems)
+    related = _parse_related_list(spec.get("related"), naming=naming, problems=problems)
     if resource is None:
         return None
     return PublishedResourceSpec(
@@ -198,17 +204,24 @@ def _parse_naming(data: object, *, problems: list[Problem]) -> Naming:
     naming = None if data is None else as_mapping(data, path=path, problems=problems)
     if naming is None:
         return Naming()
-    report_unknown(naming, path=path, known=("namespace", "name"), problems=problems)
+    report_unknown(naming, path=path, known=("namespace", "name", "allowSharedNamespaces"), problems=problems)
     patterns = {key: read_string(naming, key, path=path, problems=problems) for key in ("namespace", "name")}
     for key, pattern in patterns.items():
         problems.extend(
             Problem(field=f"{path}.{key}", message=f"unknown placeholder {token}")
             for token in unknown_placeholders(pattern or "")
         )
-    return Naming(namespace=patterns["namespace"], name=patterns["name"])
+    shared = naming.get("allowSharedNamespaces", False)
+    if not isinstance(shared, bool):
+        message = f"must be true or false, not {describe(shared)}"
+        problems.append(Problem(field=f"{path}.allowSharedNamespaces", message=message))
+        shared = False
+    parsed = Naming(namespace=patterns["namespace"], name=patterns["name"], allow_shared_namespaces=shared)
+    problems.extend(namespace_pattern_problems(parsed))
+    return parsed
 
 
-def _parse_related_list(data: object, *, problems: list[Problem]) -> tuple[RelatedResource, ...]:
+def _parse_related_list(data: object, *, naming: Naming, problems: list[Problem]) -> tuple[RelatedResource, ...]:
     path = "spec.related"
     if data is None:
         return ()
@@ -219,6 +232,8 @@ def _parse_related_list(data: object, *, problems: list[Problem]) -> tuple[Relat
     first_use: dict[str, int] = {}
     for index, item in enumerate(data):
         parsed = _parse_related(item, path=f"{path}[{index}]", problems=problems)
+        if parsed is not None and (unsafe := related_namespace_problem(naming, parsed, path=f"{path}[{index}]")):
+            problems.append(unsafe)
         identifier = item.get("identifier") if isinstance(item, Mapping) else None
         if isinstance(identifier, str) and identifier in first_use:
             problems.append(Problem(

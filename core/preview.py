@@ -217,7 +217,8 @@ def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_na
     for obj in objects:
         errors.extend(PlanError(object=obj.describe(), field=problem.field, message=problem.message)
                       for problem in obj.problems)
-    warnings = tuple(warning for published, _ in projected for warning in shared_namespace_warnings(published))
+    warnings = tuple(warning for published, _ in projected
+                     for warning in shared_namespace_warnings(published, servlet_namespace=servlet.namespace))
     orphans = _orphans(contexts, inventory, delete=delete_orphans)
     return ServletPlan(servlet=servlet, schemas=schemas, api_export=api_export,
                        objects=tuple(objects), errors=tuple(errors), warnings=warnings, orphans=orphans)

@@ -8,9 +8,12 @@ holding other tenants' copies (or, for `kube-system`, the cluster's own Secrets)
 an operator should see before publishing, so `servlet plan` reports them as warnings.
 
 A related object's namespace taken from the tenant's own spec is worse than a risk: parsing
-refuses it (`parsing._check_namespace_source`), so it needs no warning here.
+refuses it (`parsing._check_namespace_source`), so it needs no warning here. So does a namespace
+pattern that lets tenants choose shared namespaces without `allowSharedNamespaces`, or that always
+yields a system namespace (`naming.namespace_pattern_problems`); the warnings below are about what
+stays valid.
 
-Deliberately not here: refusing such a PublishedResource (it is valid by the SPEC) and anything
+Deliberately not here: refusing a PublishedResource (`parsing.py`, `naming.py` do) and anything
 that needs the cluster's state; the rules look at the spec alone.
 """
 
@@ -19,10 +22,7 @@ from __future__ import annotations
 from attrs import frozen
 
 from servlet.core.model import Origin, PublishedResource
-from servlet.core.naming import CLUSTER_NAME, PLACEHOLDERS
-
-# Namespaces that hold the cluster's own workloads and credentials, not tenants' objects.
-SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease", "default"})
+from servlet.core.naming import PLACEHOLDERS, is_per_workspace, is_system_namespace
 
 
 @frozen
@@ -38,21 +38,17 @@ class SharingWarning:
                 "message": self.message}
 
 
-def _is_system(namespace: str) -> bool:
-    return namespace in SYSTEM_NAMESPACES or namespace.startswith("kube-")
-
-
 def shared_namespace_warnings(published: PublishedResource, *,
                               servlet_namespace: str = "") -> tuple[SharingWarning, ...]:
     """What is risky about where `published` puts local copies; () for per-workspace namespaces.
 
     `servlet_namespace` is where the servlet itself runs (its Lease); copies landing there share
     it with the servlet's own objects. Only an explicit `naming.namespace` can be shared: the
-    default always contains `$remoteClusterName`.
+    default is `$remoteClusterName`.
     """
     warnings: list[SharingWarning] = []
     pattern = published.spec.naming.namespace
-    if pattern is None or CLUSTER_NAME in pattern:
+    if pattern is None or is_per_workspace(pattern):
         return tuple(warnings)
     name = published.name
     field = "spec.naming.namespace"
@@ -60,9 +56,10 @@ def shared_namespace_warnings(published: PublishedResource, *,
     where = f"namespace '{pattern}'" if fixed else f"namespaces named by '{pattern}'"
     warnings.append(SharingWarning(
         published_resource=name, field=field,
-        message=(f"'{pattern}' does not contain $remoteClusterName, so local copies from every workspace share "
-                 f"the {where}; objects of different tenants can collide there and the servlet will report "
-                 "them as conflicts instead of syncing them")))
+        message=(f"'{pattern}' is not per-workspace (it lacks $remoteClusterName, or copies the remote namespace "
+                 f"or name verbatim), so local copies from every workspace share the {where}; objects of "
+                 "different tenants can collide there and the servlet will report them as conflicts instead of "
+                 "syncing them")))
     service_related = [r for r in published.spec.related if r.origin is Origin.SERVICE]
     if published.spec.related:
         identifiers = ", ".join(r.identifier for r in published.spec.related)
@@ -71,7 +68,7 @@ def shared_namespace_warnings(published: PublishedResource, *,
             message=(f"related resources ({identifiers}) are read and written in the shared {where}: a tenant "
                      "chooses their names through the primary object, so one tenant can name another "
                      "tenant's Secret or ConfigMap there")))
-    if fixed and (_is_system(pattern) or pattern == servlet_namespace):
+    if fixed and (is_system_namespace(pattern) or pattern == servlet_namespace):
         owner = "the servlet's own namespace" if pattern == servlet_namespace else "a system namespace"
         risk = (f"; with related resources of origin service ({', '.join(r.identifier for r in service_related)}) "
                 "a tenant can have any Secret or ConfigMap of that namespace copied into their workspace"

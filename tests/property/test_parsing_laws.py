@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,7 +26,7 @@ from servlet.core.model import (
     SourceResource,
     ValueReference,
 )
-from servlet.core.naming import PLACEHOLDERS
+from servlet.core.naming import CLUSTER_NAME, NAME_HASH, NAMESPACE_HASH, PLACEHOLDERS
 from servlet.core.parsing import parse_published_resource
 
 # Field names of the manifest mixed with junk, so random documents reach deep into the parser.
@@ -72,6 +73,11 @@ _optional_names = st.none() | st.lists(_labels, max_size=3).map(tuple)
 _patterns = st.lists(st.sampled_from(PLACEHOLDERS) | st.sampled_from(["-", "x-", "."]), min_size=1, max_size=4).map(
     "-".join,
 )
+# Namespace patterns valid without the shared-namespace opt-in: the cluster name, and the remote
+# namespace and name only as hashes.
+_per_workspace_patterns = st.lists(
+    st.sampled_from([CLUSTER_NAME, NAMESPACE_HASH, NAME_HASH]) | st.sampled_from(["-", "x-", "."]), max_size=3,
+).map(lambda parts: "-".join([CLUSTER_NAME, *parts]))
 _selectors = st.builds(
     LabelSelector,
     match_labels=st.dictionaries(_labels, _labels | st.just(""), max_size=2),
@@ -120,10 +126,25 @@ _published_resources = st.builds(
             Projection, version=st.none() | _labels, kind=st.none() | _kinds, plural=st.none() | _labels,
             short_names=_optional_names, categories=_optional_names, scope=st.none() | st.sampled_from(list(Scope)),
         ),
-        naming=st.builds(Naming, namespace=st.none() | _patterns, name=st.none() | _patterns),
+        naming=st.builds(Naming, namespace=st.none() | _per_workspace_patterns, name=st.none() | _patterns,
+                         allow_shared_namespaces=st.booleans())
+        | st.builds(Naming, namespace=_patterns, name=st.none() | _patterns, allow_shared_namespaces=st.just(True)),
         related=_related_lists,
     ),
-)
+).map(lambda published: attrs.evolve(published, spec=_safe_related(published.spec)))
+
+
+def _safe_related(spec: PublishedResourceSpec) -> PublishedResourceSpec:
+    """With shared namespaces, a service-origin object's namespace comes from status (the tenant may choose it)."""
+    if not spec.naming.allow_shared_namespaces:
+        return spec
+    from_status = ValueReference(path="status.secretNamespace")
+    related = tuple(
+        attrs.evolve(item, reference=attrs.evolve(item.reference, namespace=from_status))
+        if item.origin is Origin.SERVICE else item
+        for item in spec.related
+    )
+    return attrs.evolve(spec, related=related)
 
 
 def _without_none(values: dict[str, Any]) -> dict[str, Any]:
@@ -171,7 +192,8 @@ def _manifest(published: PublishedResource) -> dict[str, Any]:
                 "categories": None if projection.categories is None else list(projection.categories),
                 "scope": None if projection.scope is None else projection.scope.value,
             }),
-            "naming": _without_none({"namespace": spec.naming.namespace, "name": spec.naming.name}),
+            "naming": _without_none({"namespace": spec.naming.namespace, "name": spec.naming.name,
+                                     "allowSharedNamespaces": spec.naming.allow_shared_namespaces or None}),
             "related": [
                 {
                     "identifier": related.identifier,

@@ -194,3 +194,40 @@ def test_of_two_published_resources_with_the_same_schema_only_the_oldest_is_publ
     created = [action["object"]["apiVersion"] for obj in plan["objects"] for action in obj["actions"]
                if action["type"] == "create"]
     assert created == ["cert-manager.io/v1"], "a copy went into the younger twin's CRD"
+
+
+def _shared_namespace_example(tmp_path: Path) -> Path:
+    """The example with each workspace namespace mirrored locally (`$remoteNamespace`, shared on purpose)."""
+    published = yaml.safe_load((EXAMPLE / "publishedresource.yaml").read_text())
+    published["spec"]["naming"] = {"namespace": "$remoteNamespace", "allowSharedNamespaces": True}
+    del published["spec"]["related"]
+    folder = tmp_path / "world"
+    folder.mkdir()
+    for path in EXAMPLE.iterdir():
+        if path.name != "publishedresource.yaml":
+            (folder / path.name).write_text(path.read_text())
+    write_documents(folder / "publishedresource.yaml", [published])
+    return folder
+
+
+@pytest.mark.parametrize("how", ["option", "environment"])
+def test_plan_refuses_copies_into_the_servlets_own_namespace(tmp_path: Path, how: str) -> None:
+    folder = _shared_namespace_example(tmp_path)
+    args = ["plan", *IDENTITY, "-f", str(folder), "-o", "json"]
+    if how == "option":
+        result = CliRunner().invoke(app, [*args, "--namespace", "prod"])
+    else:
+        result = CliRunner().invoke(app, args, env={"SERVLET_NAMESPACE": "prod"})
+    assert result.exit_code == 1, result.output
+    plan = json.loads(result.output)
+    (error,) = plan["errors"]
+    assert error["object"].endswith("p4n8c2l6t0y9h1j3:prod/api") and error["field"] == "spec.naming.namespace"
+    assert "'prod'" in error["message"] and "the servlet's own namespace" in error["message"]
+    assert "create" in actions_by_object(plan)["k7v2m9x4q1w8z3r5:default/web"]
+    code, elsewhere = json_plan("-f", str(folder), "--namespace", "kdp-system")
+    assert code == 0 and elsewhere["errors"] == []
+
+
+def test_a_bad_servlet_namespace_is_refused_naming_the_flag() -> None:
+    code, output = run_plan("-f", str(EXAMPLE), "--namespace", "Not_A_Namespace")
+    assert code == 1 and "--namespace" in output and "Not_A_Namespace" in output

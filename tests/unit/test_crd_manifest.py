@@ -144,7 +144,8 @@ FULL: dict[str, Any] = {
             "version": "v1beta1", "kind": "Zertifikat", "plural": "zertifikate",
             "shortNames": ["zerts"], "categories": ["security"], "scope": "Namespaced",
         },
-        "naming": {"namespace": "$remoteClusterName", "name": "cert-$remoteNamespaceHash-$remoteNameHash"},
+        "naming": {"namespace": "$remoteClusterName", "name": "cert-$remoteNamespaceHash-$remoteNameHash",
+                   "allowSharedNamespaces": False},
         "related": [
             {"identifier": "tls-secret", "origin": "service", "kind": "Secret",
              "reference": {"name": {"path": "spec.secretName"}}},

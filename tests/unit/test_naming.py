@@ -110,10 +110,12 @@ def test_unset_naming_uses_the_default_of_the_scope_combination(
     assert key == expected
 
 
-def test_seed_certificate_example_lands_in_kube_system() -> None:
+def test_seed_certificate_example_is_refused_in_kube_system() -> None:
+    # The seed put every copy into kube-system; the SPEC's namespace safety never allows that.
     naming = Naming(namespace="kube-system", name="$remoteClusterName-$remoteNamespaceHash-$remoteNameHash")
     key = local_key_for(naming=naming, remote=NAMESPACED_REMOTE, local_namespaced=True, remote_namespaced=True)
-    assert key == LocalKey(namespace="kube-system", name=f"{CLUSTER}-{DEFAULT_HASH}-{MY_CERT_HASH}")
+    assert key == Problem(field="spec.naming.namespace", message="pattern 'kube-system' yields 'kube-system', "
+                          "which is a system namespace (kube-*); no copy is written there")
 
 
 def test_only_the_name_pattern_set_keeps_the_default_namespace() -> None:

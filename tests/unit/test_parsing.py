@@ -69,13 +69,16 @@ def test_the_seed_minimal_example_parses_with_defaults() -> None:
 
 
 def test_the_seed_certificate_example_with_its_tls_secret() -> None:
+    # The seed's namespace was kube-system, which namespace safety refuses (test_namespace_safety.py).
     manifest = _manifest(
-        naming={"namespace": "kube-system", "name": "$remoteClusterName-$remoteNamespaceHash-$remoteNameHash"},
+        naming={"namespace": "certs-$remoteClusterName",
+                "name": "$remoteClusterName-$remoteNamespaceHash-$remoteNameHash"},
         related=[_related()],
     )
     assert _spec(parse_published_resource(manifest)) == PublishedResourceSpec(
         resource=CERT_MANAGER,
-        naming=Naming(namespace="kube-system", name="$remoteClusterName-$remoteNamespaceHash-$remoteNameHash"),
+        naming=Naming(namespace="certs-$remoteClusterName",
+                      name="$remoteClusterName-$remoteNamespaceHash-$remoteNameHash"),
         related=(
             RelatedResource(
                 identifier="tls-secret", origin=Origin.SERVICE, kind=RelatedKind.SECRET,
@@ -213,7 +216,8 @@ def test_any_shape_of_input_is_a_problem_not_an_exception(manifest: Any, expecte
          "spec.naming.namespace: unknown placeholder $remoteClusterNam"),
         ({"naming": {"name": ""}}, "spec.naming.name: must not be empty"),
         ({"naming": {"name": 5}}, "spec.naming.name: must be a string, not 5"),
-        ({"naming": {"prefix": "x"}}, "spec.naming.prefix: unknown field (known fields: namespace, name)"),
+        ({"naming": {"prefix": "x"}},
+         "spec.naming.prefix: unknown field (known fields: namespace, name, allowSharedNamespaces)"),
         ({"related": {"identifier": "x"}}, "spec.related: must be a list of related resources, not a map"),
         ({"related": ["x"]}, 'spec.related[0]: must be a map, not "x"'),
     ],

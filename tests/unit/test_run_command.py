@@ -38,6 +38,12 @@ def test_good_flags_become_the_daemon_configuration_with_documented_defaults() -
     assert config.lease.lease_duration == 15.0 and config.resync_period == 600.0
 
 
+def test_the_servlets_namespace_is_protected_from_copies() -> None:
+    config = build_config(**GOOD)
+    assert isinstance(config, DaemonConfig)
+    assert config.servlet.protected_namespaces == frozenset({"kdp-system"}) and config.namespace == "kdp-system"
+
+
 def test_a_resync_period_of_zero_turns_periodic_resyncs_off() -> None:
     config = build_config(**{**GOOD, "resync_period": 0.0})
     assert isinstance(config, DaemonConfig) and config.resync_period is None

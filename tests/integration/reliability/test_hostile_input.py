@@ -74,6 +74,13 @@ INVALID_PUBLISHED_RESOURCES: list[tuple[str, dict[str, Any], str, list[str]]] = 
     ("naming-name-unknown-placeholder", _gadgets(naming={"name": "$remoteNme"}), "spec.naming.name", ["$remoteNme"]),
     ("naming-namespace-unknown-placeholder", _gadgets(naming={"namespace": "$remoteWorkspace"}),
      "spec.naming.namespace", ["$remoteWorkspace"]),
+    ("naming-namespace-tenant-chosen", _gadgets(naming={"namespace": "$remoteNamespace"}), "spec.naming.namespace",
+     ["$remoteNamespace", "allowSharedNamespaces"]),
+    ("naming-namespace-system", _gadgets(naming={"namespace": "kube-system"}), "spec.naming.namespace",
+     ["kube-system", "system namespace"]),
+    ("related-service-from-shared-namespace", _gadgets(naming={"namespace": "$remoteNamespace",
+                                                               "allowSharedNamespaces": True}, related=[_related()]),
+     "spec.related[0].reference.namespace", ["origin service"]),
     ("related-kind-deployment", _gadgets(related=[_related(kind="Deployment")]), "spec.related[0].kind",
      ["Deployment"]),
     ("related-origin-unknown", _gadgets(related=[_related(origin="elsewhere")]), "spec.related[0].origin",
@@ -146,8 +153,10 @@ LONG = "n" * 253
 HOSTILE_NAMES: list[tuple[str, dict[str, Any], str, str]] = [
     # (id, naming, remote name, field that must be reported)
     ("name-pattern-too-long", {"name": "copy-$remoteName"}, LONG, "spec.naming.name"),
-    ("namespace-pattern-too-long", {"namespace": "ns-$remoteName"}, "x" * 61, "spec.naming.namespace"),
-    ("namespace-pattern-with-dots", {"namespace": "$remoteName"}, "a.b.c", "spec.naming.namespace"),
+    ("namespace-pattern-too-long", {"namespace": "ns-$remoteName", "allowSharedNamespaces": True}, "x" * 61,
+     "spec.naming.namespace"),
+    ("namespace-pattern-with-dots", {"namespace": "$remoteName", "allowSharedNamespaces": True}, "a.b.c",
+     "spec.naming.namespace"),
     ("name-pattern-upper-case-literal", {"name": "Copy-$remoteNameHash"}, "ok", "spec.naming.name"),
     ("name-pattern-trailing-dash", {"name": "$remoteName-"}, "ok", "spec.naming.name"),
 ]

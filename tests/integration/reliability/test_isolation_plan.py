@@ -1,8 +1,9 @@
 """Isolation (issue 7, item 5), fast part: what `servlet plan` warns about shared local namespaces.
 
-A fixed `naming.namespace` is valid, so it is never an error; but tenants then share a namespace
-on the service cluster, and with related resources one tenant can name another's Secret. The
-plan says so, in its JSON (`warnings`) and in its text, and keeps every existing key.
+A fixed `naming.namespace` (or a tenant-chosen one with `allowSharedNamespaces`) is valid, so it
+is no error; but tenants then share a namespace on the service cluster, and with related
+resources one tenant can name another's Secret. The plan says so, in its JSON (`warnings`) and in
+its text, and keeps every existing key. A system namespace is an error (namespace safety).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def test_per_workspace_namespaces_give_no_warning(spec: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("namespace", ["shared-widgets", "$remoteNamespace", "w-$remoteNamespaceHash"])
 def test_a_namespace_without_the_cluster_name_is_shared_by_every_workspace(namespace: str) -> None:
-    (warning,) = _warnings(naming={"namespace": namespace})
+    (warning,) = _warnings(naming={"namespace": namespace, "allowSharedNamespaces": True})
     assert warning["object"] == "PublishedResource widgets" and warning["field"] == "spec.naming.namespace"
     assert namespace in warning["message"] and "$remoteClusterName" in warning["message"]
 
@@ -55,11 +56,19 @@ def test_related_resources_in_a_shared_namespace_are_a_cross_tenant_risk(related
     assert related[0]["identifier"] in warnings[1]["message"] and "another tenant" in warnings[1]["message"]
 
 
-@pytest.mark.parametrize("namespace", ["kube-system", "kube-public", "kube-node-lease", "default", "kube-anything"])
-def test_a_system_namespace_with_service_related_secrets_is_called_out(namespace: str) -> None:
-    warnings = _warnings(naming={"namespace": namespace}, related=RELATED)
+def test_the_default_namespace_with_service_related_secrets_is_called_out() -> None:
+    warnings = _warnings(naming={"namespace": "default", "allowSharedNamespaces": True}, related=RELATED)
     assert len(warnings) == 3, warnings
-    assert "system namespace" in warnings[2]["message"] and "any Secret or ConfigMap" in warnings[2]["message"]
+    assert "any Secret or ConfigMap" in warnings[2]["message"]
+
+
+@pytest.mark.parametrize("namespace", ["kube-system", "kube-public", "kube-node-lease", "kube-anything"])
+def test_a_kube_namespace_is_an_error_not_a_warning(namespace: str) -> None:
+    result = plan([widget_crd(), published_resource("widgets", kind="Widget",
+                                                    naming={"namespace": namespace, "allowSharedNamespaces": True})])
+    assert [(e["object"], e["field"]) for e in result["errors"]] == [
+        ("PublishedResource widgets", "spec.naming.namespace")]
+    assert namespace in result["errors"][0]["message"] and "system namespace" in result["errors"][0]["message"]
 
 
 def test_the_servlets_own_namespace_is_called_out_by_the_core_rule() -> None:
@@ -71,13 +80,14 @@ def test_the_servlets_own_namespace_is_called_out_by_the_core_rule() -> None:
 
 def test_servlet_plan_shows_the_warnings_in_text_and_json_and_keeps_its_keys(tmp_path: Path) -> None:
     documents = [widget_crd(), published_resource("widgets", kind="Widget",
-                                                  naming={"namespace": "kube-system"}, related=RELATED)]
+                                                  naming={"namespace": "default", "allowSharedNamespaces": True},
+                                                  related=RELATED)]
     path = tmp_path / "world.yaml"
     path.write_text(yaml.safe_dump_all(documents))
     identity = ["plan", "--name", SERVLET, "--api-group", GROUP, "-f", str(path)]
     text = CliRunner().invoke(app, identity)
     assert text.exit_code == 0, text.output  # a warning is no failure
-    assert "\nWarnings\n" in text.output and "kube-system" in text.output
+    assert "\nWarnings\n" in text.output and "'default'" in text.output
     assert "0 error(s), 3 warning(s)." in text.output
     data = json.loads(CliRunner().invoke(app, [*identity, "-o", "json"]).output)
     assert {"servlet", "schemas", "apiExport", "objects", "errors", "warnings"} <= set(data)
