@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any

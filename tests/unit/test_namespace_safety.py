@@ -26,9 +26,9 @@ from servlet.core.model import (
 )
 from servlet.core.naming import expand, local_key_for
 from servlet.core.parsing import parse_published_resource
+from servlet.core.gather import PlanInputs
 from servlet.core.plan import SyncContext, plan_object
 from servlet.core.projection import Projected
-from servlet.core.related import RelatedSnapshot
 
 OPT_IN = "spec.naming.allowSharedNamespaces"
 
@@ -191,12 +191,10 @@ def _remote(namespace: str) -> dict[str, Any]:
 @pytest.mark.parametrize("namespace", ["kube-system", "kdp-system"])
 def test_the_plan_for_an_object_aimed_at_a_protected_namespace_is_one_error(namespace: str) -> None:
     servlet = ServletIdentity(name="tom", api_group="widgets.example.corp", namespace="kdp-system")
-    result = plan_object(context=_context(servlet), remote=_remote(namespace), local_candidates=[], occupant=None,
-                         local_namespace_exists=True, related=RelatedSnapshot())
+    result = plan_object(context=_context(servlet), inputs=PlanInputs(_remote(namespace)))
     (error,) = result.actions
     assert isinstance(error, Error) and error.field == "spec.naming.namespace" and namespace in error.reason
     assert result.local is None and not result.writes
     # The same object from an ordinary namespace is synced: the refusal is about the namespace only.
-    fine = plan_object(context=_context(servlet), remote=_remote("team-a"), local_candidates=[], occupant=None,
-                       local_namespace_exists=True, related=RelatedSnapshot())
+    fine = plan_object(context=_context(servlet), inputs=PlanInputs(_remote("team-a")))
     assert fine.local is not None and fine.local.namespace == "team-a" and fine.writes
