@@ -38,6 +38,7 @@ from servlet.adapters.errors import ApiFailure, Transient
 from servlet.adapters.executor import Executor
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter
+from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
 from servlet.app.controllers.caches import Cache, InformerPool
 from servlet.app.controllers.catalog import Catalog
 from servlet.app.controllers.leading import LeadingControllers, Options, Shared, SharedCaches
@@ -231,7 +232,8 @@ class Daemon:
             catalog=Catalog(published=caches.published, crds=caches.crds, servlet=config.servlet),
             caches=caches, pool=pool, sources=connections, location=connections,
             org=OrgWorkspaceAdapter(connections.org, where=f"workspace {workspace.path}"),
-            service=ServiceClusterAdapter(connections.service), executor=executor, metrics=self.metrics,
+            service=ServiceClusterAdapter(connections.service), vw=VirtualWorkspaceAdapter(connections),
+            executor=executor, metrics=self.metrics,
             depths=QueueDepths(self.metrics), log=get_logger("controllers"), now=rfc3339_now,
             options=Options(delete_orphans=config.delete_orphans, resync_period=config.resync_period,
                             sync_workers=config.sync_workers),

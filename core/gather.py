@@ -13,7 +13,9 @@ The reads, and who needs them:
   copy, and all three callers must agree on that.
 - `ObjectAt`: one object by coordinates (the object at the computed local name, related objects).
   The daemon caches every object of the local type, not only its copies, so a foreign object at
-  the computed name is known before anything is written (a conflict writes nothing).
+  the computed name is known before anything is written (a conflict writes nothing). An absent
+  related origin whose copy would be deleted is read again `fresh` (from the API server): losing
+  sight of an object (a claim the tenant rejected) empties a cache too, and is no deletion.
 - `NamespaceAt`: whether a namespace exists.
 - `SameLocalName`: the other remote objects of the resource whose computed local name is the same.
   Two fresh objects may collide on one local name; the planner gives the name to the first by
@@ -29,15 +31,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import Any, TypeAlias
 
+import attrs
 from attrs import frozen
 
 from servlet.core import metadata, naming
-from servlet.core.actions import Side, related_resource_type
+from servlet.core.actions import ObjectRef, Side, related_resource_type
 from servlet.core.filtering import filter_admits
-from servlet.core.keys import is_deleting, metadata_of, remote_key_of, string_map
+from servlet.core.keys import is_deleting, metadata_of, remote_key_of, string, string_map
 from servlet.core.model import LocalKey, RemoteKey, ResourceType
 from servlet.core.context import SyncContext
-from servlet.core.related import RelatedKey, RelatedSnapshot, related_reads
+from servlet.core.related import Primaries, RelatedKey, RelatedSnapshot, absences_to_confirm, related_reads
 
 
 @frozen
@@ -50,13 +53,28 @@ class LinkedCopies:
 
 @frozen
 class ObjectAt:
-    """One object; `cluster` is the workspace on the remote side and "" locally."""
+    """One object; `cluster` is the workspace on the remote side and "" locally.
+
+    `fresh`: read it from the API server, not a cache. Asked only to confirm that a related
+    origin is gone before its copy is deleted: a cache also misses what the servlet lost sight of.
+    """
 
     side: Side
     resource: ResourceType
     cluster: str
     namespace: str
     name: str
+    fresh: bool = False
+
+
+class _Unreadable:
+    """The answer to an ObjectAt that could not be read (forbidden, a claim not accepted)."""
+
+    def __repr__(self) -> str:
+        return "UNREADABLE"
+
+
+UNREADABLE = _Unreadable()
 
 
 @frozen
@@ -75,7 +93,7 @@ class SameLocalName:
 
 Read: TypeAlias = LinkedCopies | ObjectAt | NamespaceAt | SameLocalName
 # What a reader answers, position by position: a sequence of objects for LinkedCopies and
-# SameLocalName, an object or None for ObjectAt, a bool for NamespaceAt.
+# SameLocalName, an object, None or UNREADABLE for ObjectAt, a bool for NamespaceAt.
 Answer: TypeAlias = Any
 Gathering: TypeAlias = Generator[tuple[Read, ...], Sequence[Answer], "PlanInputs"]
 
@@ -170,21 +188,46 @@ def _at_computed_name(
 def _related(
     context: SyncContext, key: RemoteKey, remote: Mapping[str, Any], local: Mapping[str, Any]
 ) -> Generator[tuple[Read, ...], Sequence[Answer], RelatedSnapshot]:
-    wanted = related_reads(related=context.published.spec.related, remote=remote, local=local)
+    """The related objects; an absence that would lead to a deletion is confirmed by a fresh read."""
+    related = context.published.spec.related
+    wanted = related_reads(related=related, remote=remote, local=local)
     if not wanted.objects and not wanted.namespaces:
         return RelatedSnapshot()
-    reads: list[Read] = [
-        ObjectAt(item.side, related_resource_type(item.kind), key.cluster if item.side is Side.REMOTE else "",
-                 item.namespace, item.name)
-        for item in wanted.objects
-    ]
+    reads: list[Read] = [_object_at(key, item) for item in wanted.objects]
     reads.extend(NamespaceAt(side, key.cluster if side is Side.REMOTE else "", name) for side, name in wanted.namespaces)
     answers = yield tuple(reads)
     count = len(wanted.objects)
-    found: dict[RelatedKey, Mapping[str, Any]] = {
-        item: obj for item, obj in zip(wanted.objects, answers[:count]) if obj is not None}
+    found = dict(zip(wanted.objects, answers[:count]))
     namespaces = frozenset(namespace for namespace, exists in zip(wanted.namespaces, answers[count:]) if exists)
-    return RelatedSnapshot(objects=found, namespaces=namespaces)
+    snapshot = _snapshot(found, namespaces, unconfirmed=True)
+    local_type = context.projected.local
+    meta = metadata_of(local)
+    primaries = Primaries(
+        servlet_name=context.servlet.name, remote_key=key, remote=remote, local=local,
+        local_ref=ObjectRef(Side.LOCAL, local_type, string(meta.get("namespace")) if local_type.namespaced else "",
+                            string(meta.get("name"))))
+    to_confirm = sorted(absences_to_confirm(primaries=primaries, related=related, snapshot=snapshot),
+                        key=lambda item: (item.side.value, item.kind.value, item.namespace, item.name))
+    if to_confirm:
+        confirmed = yield tuple(attrs.evolve(_object_at(key, item), fresh=True) for item in to_confirm)
+        found.update(zip(to_confirm, confirmed))
+    return _snapshot(found, namespaces, unconfirmed=False)
+
+
+def _object_at(key: RemoteKey, item: RelatedKey) -> ObjectAt:
+    return ObjectAt(item.side, related_resource_type(item.kind), key.cluster if item.side is Side.REMOTE else "",
+                    item.namespace, item.name)
+
+
+def _snapshot(found: Mapping[RelatedKey, Answer], namespaces: frozenset[tuple[Side, str]], *,
+              unconfirmed: bool) -> RelatedSnapshot:
+    """`found` as a snapshot: objects, the unreadable ones, and absences (unconfirmed until read fresh)."""
+    return RelatedSnapshot(
+        objects={item: obj for item, obj in found.items() if obj is not None and obj is not UNREADABLE},
+        namespaces=namespaces,
+        unreadable=frozenset(item for item, obj in found.items() if obj is UNREADABLE),
+        unconfirmed=frozenset(item for item, obj in found.items() if obj is None) if unconfirmed else frozenset(),
+    )
 
 
 def gather(context: SyncContext, remote: Mapping[str, Any],

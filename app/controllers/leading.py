@@ -33,7 +33,7 @@ from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
 from servlet.app.runtime.informer import Event, EventType
 from servlet.app.runtime.workqueue import WorkQueue
-from servlet.core.ports import ActionExecutor, OrgWorkspace, ServiceCluster, WatchSources
+from servlet.core.ports import ActionExecutor, OrgWorkspace, ServiceCluster, VirtualWorkspace, WatchSources
 
 
 STATUS_COALESCE_SECONDS = 0.2
@@ -72,6 +72,7 @@ class Shared:
     location: syncmanager.VirtualWorkspaceLocation
     org: OrgWorkspace
     service: ServiceCluster
+    vw: VirtualWorkspace
     executor: ActionExecutor
     metrics: Metrics
     depths: QueueDepths
@@ -109,7 +110,7 @@ class LeadingControllers:
             log=shared.log.bind(controller=apiexport.CONTROLLER))
         env = SyncEnvironment(
             servlet_name=shared.servlet_name, pool=shared.pool, sources=shared.sources, executor=shared.executor,
-            service=shared.service, board=self.board, metrics=shared.metrics, depths=shared.depths, log=shared.log,
+            service=shared.service, vw=shared.vw, board=self.board, metrics=shared.metrics, depths=shared.depths, log=shared.log,
             local_namespaces=caches.local_namespaces, delete_orphans=options.delete_orphans,
             resync_period=resync, workers=options.sync_workers)
         self.manager = syncmanager.SyncManager(

@@ -37,7 +37,7 @@ from typing import Any
 
 from attrs import define, field, frozen
 
-from servlet.adapters.errors import AlreadyExists
+from servlet.adapters.errors import AlreadyExists, Forbidden
 from servlet.app.controllers.caches import Cache, InformerPool, resource_version
 from servlet.app.controllers.fights import FightTracker
 from servlet.app.controllers.links import (
@@ -76,12 +76,22 @@ from servlet.core.actions import (
     related_resource_type,
 )
 from servlet.core.conditions import Condition, ConditionType
-from servlet.core.gather import Answer, LinkedCopies, NamespaceAt, Read, SameLocalName, computed_local_key, gather
+from servlet.core.gather import (
+    UNREADABLE,
+    Answer,
+    LinkedCopies,
+    NamespaceAt,
+    ObjectAt,
+    Read,
+    SameLocalName,
+    computed_local_key,
+    gather_async,
+)
 from servlet.core.keys import remote_key_of
 from servlet.core.model import LocalKey, RelatedKind, RemoteKey
 from servlet.core.orphans import delete_orphans, find_orphans
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object
-from servlet.core.ports import ActionExecutor, ServiceCluster, WatchSources
+from servlet.core.ports import ActionExecutor, ServiceCluster, VirtualWorkspace, WatchSources
 
 CONTROLLER = "sync"
 ORPHANS_KEY = "orphans"
@@ -104,6 +114,7 @@ class SyncEnvironment:
     sources: WatchSources[Any]
     executor: ActionExecutor
     service: ServiceCluster
+    vw: VirtualWorkspace
     board: StatusBoard
     metrics: Metrics
     depths: QueueDepths
@@ -409,7 +420,7 @@ class SyncWorker:
                 self._fights.forget(key)
                 self._wait_for_name(key, None)
                 return
-            plan = self._plan(key, remote)
+            plan = await self._plan(key, remote)
             reports = await self._execute(key, plan)
             if reports:
                 self._known_reports[key] = frozenset(reports)
@@ -437,9 +448,14 @@ class SyncWorker:
         if name is not None:
             self._waiting_for_name.setdefault(name, set()).add(key)
 
-    def _plan(self, key: RemoteKey, remote: dict[str, Any]) -> ObjectPlan:
+    async def _plan(self, key: RemoteKey, remote: dict[str, Any]) -> ObjectPlan:
         watched: list[RelatedObjectKey] = []
-        inputs = gather(self.context, remote, lambda reads: [self._answer(read, watched) for read in reads])
+
+        async def answer(reads: tuple[Read, ...]) -> list[Answer]:
+            return [await self._read_fresh(read) if isinstance(read, ObjectAt) and read.fresh
+                    else self._answer(read, watched) for read in reads]
+
+        inputs = await gather_async(self.context, remote, answer)
         if self.context.published.spec.related:
             self._related_index.set(key, watched)
         return plan_object(context=self.context, inputs=inputs)
@@ -463,6 +479,18 @@ class SyncWorker:
                                                 namespace=read.namespace, name=read.name))
                 return cache.get(object_at)
         return None
+
+    async def _read_fresh(self, read: ObjectAt) -> Answer:
+        """One object from its API server: confirms that a related origin the cache misses is gone."""
+        try:
+            if read.side is Side.LOCAL:
+                return await self._env.service.get(read.resource, namespace=read.namespace, name=read.name)
+            return await self._env.vw.get(read.resource, cluster=read.cluster, namespace=read.namespace,
+                                          name=read.name)
+        except Forbidden as refused:
+            self._log.warning("cannot read a related object; its copy is kept", workspace=read.cluster or None,
+                              target=f"{read.resource.plural} {read.namespace}/{read.name}", reason=str(refused))
+            return UNREADABLE
 
     def _namespace_exists(self, side: Side, cluster: str, name: str) -> bool:
         if side is Side.LOCAL:

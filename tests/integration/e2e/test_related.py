@@ -120,3 +120,24 @@ def test_pointing_the_reference_at_another_configmap_deletes_the_old_copy(e2e: E
                    what="the copy of the ConfigMap no longer named to be deleted")
     # Its origin is untouched: only the copy was the servlet's.
     assert e2e.remote("team-a", CONFIGMAP, namespace="default", name="widget-settings") is not None
+
+
+def test_rejecting_the_claim_keeps_the_copy_and_reports_what_cannot_be_read(e2e: E2E) -> None:
+    serve_widgets_with_a_settings_configmap(e2e)
+    e2e.create_remote("team-a", CONFIGMAP, settings_configmap("widget-settings", "blue"))
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", size=1,
+                                                             note="widget-settings"))
+    cluster = e2e.world.cluster("team-a")
+    e2e.wait_local(CONFIGMAP, namespace=cluster, name="widget-settings")
+    binding = e2e.world.in_workspace("team-a", f"/apis/apis.kcp.io/v1alpha1/apibindings/{e2e.world.export}")
+
+    # The tenant rejects the claim: the servlet loses sight of the ConfigMap, which still exists.
+    claims = (e2e.rest.get(binding) or {})["spec"]["permissionClaims"]
+    e2e.rest.merge_patch(binding, {"spec": {"permissionClaims": [
+        {**claim, "state": "Rejected" if claim["resource"] == "configmaps" else claim["state"]} for claim in claims]}})
+    (servlet,) = e2e.processes
+    e2e.eventually(lambda: "cannot read a related object" in servlet.log_text(),
+                   what="the servlet to report the ConfigMap it can no longer read")
+    e2e.consistently(lambda: e2e.local(CONFIGMAP, namespace=cluster, name="widget-settings") is not None,
+                     what="the copy to be kept", duration=2.0)
+    assert e2e.remote("team-a", CONFIGMAP, namespace="default", name="widget-settings") is not None
