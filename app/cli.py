@@ -99,6 +99,9 @@ def plan(
     published_resource_selector: PublishedResourceSelectorOption = "",
     namespace: NamespaceOption = None,
     output: Annotated[OutputFormat, typer.Option("-o", "--output", help="text or json.")] = OutputFormat.TEXT,
+    delete_orphans: Annotated[bool, typer.Option(
+        "--delete-orphans", envvar="SERVLET_DELETE_ORPHANS",
+        help="Plan the deletions `servlet run --delete-orphans` makes; orphans are listed either way.")] = False,
 ) -> None:
     """Print everything the servlet would do, writing nothing.
 
@@ -143,7 +146,8 @@ def plan(
         live = _read_live(kubeconfig=kubeconfig, kcp_kubeconfig=kcp_kubeconfig, apiexport=apiexport,
                           selector=published_resource_selector, servlet=servlet, output=output)
         inventory, notes = live.inventory, live.notes
-    _print_plan(inventory, servlet=servlet, apiexport=apiexport, notes=notes, output=output)
+    _print_plan(inventory, servlet=servlet, apiexport=apiexport, notes=notes, output=output,
+                delete_orphans=delete_orphans)
 
 
 def _set_by(ctx: typer.Context, parameter: str, flag: str) -> str:
@@ -197,9 +201,10 @@ def _read_live(
 
 def _print_plan(
     inventory: Inventory, *, servlet: ServletIdentity, apiexport: str | None, notes: tuple[str, ...] | None,
-    output: OutputFormat,
+    output: OutputFormat, delete_orphans: bool = False,
 ) -> None:
-    result = plan_servlet(inventory=inventory, servlet=servlet, apiexport_name=apiexport)
+    result = plan_servlet(inventory=inventory, servlet=servlet, apiexport_name=apiexport,
+                          delete_orphans=delete_orphans)
     data = result.to_dict()
     if notes is not None:
         data["notes"] = list(notes)

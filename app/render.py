@@ -111,6 +111,15 @@ def render_text(plan: Mapping[str, Any]) -> str:
     if not plan["objects"]:
         out.append("  (no remote objects of a published resource)")
 
+    if plan.get("orphans"):
+        out.extend(["", "Orphans (local copies whose workspace object is gone)"])
+        for orphan in plan["orphans"]:
+            marker, verb = ("-", "delete") if orphan["action"] == "delete" else ("=", "keep (--delete-orphans deletes it)")
+            local, remote = orphan["local"], orphan["remote"]
+            out.append(f"  {marker} {verb} {local['namespace']}/{local['name']}  (the copy of "
+                       f"{remote['cluster']}:{remote['namespace']}/{remote['name']}, "
+                       f"PublishedResource {orphan['publishedResource']})")
+
     if plan.get("warnings"):
         out.extend(["", "Warnings"])
         for warning in plan["warnings"]:

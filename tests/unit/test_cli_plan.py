@@ -13,6 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from servlet.app.cli import app
+from servlet.core.hashing import sha1_hex
 from servlet.core.patch import apply_merge_patch
 
 REPO = Path(__file__).resolve().parents[2]
@@ -231,3 +232,36 @@ def test_plan_refuses_copies_into_the_servlets_own_namespace(tmp_path: Path, how
 def test_a_bad_servlet_namespace_is_refused_naming_the_flag() -> None:
     code, output = run_plan("-f", str(EXAMPLE), "--namespace", "Not_A_Namespace")
     assert code == 1 and "--namespace" in output and "Not_A_Namespace" in output
+
+
+def _orphaned_copy() -> dict[str, Any]:
+    """A local copy of the example's Zertifikat `default/gone` in team-a, which no longer exists."""
+    link = "syncer.kdp.k8c.io"
+    return {"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+            "metadata": {"name": "cert-gone", "namespace": "k7v2m9x4q1w8z3r5",
+                         "labels": {f"{link}/servlet": "tom", f"{link}/remote-object-cluster": "k7v2m9x4q1w8z3r5",
+                                    f"{link}/remote-object-name-hash": sha1_hex("gone"),
+                                    f"{link}/remote-object-namespace-hash": sha1_hex("default"),
+                                    f"{link}/remote-object-resource-hash":
+                                        sha1_hex("zertifikate.certificates.example.corp")},
+                         "annotations": {f"{link}/remote-object-name": "gone",
+                                         f"{link}/remote-object-namespace": "default"}},
+            "spec": {"secretName": "gone-tls"}}
+
+
+def test_plan_lists_orphans_and_previews_their_deletion_with_delete_orphans(tmp_path: Path) -> None:
+    orphan = write_documents(tmp_path / "orphan.yaml", [_orphaned_copy()])
+    code, kept = json_plan("-f", str(EXAMPLE), "-f", str(orphan))
+    code_deleting, deleting = json_plan("-f", str(EXAMPLE), "-f", str(orphan), "--delete-orphans")
+
+    assert code == code_deleting == 0
+    expected = {"publishedResource": "publish-certmanager-certs",
+                "local": {"namespace": "k7v2m9x4q1w8z3r5", "name": "cert-gone"},
+                "remote": {"cluster": "k7v2m9x4q1w8z3r5", "namespace": "default", "name": "gone"}}
+    assert kept["orphans"] == [{**expected, "action": "keep"}]
+    assert deleting["orphans"] == [{**expected, "action": "delete"}]
+    _, text = run_plan("-f", str(EXAMPLE), "-f", str(orphan), "--delete-orphans")
+    assert "- delete k7v2m9x4q1w8z3r5/cert-gone" in text
+    writes = [int(line.split()[1]) for line in text.splitlines() if line.startswith("Plan:")]
+    _, text_kept = run_plan("-f", str(EXAMPLE), "-f", str(orphan))
+    assert writes == [int(line.split()[1]) + 1 for line in text_kept.splitlines() if line.startswith("Plan:")]
