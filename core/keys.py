@@ -56,3 +56,18 @@ def finalizers_of(meta: Mapping[str, Any]) -> tuple[str, ...]:
 
 def is_deleting(obj: Mapping[str, Any]) -> bool:
     return bool(metadata_of(obj).get("deletionTimestamp"))
+
+
+def guarded(patch: dict[str, Any], live: Mapping[str, Any]) -> dict[str, Any]:
+    """`patch` with the uid of the object it was planned against: a precondition.
+
+    A merge patch carrying `metadata.uid` fails (409) on an object with another uid, so a plan
+    made from a stale cache never writes into an object that replaced the one it read, such as
+    a foreign object created at the name of a copy that was just deleted. Unchanged when the
+    object read has no uid (offline inputs).
+    """
+    uid = metadata_of(live).get("uid")
+    if not isinstance(uid, str) or not uid:
+        return patch
+    meta = patch.get("metadata")
+    return {**patch, "metadata": {**(meta if is_mapping(meta) else {}), "uid": uid}}

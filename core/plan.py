@@ -49,6 +49,7 @@ from servlet.core.gather import PlanInputs, admitted
 from servlet.core.keys import (
     CLUSTER_ANNOTATION,
     finalizers_of,
+    guarded,
     is_deleting,
     local_key_of,
     metadata_of,
@@ -216,7 +217,7 @@ def plan_object(*, context: SyncContext, inputs: PlanInputs) -> ObjectPlan:
         return subject.plan(local_key, _add_finalizer(subject),
                             waiting=f"local {_describe_ref(local_ref)} is being deleted; it is created again once gone")
     repair = _link_repair(subject, local)
-    adopt = [Adopt(target=local_ref, patch=repair)] if repair else []
+    adopt = [Adopt(target=local_ref, patch=guarded(repair, local))] if repair else []
     return subject.plan(local_key, [*_add_finalizer(subject), *adopt, *_sync(subject, local, local_ref, inputs.related)])
 
 
@@ -289,7 +290,7 @@ def _existence(subject: _Subject, inputs: PlanInputs) -> ObjectPlan:
         return subject.plan(computed, _add_finalizer(subject),
                             waiting=f"local {_describe_ref(local_ref)} is being deleted; it is created again once gone")
     repair = _link_repair(subject, occupant)
-    adopt = [Adopt(target=local_ref, patch=repair)] if repair else []
+    adopt = [Adopt(target=local_ref, patch=guarded(repair, occupant))] if repair else []
     return planned(*_add_finalizer(subject), *adopt, *_sync(subject, occupant, local_ref, inputs.related))
 
 
@@ -300,7 +301,7 @@ def _sync(
     change = patch.content_patch(desired=patch.primary_content_view(subject.remote), live=local)
     if isinstance(change, Problem):
         return [Error.of(change, target=local_ref)]
-    actions: list[Action] = [Patch(target=local_ref, patch=change.patch)] if change.patch else []
+    actions: list[Action] = [Patch(target=local_ref, patch=guarded(change.patch, local))] if change.patch else []
     status_update = _status_update(subject, local)
     if status_update is not None:
         actions.append(status_update)

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from servlet.core import metadata, patch
+from servlet.core.keys import guarded
 from servlet.core.actions import Action, Conflict, CreateRelated, DeleteRelated, Error, PatchRelated, Side
 from servlet.core.model import Origin, Problem, RelatedResource, RemoteKey
 from servlet.core.related_actions import (
@@ -251,7 +252,7 @@ def _plan_service_origin(
         return [record]
     content_change = patch.three_way_patch(last_known=last_known, desired=desired, live=live)
     if content_change:
-        actions.append(PatchRelated(identifier=item.identifier, target=target, patch=content_change))
+        actions.append(PatchRelated(identifier=item.identifier, target=target, patch=guarded(content_change, live)))
     # State after the write: a lost state write only repeats a harmless patch, while a state
     # written ahead of a failed patch would forget which keys still need removing.
     if record is not None:
@@ -333,7 +334,7 @@ def _plan_platform_origin(
     if isinstance(change, Problem):
         return [*actions, Error.of(change, target=target, identifier=item.identifier)]
     if change.patch:
-        actions.append(PatchRelated(identifier=item.identifier, target=target, patch=change.patch))
+        actions.append(PatchRelated(identifier=item.identifier, target=target, patch=guarded(change.patch, live)))
     # A linked copy not recorded yet (made before records existed, or its record was lost) is recorded now.
     return with_record(primaries, item.identifier, actions, before=state, after=wanted)
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from servlet.core import metadata, patch
+from servlet.core.keys import guarded
 from servlet.core.actions import (
     NAMESPACE_TYPE,
     Action,
@@ -64,7 +65,8 @@ def record_state(
                 "large to sync",
             )
     return RecordRelatedState(
-        identifier=identifier, target=primaries.local_ref, patch={"metadata": {"annotations": {key: value}}}
+        identifier=identifier, target=primaries.local_ref,
+        patch=guarded({"metadata": {"annotations": {key: value}}}, primaries.local),
     )
 
 

@@ -187,6 +187,10 @@ class World:
             patch = {"status": action.status}
         elif isinstance(action, (Patch, Adopt, PatchRelated, RecordRelatedState)):
             patch = action.patch
+            uid = metadata_of(patch).get("uid")
+            if uid is not None and uid != metadata_of(current).get("uid"):
+                raise WriteFailure("Conflict", f"Precondition failed: UID in precondition: {uid}, "
+                                   f"UID in object meta: {metadata_of(current).get('uid')}")
         else:
             raise AssertionError(f"not a write: {action.type}")
         updated = apply_merge_patch(current, patch)

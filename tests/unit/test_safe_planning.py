@@ -19,7 +19,7 @@ from servlet.core.metadata import FINALIZER, REMOTE_NAME_ANNOTATION, REMOTE_RESO
 from servlet.core.model import Naming, ResourceType, RemoteKey
 from servlet.core.orphans import find_orphans
 from servlet.core.plan import SyncContext
-from servlet.core.world import World
+from servlet.core.world import World, WriteFailure
 from tests.unit.test_plan import CLUSTER, created_local, make_context, make_remote, types
 
 
@@ -185,3 +185,24 @@ def test_plans_are_prefix_closed_on_the_example_states() -> None:
             assert current is not None
             rest = plan_once(after, context, current)
             assert types(rest) == types(whole)[cut:], f"after {types(whole)[:cut]}"
+
+
+def test_a_plan_from_a_stale_cache_never_writes_into_an_object_that_replaced_the_copy() -> None:
+    context = make_context()
+    world = World(remote=[make_remote()])
+    settle(world, [context])
+    stale = world.copy()  # the servlet's caches, before the service owner's changes below
+    (copy_key,) = [key for key in world.objects if key[0] is Side.LOCAL and key[2] == "Certificate"]
+    foreign = copy.deepcopy(world.objects.pop(copy_key))  # the copy is deleted, a foreign object takes its name
+    foreign["metadata"].update(labels={"owner": "service"}, annotations={}, uid="someone-elses")
+    world.put(Side.LOCAL, foreign)
+    written = copy.deepcopy(world.get(copy_key))
+    remote_key = next(key for key in world.objects if key[0] is Side.REMOTE)
+    world.objects[remote_key]["spec"] = {"secretName": "changed"}
+    stale.objects[remote_key] = copy.deepcopy(world.objects[remote_key])  # the remote informer caught up
+
+    (patch,) = plan_once(stale, context, stale.objects[remote_key]).actions
+    assert patch.to_dict()["patch"]["metadata"]["uid"] == stale.objects[copy_key]["metadata"]["uid"]
+    with pytest.raises(WriteFailure, match="UID in precondition"):
+        world.apply(patch)
+    assert world.get(copy_key) == written, "the foreign object was written"
