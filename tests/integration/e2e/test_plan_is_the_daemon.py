@@ -10,6 +10,7 @@ planned conflict or error writes nothing.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections import defaultdict
@@ -22,14 +23,22 @@ from typer.testing import CliRunner
 from servlet.app.cli import app
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
+    CERTIFICATE,
     GROUP,
     REMOTE_WIDGET,
-    Resource,
+    SECRET,
     SERVLET,
     WIDGET,
+    ZERTIFIKAT,
+    Resource,
+    certificate_crd,
+    certificates_with_platform_secret,
+    example_local_name,
     published_resource,
     remote_object,
+    secret,
     widget_crd,
+    zertifikat,
 )
 
 # A write: (side, workspace or "", plural, namespace, name or "" for a create, subresource, method).
@@ -38,6 +47,10 @@ _METHODS = {"create": "POST", "createNamespace": "POST", "createRelated": "POST"
             "deleteRelated": "DELETE"}
 _NOT_OBJECT_WRITES = ("leases", "publishedresources", "apiresourceschemas", "apiexports", "/events")
 QUIET = 3.0
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
 
 
 def _planned(plan: Mapping[str, Any]) -> dict[tuple[str, ...], list[str]]:
@@ -209,3 +222,61 @@ def test_the_plan_of_a_world_in_every_state_is_what_the_daemon_writes(e2e: E2E) 
     done = _run_until_quiet(e2e, "second", at_least=sum(len(methods) for methods in planned.values()))
     _assert_same(planned, done)
     assert e2e.local(WIDGET, namespace=team_a, name="taken")["spec"] == {"size": 7}, "a foreign object was written"
+
+
+def test_the_plan_of_related_objects_of_both_origins_and_a_status_is_what_the_daemon_writes(e2e: E2E) -> None:
+    e2e.publish(certificate_crd(), certificates_with_platform_secret())
+    first = e2e.servlet(token="first")
+    e2e.wait_served("team-a", ZERTIFIKAT)
+    cluster = e2e.world.cluster("team-a")
+    e2e.create_remote("team-a", SECRET, secret("team-issuer-ca", namespace="default", data={"ca.crt": _b64("ca")}))
+    e2e.create_remote("team-a", ZERTIFIKAT, zertifikat("web", issuer="team-issuer"))
+    local_name = example_local_name(namespace="default", name="web")
+    e2e.wait_local(CERTIFICATE, namespace=cluster, name=local_name)
+    e2e.wait_local(SECRET, namespace=cluster, name="team-issuer-ca")
+    first.stop()
+
+    # While no servlet runs: cert-manager issues (status and TLS Secret, both up), the tenant
+    # rotates its CA (down) and asks for another certificate with its own CA (all new).
+    e2e.rest.merge_patch(CERTIFICATE.path(namespace=cluster, name=local_name) + "/status",
+                         {"status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+    e2e.world.apply(secret("web-tls", namespace=cluster, type_="kubernetes.io/tls",
+                           data={"tls.crt": _b64("crt"), "tls.key": _b64("key")}))
+    e2e.patch_remote("team-a", SECRET, namespace="default", name="team-issuer-ca",
+                     patch={"data": {"ca.crt": _b64("rotated")}})
+    e2e.create_remote("team-a", SECRET, secret("api-issuer-ca", namespace="default", data={"ca.crt": _b64("api")}))
+    e2e.create_remote("team-a", ZERTIFIKAT, zertifikat("api", issuer="api-issuer"))
+
+    live = _live_plan(e2e)
+    offline = _offline_plan(e2e, _dump(e2e, remote=[("team-a", ZERTIFIKAT, "Zertifikat"), ("team-a", SECRET, "Secret")],
+                                       local=[(CERTIFICATE, "Certificate"), (SECRET, "Secret")]))
+    planned = _planned(live)
+    assert _planned(offline) == planned, "the offline plan of the same objects plans other writes"
+    types = {action["type"] for obj in live["objects"] for action in obj["actions"]}
+    assert {"patchRemoteStatus", "createRelated", "patchRelated", "recordRelatedState", "create"} <= types, types
+
+    done = _run_until_quiet(e2e, "second", at_least=sum(len(methods) for methods in planned.values()))
+    _assert_same(planned, done)
+
+
+def test_the_plan_of_cluster_scoped_workspace_objects_with_namespaced_copies_is_what_the_daemon_writes(
+        e2e: E2E) -> None:
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget", projection={"scope": "Cluster"}))
+    first = e2e.servlet(token="first")
+    cluster_widgets = Resource(GROUP, "v1", "widgets", namespaced=False)
+    e2e.wait_served("team-a", cluster_widgets)
+    e2e.create_remote("team-a", cluster_widgets, remote_object("Widget", "kept", size=1))
+    e2e.wait_finalizer("team-a", cluster_widgets, name="kept")
+    first.stop()
+    e2e.patch_remote("team-a", cluster_widgets, name="kept", patch={"spec": {"size": 2}})
+    e2e.create_remote("team-a", cluster_widgets, remote_object("Widget", "fresh", size=1))
+
+    live = _live_plan(e2e)
+    offline = _offline_plan(e2e, _dump(e2e, remote=[("team-a", cluster_widgets, "Widget")], local=[(WIDGET, "Widget")]))
+    planned = _planned(live)
+    assert _planned(offline) == planned
+    assert sorted(action["type"] for obj in live["objects"] for action in obj["actions"]) == [
+        "addFinalizer", "create", "patch"]
+
+    done = _run_until_quiet(e2e, "second", at_least=sum(len(methods) for methods in planned.values()))
+    _assert_same(planned, done)
