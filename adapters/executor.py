@@ -95,7 +95,7 @@ class Executor:
         if isinstance(action, (DeleteLocal, DeleteRelated)):
             try:
                 await objects.delete_object(
-                    client, target.resource, namespace=target.namespace, name=target.name, where=where
+                    client, target.resource, namespace=target.namespace, name=target.name, where=where, uid=action.uid
                 )
             except NotFound:
                 pass

@@ -90,9 +90,25 @@ async def create_object(
 
 
 async def delete_object(
-    client: AsyncClient, resource: ResourceType, *, namespace: str, name: str, where: str = ""
+    client: AsyncClient, resource: ResourceType, *, namespace: str, name: str, where: str = "", uid: str = ""
 ) -> None:
-    """Delete one object; NotFound when it is not there."""
+    """Delete one object; NotFound when it is not there, Conflict when `uid` is not its uid."""
     cls: Any = resource_class(resource)
     with api_errors(operation("delete", resource, namespace=namespace, name=name, where=where)):
-        await client.delete(cls, name, namespace=_namespace(resource, namespace))
+        if not uid:
+            await client.delete(cls, name, namespace=_namespace(resource, namespace))
+            return
+        await _delete_with_uid(client, cls, name=name, namespace=_namespace(resource, namespace), uid=uid)
+
+
+async def _delete_with_uid(client: AsyncClient, cls: Any, *, name: str, namespace: str | None, uid: str) -> None:
+    """DELETE with DeleteOptions preconditions, which lightkube's `delete()` cannot send.
+
+    Built with lightkube's own request machinery (URL, auth, error mapping stay lightkube's); only
+    the body is added.
+    """
+    generic: Any = client._client  # lightkube 1.x keeps its request builder here
+    request = generic.prepare_request("delete", res=cls, name=name, namespace=namespace)
+    request.data = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}}
+    response = await generic.send(generic.build_adapter_request(request))
+    generic.handle_response("delete", response, request)

@@ -64,6 +64,10 @@ class ObjectRef:
         return data
 
 
+def _preconditions(uid: str) -> dict[str, Any]:
+    return {"preconditions": {"uid": uid}} if uid else {}
+
+
 def _finalizer_patch(finalizers: tuple[str, ...], resource_version: str) -> dict[str, Any]:
     # Finalizers are a list, which a merge patch replaces whole; the resourceVersion makes the
     # write fail instead of dropping a finalizer someone else added since the object was read.
@@ -201,14 +205,18 @@ class PatchRemoteStatus:
 
 @frozen
 class DeleteLocal:
-    """Delete the local primary (its own finalizers may keep it around for a while)."""
+    """Delete the local primary (its own finalizers may keep it around for a while).
+
+    `uid`: the object planned against, sent as a precondition ("" for none): a delete never hits
+    an object that took the name meanwhile."""
 
     type: ClassVar[str] = "deleteLocal"
     is_write: ClassVar[bool] = True
     target: ObjectRef
+    uid: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, **self.target.to_dict()}
+        return {"type": self.type, **self.target.to_dict(), **_preconditions(self.uid)}
 
 
 @frozen
@@ -294,9 +302,10 @@ class DeleteRelated:
     is_write: ClassVar[bool] = True
     identifier: str
     target: ObjectRef
+    uid: str = ""  # as for DeleteLocal
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "identifier": self.identifier, **self.target.to_dict()}
+        return {"type": self.type, "identifier": self.identifier, **self.target.to_dict(), **_preconditions(self.uid)}
 
 
 @frozen

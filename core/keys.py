@@ -58,6 +58,10 @@ def is_deleting(obj: Mapping[str, Any]) -> bool:
     return bool(metadata_of(obj).get("deletionTimestamp"))
 
 
+def uid_of(obj: Mapping[str, Any] | None) -> str:
+    return "" if obj is None else string(metadata_of(obj).get("uid"))
+
+
 def guarded(patch: dict[str, Any], live: Mapping[str, Any]) -> dict[str, Any]:
     """`patch` with the uid of the object it was planned against: a precondition.
 

@@ -19,7 +19,7 @@ from attrs import frozen
 
 from servlet.core import metadata
 from servlet.core.actions import DeleteLocal, ObjectRef, Side
-from servlet.core.keys import is_deleting, local_key_of, metadata_of, string_map
+from servlet.core.keys import is_deleting, local_key_of, metadata_of, string_map, uid_of
 from servlet.core.model import LocalKey, RemoteKey, ResourceType
 
 
@@ -29,6 +29,7 @@ class Orphan:
 
     local: LocalKey
     remote: RemoteKey
+    uid: str = ""
 
 
 def find_orphans(
@@ -57,7 +58,7 @@ def find_orphans(
         # remote object's copy while the labels name it, and the other way round.
         if named is None or named in live or tuple(sorted(metadata.link_labels_of(obj).items())) in live_links:
             continue
-        orphans.append(Orphan(local=local_key_of(obj), remote=named))
+        orphans.append(Orphan(local=local_key_of(obj), remote=named, uid=uid_of(obj)))
     return tuple(sorted(orphans, key=lambda orphan: (orphan.local.namespace, orphan.local.name)))
 
 
@@ -65,6 +66,6 @@ def delete_orphans(*, orphans: Iterable[Orphan], resource: ResourceType) -> tupl
     """The deletions for `--delete-orphans`; without that flag orphans are only reported."""
     return tuple(
         DeleteLocal(target=ObjectRef(Side.LOCAL, resource, orphan.local.namespace if resource.namespaced else "",
-                                     orphan.local.name))
+                                     orphan.local.name), uid=orphan.uid)
         for orphan in orphans
     )

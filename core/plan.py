@@ -50,6 +50,7 @@ from servlet.core.keys import (
     CLUSTER_ANNOTATION,
     finalizers_of,
     guarded,
+    uid_of,
     is_deleting,
     local_key_of,
     metadata_of,
@@ -249,7 +250,7 @@ def _deletion(subject: _Subject, local: Mapping[str, Any] | None, related: Relat
     if is_deleting(local):
         return subject.plan(local_key, actions,
                             waiting=f"local {_describe_ref(local_ref)} is being deleted; the finalizer goes once it is gone")
-    actions.append(DeleteLocal(target=local_ref))
+    actions.append(DeleteLocal(target=local_ref, uid=uid_of(local)))
     return subject.plan(local_key, actions)
 
 

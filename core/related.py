@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from servlet.core import metadata, patch
-from servlet.core.keys import guarded
+from servlet.core.keys import guarded, uid_of
 from servlet.core.actions import Action, Conflict, CreateRelated, DeleteRelated, Error, PatchRelated, Side
 from servlet.core.model import Origin, Problem, RelatedResource, RemoteKey
 from servlet.core.related_actions import (
@@ -267,7 +267,7 @@ def _delete_recorded_copy(
     if not state.created or copy is None or is_deleting(copy):
         return []
     return [DeleteRelated(identifier=item.identifier, target=ref(primaries, Side.REMOTE, item.kind,
-                                                                  state.coordinates))]
+                                                                  state.coordinates), uid=uid_of(copy))]
 
 
 def _plan_platform_origin(
@@ -305,7 +305,7 @@ def _plan_platform_origin(
                 actions.append(unconfirmed_error(primaries, item, source_key,
                                             copy=RelatedKey.at(Side.LOCAL, item.kind, wanted.copy)))
                 return with_record(primaries, item.identifier, actions, before=state, after=kept)
-            actions.append(DeleteRelated(identifier=item.identifier, target=target))
+            actions.append(DeleteRelated(identifier=item.identifier, target=target, uid=uid_of(live)))
         return with_record(primaries, item.identifier, actions, before=state, after=None)
 
     desired = related_content(source, item.kind)
@@ -348,6 +348,7 @@ def _delete_linked_copy(
     if live is None or is_deleting(live) or not metadata.links_to(
             live, servlet_name=primaries.servlet_name, remote=origin_key):
         return []
-    return [DeleteRelated(identifier=item.identifier, target=ref(primaries, Side.LOCAL, item.kind, copy))]
+    return [DeleteRelated(identifier=item.identifier, target=ref(primaries, Side.LOCAL, item.kind, copy),
+                          uid=uid_of(live))]
 
 

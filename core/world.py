@@ -173,6 +173,9 @@ class World:
         if isinstance(action, (DeleteLocal, DeleteRelated)):
             if current is None:
                 return None
+            if action.uid and action.uid != metadata_of(current).get("uid"):
+                raise WriteFailure("Conflict", f"Precondition failed: UID in precondition: {action.uid}, "
+                                   f"UID in object meta: {metadata_of(current).get('uid')}")
             return self._delete(key, current)
         if current is None:
             raise WriteFailure("NotFound", f"{key[2]} {key[4]}/{key[5]} not found")

@@ -190,6 +190,30 @@ def test_delete_local_removes_the_copy_and_a_missing_copy_is_success(kcpsim: Kcp
     assert [r.status for r in kcpsim.requests.matching(verb="delete")] == [200, 404]
 
 
+@pytest.mark.parametrize("planned_against", ["the copy", "an object that replaced it"])
+def test_a_delete_and_a_patch_carry_the_uid_of_the_object_they_were_planned_against(
+        kcpsim: KcpSim, service: Client, planned_against: str) -> None:
+    (created,) = execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
+    assert created is not None
+    uid = created["metadata"]["uid"]
+    if planned_against == "an object that replaced it":
+        execute(kcpsim, DeleteLocal(target=local_ref()))
+        execute(kcpsim, Create(target=local_ref(), object=local_certificate()))  # the same name, a new uid
+    replaced = planned_against != "the copy"
+    patch = {"metadata": {"uid": uid}, "spec": {"commonName": "changed.example"}}
+    if replaced:
+        with pytest.raises(Conflict, match="UID"):
+            execute(kcpsim, Patch(target=local_ref(), patch=patch))
+        with pytest.raises(Conflict, match="UID"):
+            execute(kcpsim, DeleteLocal(target=local_ref(), uid=uid))
+        assert read(service, LOCAL, "copy")["spec"]["commonName"] == "web.example", "the new object was written"
+    else:
+        execute(kcpsim, Patch(target=local_ref(), patch=patch))
+        assert read(service, LOCAL, "copy")["spec"]["commonName"] == "changed.example"
+        execute(kcpsim, DeleteLocal(target=local_ref(), uid=uid))
+        assert absent(service, LOCAL, "copy")
+
+
 def test_record_related_state_writes_only_its_annotation(kcpsim: KcpSim, service: Client) -> None:
     execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
     key = "syncer.kdp.k8c.io/related-state.tls"
