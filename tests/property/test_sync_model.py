@@ -116,6 +116,15 @@ class SyncModel(RuleBasedStateMachine):
             wanted["metadata"]["uid"] = current["metadata"].get("uid")
         self.world.put(Side.REMOTE, wanted)
 
+    @rule(data=st.data(), size=SIZES)
+    def tenant_edits_an_object(self, data: st.DataObject, size: int) -> None:
+        """A tenant changes the spec of one of the objects that exist (the common case)."""
+        remotes = [obj for obj in self.world.listed(Side.REMOTE) if not is_deleting(obj)]
+        if remotes:
+            edited = copy.deepcopy(data.draw(st.sampled_from(remotes)))
+            edited["spec"] = {"size": size}
+            self.world.put(Side.REMOTE, edited)
+
     @rule(resource=st.sampled_from(sorted(RESOURCES)), cluster=st.sampled_from(CLUSTERS),
           namespace=st.sampled_from(NAMESPACES), name=st.sampled_from(NAMES))
     def tenant_deletes(self, resource: str, cluster: str, namespace: str, name: str) -> None:
@@ -154,6 +163,21 @@ class SyncModel(RuleBasedStateMachine):
                 target["metadata"]["finalizers"] = ["backup.example.com/keep"]
                 self.world.put(Side.LOCAL, target)
             self.world.remove(Side.LOCAL, target)
+
+    @rule(data=st.data())
+    def owner_replaces_a_copy(self, data: st.DataObject) -> None:
+        """The service owner deletes a copy and puts its own object at that name, at once."""
+        copies = [obj for obj in self.world.listed(Side.LOCAL) if obj["kind"] == LOCAL.kind and not is_deleting(obj)
+                  and (metadata_of(obj)["namespace"], metadata_of(obj)["name"]) not in self.foreign]
+        if not copies:
+            return
+        target = data.draw(st.sampled_from(copies))
+        namespace, name = metadata_of(target)["namespace"], metadata_of(target)["name"]
+        del self.world.objects[self._key_of(Side.LOCAL, target)]
+        obj = {"apiVersion": LOCAL.api_version, "kind": LOCAL.kind,
+               "metadata": {"name": name, "namespace": namespace, "labels": {"owner": "service"}},
+               "spec": {"size": 7}}
+        self.foreign[(namespace, name)] = copy.deepcopy(self.world.put(Side.LOCAL, obj))
 
     @rule()
     def slow_deletions_finish(self) -> None:
