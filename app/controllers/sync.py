@@ -40,6 +40,7 @@ from attrs import define, field, frozen
 from servlet.adapters.errors import AlreadyExists, Forbidden
 from servlet.app.controllers.caches import Cache, InformerPool, resource_version
 from servlet.app.controllers.fights import FightTracker
+from servlet.app.controllers.names import LocalNames
 from servlet.app.controllers.links import (
     RelatedIndex,
     RelatedObjectKey,
@@ -185,11 +186,7 @@ class SyncWorker:
         self._related: dict[tuple[Side, RelatedKind], Cache] = {}
         self._remote_namespaces: Cache | None = None
         self._reported_orphans: set[tuple[str, str]] = set()
-        # Remote objects by their computed local name (for collisions between fresh objects),
-        # and the remote objects waiting for a local name held by something else.
-        self._by_local_name: dict[LocalKey, set[RemoteKey]] = {}
-        self._computed: dict[RemoteKey, LocalKey] = {}
-        self._waiting_for_name: dict[LocalKey, set[RemoteKey]] = {}
+        self._names = LocalNames(lambda key: computed_local_key(context, key))
         self._managed: set[ObjectKey] = set()
         self._in_flight: dict[RemoteKey, _Echoes] = {}
         # Conflicts and errors already reported per remote object: each is logged and counted when
@@ -253,7 +250,7 @@ class SyncWorker:
         self._orphan_queue.start()
         self._started = True
         for remote in self._remote.objects():
-            self._index_name(remote_key_of(remote))
+            self._names.index(remote_key_of(remote))
         for obj in self._local.objects():
             self._count_managed(ObjectKey(cluster="", namespace=obj["metadata"].get("namespace", ""),
                                           name=obj["metadata"]["name"]), obj, None)
@@ -331,11 +328,9 @@ class SyncWorker:
     def _on_remote(self, event: Event) -> None:
         key = RemoteKey(cluster=event.key.cluster, namespace=event.key.namespace, name=event.key.name)
         self._wake(key, event, self._remote)
+        computed = self._names.name_of(key) if event.type is EventType.DELETED else self._names.index(key)
         if event.type is EventType.DELETED:
-            self._forget_name(key)
-        else:
-            self._index_name(key)
-        computed = self._computed.get(key)
+            self._names.forget(key)
         if computed is not None:
             self._wake_waiting(computed)  # a contender for its name may come or go
         if event.type is EventType.DELETED and self._started:
@@ -351,27 +346,8 @@ class SyncWorker:
 
     def _wake_waiting(self, name: LocalKey) -> None:
         """Something happened at a local name: the remote objects refused it try again now."""
-        for key in sorted(self._waiting_for_name.get(name, ()), key=lambda k: (k.cluster, k.namespace, k.name)):
+        for key in self._names.waiting(name):
             self.queue.add(key)
-
-    def _index_name(self, key: RemoteKey) -> None:
-        computed = computed_local_key(self.context, key)
-        previous = self._computed.get(key)
-        if previous == computed:
-            return
-        self._forget_name(key)
-        if computed is not None:
-            self._computed[key] = computed
-            self._by_local_name.setdefault(computed, set()).add(key)
-
-    def _forget_name(self, key: RemoteKey) -> None:
-        previous = self._computed.pop(key, None)
-        if previous is not None:
-            holders = self._by_local_name.get(previous)
-            if holders is not None:
-                holders.discard(key)
-                if not holders:
-                    del self._by_local_name[previous]
 
     def _count_managed(self, key: ObjectKey, obj: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
         """Keep the managed-objects gauge: the local objects carrying this servlet's label."""
@@ -418,7 +394,7 @@ class SyncWorker:
                 self._related_index.forget(key)
                 self._known_reports.pop(key, None)
                 self._fights.forget(key)
-                self._wait_for_name(key, None)
+                self._names.forget(key)
                 return
             plan = await self._plan(key, remote)
             reports = await self._execute(key, plan)
@@ -429,7 +405,7 @@ class SyncWorker:
             conflict = next((report.target for report in reports
                              if report.type == Conflict.type and report.target is not None
                              and report.target.resource == self.context.projected.local), None)
-            self._wait_for_name(key, None if conflict is None else LocalKey(conflict.namespace, conflict.name))
+            self._names.wait(key, None if conflict is None else LocalKey(conflict.namespace, conflict.name))
             if plan.waiting:
                 raise Requeue(plan.waiting)
             if conflict is not None:
@@ -437,16 +413,6 @@ class SyncWorker:
             if not plan.writes:
                 return
         raise Requeue(f"still writing after {PLANS_PER_RECONCILE} plans; planning again later")
-
-    def _wait_for_name(self, key: RemoteKey, name: LocalKey | None) -> None:
-        """Remember (or forget) that `key` waits for the local `name` another object holds."""
-        for held, waiting in list(self._waiting_for_name.items()):
-            if held != name and key in waiting:
-                waiting.discard(key)
-                if not waiting:
-                    del self._waiting_for_name[held]
-        if name is not None:
-            self._waiting_for_name.setdefault(name, set()).add(key)
 
     async def _plan(self, key: RemoteKey, remote: dict[str, Any]) -> ObjectPlan:
         watched: list[RelatedObjectKey] = []
@@ -465,8 +431,7 @@ class SyncWorker:
         if isinstance(read, LinkedCopies):
             return self._local.lookup(read.labels)
         if isinstance(read, SameLocalName):
-            holders = self._by_local_name.get(read.local, ())
-            return [obj for holder in sorted(holders, key=lambda k: (k.cluster, k.namespace, k.name))
+            return [obj for holder in self._names.holders(read.local)
                     if (obj := self._remote.get(object_key(holder))) is not None]
         if isinstance(read, NamespaceAt):
             return self._namespace_exists(read.side, read.cluster, read.name)
