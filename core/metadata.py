@@ -51,11 +51,13 @@ def related_state_annotation(identifier: str) -> str:
     return f"{PREFIX}related-state.{identifier}"
 
 
+@functools.lru_cache(maxsize=256)  # a few resources, asked on every plan
 def resource_name(resource: ResourceType) -> str:
     """`plural.group` (plain `plural` in the core group), as kubectl names a resource."""
     return f"{resource.plural}.{resource.group}" if resource.group else resource.plural
 
 
+@functools.lru_cache(maxsize=256)
 def resource_identity(resource: ResourceType) -> str:
     """The value of the resource label: a hash, as `plural.group` can exceed a label's 63 characters."""
     return name_sha1(resource_name(resource))

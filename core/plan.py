@@ -146,13 +146,14 @@ class _Subject:
     key: RemoteKey
     finalizers: tuple[str, ...]
     resource_version: str
+    deleting: bool
 
     @classmethod
     def of(cls, context: SyncContext, remote: Mapping[str, Any]) -> _Subject:
         meta = metadata_of(remote)
         key = remote_key_of_metadata(meta)
         finalizers, resource_version = finalizers_of(meta), string(meta.get("resourceVersion"))
-        return cls(context, remote, key, finalizers, resource_version)
+        return cls(context, remote, key, finalizers, resource_version, bool(meta.get("deletionTimestamp")))
 
     @property
     def ref(self) -> ObjectRef:
@@ -205,19 +206,20 @@ def plan_object(*, context: SyncContext, inputs: PlanInputs) -> ObjectPlan:
         return subject.plan(_local_key_or_none(local), released)
 
     # 3. Deletion.
-    if is_deleting(subject.remote):
+    if subject.deleting:
         return _deletion(subject, local, inputs.related)
 
     # 4. Existence.
     if local is None:
         return _existence(subject, inputs)
-    local_key = local_key_of(local)
+    local_meta = metadata_of(local)
+    local_key = LocalKey(string(local_meta.get("namespace")), string(local_meta.get("name")))
     local_ref = subject.local_ref(local_key)
-    if is_deleting(local):
+    if local_meta.get("deletionTimestamp"):
         # Someone else is deleting the copy: leave it alone until it is gone, then create it anew.
         return subject.plan(local_key, _add_finalizer(subject),
                             waiting=f"local {_describe_ref(local_ref)} is being deleted; it is created again once gone")
-    repair = _link_repair(subject, local)
+    repair = _link_repair(subject, local_meta, labels_match=True)
     adopt = [Adopt(target=local_ref, patch=guarded(repair, local))] if repair else []
     return subject.plan(local_key, [*_add_finalizer(subject), *adopt, *_sync(subject, local, local_ref, inputs.related)])
 
@@ -290,7 +292,7 @@ def _existence(subject: _Subject, inputs: PlanInputs) -> ObjectPlan:
     if is_deleting(occupant):
         return subject.plan(computed, _add_finalizer(subject),
                             waiting=f"local {_describe_ref(local_ref)} is being deleted; it is created again once gone")
-    repair = _link_repair(subject, occupant)
+    repair = _link_repair(subject, metadata_of(occupant))
     adopt = [Adopt(target=local_ref, patch=guarded(repair, occupant))] if repair else []
     return planned(*_add_finalizer(subject), *adopt, *_sync(subject, occupant, local_ref, inputs.related))
 
@@ -361,15 +363,25 @@ _LINK_LABEL_KEYS = tuple(sorted(metadata.LINK_LABEL_KEYS))
 _LINK_ANNOTATION_KEYS = tuple(sorted(metadata.LINK_ANNOTATION_KEYS))
 
 
-def _link_repair(subject: _Subject, occupant: Mapping[str, Any]) -> dict[str, Any]:
-    """The merge patch that sets every link label and annotation, and drops stale ones."""
-    meta = metadata_of(occupant)
+def _link_repair(subject: _Subject, meta: Mapping[str, Any], *, labels_match: bool = False) -> dict[str, Any]:
+    """The merge patch that sets every link label and annotation, and drops stale ones.
+
+    `labels_match`: the object was found by exactly its link labels, so only the annotations can
+    be off; checked on every reconcile, so the common case (nothing to repair) reads three keys.
+    """
+    servlet_name, remote_type, key = subject.context.servlet.name, subject.context.projected.remote, subject.key
+    annotations = meta.get("annotations")
+    if (labels_match and patch.is_mapping(annotations)
+            and annotations.get(metadata.REMOTE_NAME_ANNOTATION) == key.name
+            and annotations.get(metadata.REMOTE_NAMESPACE_ANNOTATION) == (key.namespace or None)
+            and annotations.get(metadata.REMOTE_RESOURCE_ANNOTATION) == metadata.resource_name(remote_type)):
+        return {}  # the same answer as the walk below when the labels are known to match
+    wanted_annotations = metadata.link_annotations(remote=key, resource=remote_type)
     repair: dict[str, Any] = {}
-    servlet_name, remote_type = subject.context.servlet.name, subject.context.projected.remote
     for section, keys, wanted in (
         ("labels", _LINK_LABEL_KEYS,
-         metadata.link_labels(servlet_name=servlet_name, remote=subject.key, resource=remote_type)),
-        ("annotations", _LINK_ANNOTATION_KEYS, metadata.link_annotations(remote=subject.key, resource=remote_type)),
+         metadata.link_labels(servlet_name=servlet_name, remote=key, resource=remote_type)),
+        ("annotations", _LINK_ANNOTATION_KEYS, wanted_annotations),
     ):
         current = string_map(meta.get(section))
         changes = {key: wanted.get(key) for key in keys if current.get(key) != wanted.get(key)}
