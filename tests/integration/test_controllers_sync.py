@@ -128,6 +128,8 @@ def test_the_events_of_its_own_writes_do_not_reconcile_a_new_object_again(tmp_pa
 
 
 def test_status_and_related_objects_cost_one_request_per_change(tmp_path: Path) -> None:
+    """Plus one GET for the content of a related object when a primary first reads it or someone
+    else changed it: related kinds are watched metadata-only (decisions.md)."""
     async def main() -> None:
         async with world_and_daemon(tmp_path, documents=(certificate_crd(), certificates_with_platform_secret())) as h:
             await h.wait_condition("publish-certmanager-certs", "Ready")
@@ -147,6 +149,7 @@ def test_status_and_related_objects_cost_one_request_per_change(tmp_path: Path) 
                 "PATCH vw:k7v2m9x4q1w8z3r5 zertifikate default/web",
                 "POST service namespaces",
                 "POST service certificates k7v2m9x4q1w8z3r5",
+                "GET vw:k7v2m9x4q1w8z3r5 secrets default/team-issuer-ca",  # its content, once
                 "POST service secrets k7v2m9x4q1w8z3r5",  # the platform-origin CA Secret, down
                 f"PATCH service certificates {TEAM_A}/{local}",  # then its record, on the local primary
             ]
@@ -159,12 +162,14 @@ def test_status_and_related_objects_cost_one_request_per_change(tmp_path: Path) 
                                  data={"tls.crt": "YQ==", "tls.key": "Yg=="}))
             await eventually(lambda: h.rest.get(f"{remote_secrets}/web-tls"), what="the TLS Secret in the workspace")
             assert await _measure(h) == [
+                f"GET service secrets {TEAM_A}/web-tls",
                 "POST vw:k7v2m9x4q1w8z3r5 secrets default",
                 f"PATCH service certificates {TEAM_A}/{local}",  # its record once created, on the local primary
             ]
 
             h.rest.merge_patch(SECRET.path(namespace=TEAM_A, name="web-tls"), {"data": {"tls.key": "Yw=="}})
-            assert await _measure(h) == ["PATCH vw:k7v2m9x4q1w8z3r5 secrets default/web-tls"]
+            assert await _measure(h) == [f"GET service secrets {TEAM_A}/web-tls",
+                                         "PATCH vw:k7v2m9x4q1w8z3r5 secrets default/web-tls"]
 
             h.worker("publish-certmanager-certs").queue.resync()
             assert await _measure(h) == []
