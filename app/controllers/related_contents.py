@@ -50,6 +50,9 @@ class RelatedContents:
     def __len__(self) -> int:
         return len(self._held)
 
+    def held_keys(self) -> list[ObjectKey]:
+        return sorted(self._held, key=lambda k: (k.cluster, k.namespace, k.name))
+
     async def get(self, key: ObjectKey) -> Object | None:
         """The object at `key` as current as the cache knows it, fetched only when not held."""
         current = self.cache.get(key)
@@ -116,6 +119,11 @@ class RelatedCaches:
     def held(self) -> int:
         """How many whole related objects are held (the rest is known by its metadata only)."""
         return sum(len(contents) for contents in self.contents.values())
+
+    def held_names(self) -> list[tuple[str, str]]:
+        """(side, name) of every whole related object held, for diagnostics and tests."""
+        return sorted((side.value, key.name) for (side, _), contents in self.contents.items()
+                      for key in contents.held_keys())
 
     def caches(self) -> dict[tuple[Side, RelatedKind], Cache]:
         return {where: contents.cache for where, contents in self.contents.items()}
