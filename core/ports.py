@@ -182,6 +182,9 @@ class WatchSource(Generic[HttpT_co]):
     path: str
     # A short name for logs and metrics, e.g. `vw/certificates.example.corp`.
     name: str
+    # List and watch only the objects' metadata (Kubernetes' PartialObjectMetadata): for kinds
+    # whose content is needed for a few objects only, fetched one by one.
+    metadata_only: bool = False
 
 
 class WatchSources(Protocol[HttpT_co]):

@@ -79,22 +79,27 @@ class RelatedIndex:
         self._by_related: dict[RelatedObjectKey, set[RemoteKey]] = {}
         self._by_primary: dict[RemoteKey, frozenset[RelatedObjectKey]] = {}
 
-    def set(self, primary: RemoteKey, related: Iterable[RelatedObjectKey]) -> None:
+    def set(self, primary: RemoteKey, related: Iterable[RelatedObjectKey]) -> list[RelatedObjectKey]:
+        """Remember what `primary` read; returns the related objects no primary reads any more."""
         wanted = frozenset(related)
         previous = self._by_primary.get(primary, frozenset())
         if wanted == previous:
-            return
+            return []
+        unread = []
         for key in previous - wanted:
             self._discard(key, primary)
+            if key not in self._by_related:
+                unread.append(key)
         for key in wanted - previous:
             self._by_related.setdefault(key, set()).add(primary)
         if wanted:
             self._by_primary[primary] = wanted
         else:
             self._by_primary.pop(primary, None)
+        return unread
 
-    def forget(self, primary: RemoteKey) -> None:
-        self.set(primary, ())
+    def forget(self, primary: RemoteKey) -> list[RelatedObjectKey]:
+        return self.set(primary, ())
 
     def primaries(self, related: RelatedObjectKey) -> list[RemoteKey]:
         return sorted(self._by_related.get(related, ()), key=lambda k: (k.cluster, k.namespace, k.name))

@@ -7,7 +7,8 @@ shared informer pool):
 - the local copies of this servlet (label `syncer.kdp.k8c.io/servlet=<name>`), indexed by their
   link labels;
 - local namespaces, and when the PublishedResource has related resources, the related kinds on
-  both sides plus the workspaces' namespaces.
+  both sides (metadata only: the content of the few objects primaries reference is held apart,
+  `related_contents.py`) plus the workspaces' namespaces.
 
 Its queue is keyed by remote object. A reconcile gathers the planner's inputs from those caches
 only (`core.gather`, the same reads `servlet plan` makes; never a GET in the steady state), asks
@@ -48,6 +49,7 @@ from servlet.app.controllers.links import (
     remote_key_of_local,
 )
 from servlet.app.controllers.queues import QueueDepths, Requeue, controller_queue
+from servlet.app.controllers.related_contents import RelatedCaches
 from servlet.app.controllers.status import StatusBoard
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
@@ -74,7 +76,6 @@ from servlet.core.actions import (
     Release,
     RemoveFinalizer,
     Side,
-    related_resource_type,
 )
 from servlet.core.conditions import Condition, ConditionType
 from servlet.core.gather import (
@@ -183,7 +184,6 @@ class SyncWorker:
         self._related_index = RelatedIndex()
         self._caches: list[Cache] = []
         self._unsubscribe: list[Callable[[], None]] = []
-        self._related: dict[tuple[Side, RelatedKind], Cache] = {}
         self._remote_namespaces: Cache | None = None
         self._reported_orphans: set[tuple[str, str]] = set()
         self._names = LocalNames(lambda key: computed_local_key(context, key))
@@ -200,11 +200,10 @@ class SyncWorker:
         # Every object of the local type, not only this servlet's copies: what sits at a computed
         # local name must be known before the remote object gets a finalizer (a conflict writes nothing).
         self._local = self._acquire(env.sources.service_source(projected.local), index=link_value)
-        for kind in sorted({item.kind for item in context.published.spec.related}, key=lambda k: k.value):
-            resource = related_resource_type(kind)
-            self._related[(Side.LOCAL, kind)] = self._acquire(env.sources.service_source(resource))
-            self._related[(Side.REMOTE, kind)] = self._acquire(env.sources.virtual_workspace_source(resource))
-        if self._related:
+        self.related = RelatedCaches(
+            kinds=(item.kind for item in context.published.spec.related), acquire=self._acquire,
+            sources=env.sources, service=env.service, vw=env.vw, log=self._log)
+        if self.related:
             self._remote_namespaces = self._acquire(env.sources.virtual_workspace_source(NAMESPACE_TYPE))
         queue_name = f"sync/{name}"
         self.queue: WorkQueue[RemoteKey] = controller_queue(
@@ -219,8 +218,9 @@ class SyncWorker:
         )
         self._unsubscribe.append(self._remote.subscribe(self._on_remote))
         self._unsubscribe.append(self._local.subscribe(self._on_local))
-        for (side, kind), cache in self._related.items():
+        for (side, kind), cache in self.related.caches().items():
             self._unsubscribe.append(cache.subscribe(self._related_handler(side, kind)))
+        self._unsubscribe.append(self.related.unsubscribe)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -391,7 +391,7 @@ class SyncWorker:
             remote = self._remote.get(object_key(key))
             if remote is None:
                 # Gone for good; a copy left behind is an orphan, which the orphan scan handles.
-                self._related_index.forget(key)
+                self.related.forget(self._related_index.forget(key))
                 self._known_reports.pop(key, None)
                 self._fights.forget(key)
                 self._names.forget(key)
@@ -418,16 +418,24 @@ class SyncWorker:
         watched: list[RelatedObjectKey] = []
 
         async def answer(reads: tuple[Read, ...]) -> list[Answer]:
-            return [await self._read_fresh(read) if isinstance(read, ObjectAt) and read.fresh
-                    else self._answer(read, watched) for read in reads]
+            # A round's related objects not held yet are fetched side by side.
+            return list(await asyncio.gather(*(self._read(read, watched) for read in reads)))
 
         inputs = await gather_async(self.context, remote, answer)
         if self.context.published.spec.related:
-            self._related_index.set(key, watched)
+            self.related.forget(self._related_index.set(key, watched))
         return plan_object(context=self.context, inputs=inputs)
 
-    def _answer(self, read: Read, watched: list[RelatedObjectKey]) -> Answer:
-        """One read of `core.gather`, from the caches (`watched` collects the related objects read)."""
+    async def _read(self, read: Read, watched: list[RelatedObjectKey]) -> Answer:
+        """One read of `core.gather` (`watched` collects the related objects read)."""
+        if isinstance(read, ObjectAt) and read.fresh:
+            return await self._read_fresh(read)
+        if isinstance(read, ObjectAt) and self.related.find(read.side, read.resource) is not None:
+            return await self.related.read(read, watched)
+        return self._answer(read)
+
+    def _answer(self, read: Read) -> Answer:
+        """One read of `core.gather` from the caches (related objects aside)."""
         if isinstance(read, LinkedCopies):
             return self._local.lookup(read.labels)
         if isinstance(read, SameLocalName):
@@ -438,11 +446,6 @@ class SyncWorker:
         object_at = ObjectKey(cluster=read.cluster, namespace=read.namespace, name=read.name)
         if read.side is Side.LOCAL and read.resource == self.context.projected.local:
             return self._local.get(object_at)
-        for (side, kind), cache in self._related.items():
-            if side is read.side and related_resource_type(kind) == read.resource:
-                watched.append(RelatedObjectKey(side=side, kind=kind, cluster=read.cluster,
-                                                namespace=read.namespace, name=read.name))
-                return cache.get(object_at)
         return None
 
     async def _read_fresh(self, read: ObjectAt) -> Answer:
@@ -546,6 +549,9 @@ class SyncWorker:
         if in_flight is not None and result is not None:
             in_flight.written.add((cache.name, resource_version(result)))
         key = target_key(target)
+        related = self.related.find(target.side, target.resource)
+        if related is not None and result is not None and isinstance(action, (CreateRelated, PatchRelated)):
+            related[1].hold(key, result)
         if isinstance(action, (DeleteLocal, DeleteRelated)):
             cache.deleting(key)
         elif isinstance(action, CreateNamespace):
@@ -565,10 +571,8 @@ class SyncWorker:
             return self._remote
         if target.side is Side.LOCAL and target.resource == projected.local:
             return self._local
-        for (side, kind), cache in self._related.items():
-            if side is target.side and related_resource_type(kind) == target.resource:
-                return cache
-        return None
+        related = self.related.find(target.side, target.resource)
+        return None if related is None else related[1].cache
 
     # -- orphans -------------------------------------------------------------------------------
 

@@ -15,6 +15,12 @@ made directly over an httpx2 client built from the same kubeconfig (`kube.http_c
   compared with the store so every difference is emitted: ADDED, MODIFIED, and DELETED for
   objects that vanished meanwhile.
 
+A metadata-only informer (`metadata_only=True`) asks the server for `PartialObjectMetadata`
+(the `Accept` header of Kubernetes' metadata client) and keeps of each object only what
+identifies it and its version (`identity_of`): a tenant's labels and annotations cost it nothing
+either. It serves kinds whose content matters for a few objects only (related Secrets), which the
+caller fetches one by one.
+
 Handlers are plain callables run on the event loop; they should only enqueue work. Stored
 objects are shared, not copied: treat them as read-only.
 
@@ -41,6 +47,14 @@ from servlet.app.runtime.workqueue import Backoff
 from servlet.core import jsontext
 
 CLUSTER_ANNOTATION = "kcp.io/cluster"
+METADATA_API_VERSION = "meta.k8s.io/v1"
+PARTIAL_KIND = "PartialObjectMetadata"
+# What Kubernetes' metadata client asks for: lists as PartialObjectMetadataList, watch events
+# as PartialObjectMetadata (the server answers 406 to the other combination).
+METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+METADATA_WATCH_ACCEPT = f"application/json;as={PARTIAL_KIND};g=meta.k8s.io;v=v1"
+# The metadata a metadata-only informer keeps (plus the kcp.io/cluster annotation).
+_IDENTITY_FIELDS = ("name", "namespace", "uid", "resourceVersion", "deletionTimestamp")
 # How much longer than the server-side watch timeout we wait for a line before calling the
 # connection dead.
 _READ_MARGIN = 30.0
@@ -107,6 +121,7 @@ class Informer:
         path: str,
         name: str = "",
         label_selector: str | None = None,
+        metadata_only: bool = False,
         timeout_seconds: int = 300,
         page_size: int = 500,
         backoff: Backoff = Backoff(base=0.5, cap=30.0),
@@ -120,6 +135,8 @@ class Informer:
         self._path = path.lstrip("/")
         self.name = name or self._path
         self._label_selector = label_selector
+        self.metadata_only = metadata_only
+        self._ingest: Callable[[Any], Any] = identity_of if metadata_only else _without_managed_fields
         self._timeout_seconds = timeout_seconds
         self._page_size = page_size
         self._backoff = backoff
@@ -258,14 +275,14 @@ class Informer:
         if self._label_selector:
             params["labelSelector"] = self._label_selector
         while True:
-            response = await self._http.get(self._path, params=params)
+            response = await self._http.get(self._path, params=params, headers=self._accept(METADATA_LIST_ACCEPT))
             if response.status_code != 200:
                 raise self._failure("list", response)
             page = response.json()
             metadata = page.get("metadata") or {}
             # Every page of one paginated list carries the same snapshot version; keep the first.
             version = version or str(metadata.get("resourceVersion") or "")
-            items.extend(_without_managed_fields(obj) for obj in page.get("items") or [])
+            items.extend(self._ingest(obj) for obj in page.get("items") or [])
             token = metadata.get("continue")
             self._alive()
             if not token:
@@ -287,7 +304,8 @@ class Informer:
         # The server closes the stream after timeoutSeconds; a read that waits much longer means
         # the connection died silently.
         timeout = httpx2.Timeout(10.0, read=self._timeout_seconds + _READ_MARGIN)
-        async with self._http.stream("GET", self._path, params=params, timeout=timeout) as response:
+        async with self._http.stream("GET", self._path, params=params, timeout=timeout,
+                                     headers=self._accept(METADATA_WATCH_ACCEPT)) as response:
             if response.status_code != 200:
                 await response.aread()
                 raise self._failure("watch", response)
@@ -316,7 +334,7 @@ class Informer:
         try:
             event = jsontext.decode(line)
             kind = event["type"]
-            obj = _without_managed_fields(event["object"])
+            obj = event["object"] if event["type"] in ("ERROR", "BOOKMARK") else self._ingest(event["object"])
         except (ValueError, KeyError, TypeError) as exc:
             raise _BrokenStream(f"unreadable watch event: {line[:200]!r}") from exc
         if kind == "ERROR":
@@ -347,6 +365,9 @@ class Informer:
                 handler(event)
             except Exception:  # a faulty handler must not stop the cache from following changes
                 _log.exception("informer event handler failed", extra={"informer": self.name})
+
+    def _accept(self, metadata_accept: str) -> dict[str, str] | None:
+        return {"Accept": metadata_accept} if self.metadata_only else None
 
     def _alive(self) -> None:
         self.last_alive = self._clock()
@@ -387,3 +408,24 @@ def _without_managed_fields(obj: Any) -> Any:
     if isinstance(metadata, dict):
         metadata.pop("managedFields", None)
     return obj
+
+
+def identity_of(obj: Any) -> Any:
+    """What a metadata-only informer keeps of an object: its key, uid, version and deletion mark.
+
+    Enough to know that an object exists, to notice any change of it (every change moves the
+    resourceVersion) and to tell whether a held copy of its content is current.
+    """
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(metadata, dict):
+        return obj
+    kept = {field: metadata[field] for field in _IDENTITY_FIELDS if field in metadata}
+    cluster = (metadata.get("annotations") or {}).get(CLUSTER_ANNOTATION)
+    if cluster is not None:
+        kept["annotations"] = {CLUSTER_ANNOTATION: cluster}
+    return {"apiVersion": METADATA_API_VERSION, "kind": PARTIAL_KIND, "metadata": kept}
+
+
+def is_partial(obj: Mapping[str, Any]) -> bool:
+    """Whether `obj` is only an object's metadata (from a metadata-only informer)."""
+    return obj.get("kind") == PARTIAL_KIND and obj.get("apiVersion") == METADATA_API_VERSION

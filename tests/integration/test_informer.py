@@ -380,3 +380,37 @@ def test_the_watch_uses_the_kubeconfigs_tls_settings(kcpsim_factory: Callable[..
     base, seen = run(main)
     assert base.startswith("https://")
     assert seen == [("ADDED", "secure")]
+
+
+def test_a_metadata_only_informer_keeps_identity_and_version_never_content(kcpsim: KcpSim) -> None:
+    team_a = kcpsim.cluster_of("root:myorg:team-a")
+    big = {"apiVersion": "v1", "kind": "Secret",
+           "metadata": {"name": "big", "namespace": "default", "labels": {"tenant": "x" * 60},
+                        "annotations": {"note": "y" * 5000}},
+           "data": {"blob": "QUFB" * 5000}}
+
+    async def main() -> tuple[dict[str, Any] | None, list[tuple[str, str]], str, str]:
+        writer = async_client(kcpsim.workspace_config("team-a"), trust_env=False)
+        try:
+            await create(writer, big, SECRETS)
+            async with Harness(kcpsim, server=kcpsim.vw_url() + "/clusters/*", resource=SECRETS,
+                               label_selector=None, metadata_only=True) as h:
+                await h.synced()
+                key = ObjectKey(cluster=team_a, namespace="default", name="big")
+                listed = h.informer.get(key)
+                before = str((listed or {}).get("metadata", {}).get("resourceVersion"))
+                await merge_patch(writer, resource_class(SECRETS), "big", {"data": {"more": "QQ=="}},
+                                  namespace="default")
+                await eventually(lambda: ("MODIFIED", "big") in h.recorder.seen())
+                after = str((h.informer.get(key) or {}).get("metadata", {}).get("resourceVersion"))
+                return listed, h.recorder.seen(), before, after
+        finally:
+            await writer.close()
+
+    listed, seen, before, after = run(main)
+    assert listed is not None
+    assert listed == {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": {
+        "name": "big", "namespace": "default", "uid": listed["metadata"]["uid"], "resourceVersion": before,
+        "annotations": {"kcp.io/cluster": team_a}}}
+    assert seen == [("ADDED", "big"), ("MODIFIED", "big")]
+    assert before != after

@@ -21,7 +21,7 @@ import msgspec
 import yaml
 from aiohttp import web
 
-from tests.kcpsim import discovery, errors
+from tests.kcpsim import discovery, errors, metadata_only
 from tests.kcpsim.errors import StatusError
 from tests.kcpsim.faults import FaultPlan
 from tests.kcpsim.naming import is_cluster_name, is_cluster_path
@@ -233,16 +233,20 @@ class Server:
         query = request.query
         manager = query.get("fieldManager") or _manager_from_agent(request.headers.get("User-Agent", ""))
         dry_run = query.get("dryRun") == "All"
+        form = (metadata_only.requested_form(request.headers.get("Accept", ""), verb=call.verb)
+                if call.verb in ("get", "list", "watch") else None)
         if call.verb == "get":
             assert target.cluster is not None
             obj = world.get(rdef, target.cluster, ns, name)
             if not visible(obj):
                 raise errors.not_found(group=rdef.group, plural=rdef.plural, name=name)
-            return json_response(world.render(rdef, obj, version))
+            rendered = world.render(rdef, obj, version)
+            return json_response(metadata_only.partial(rendered) if form else rendered)
         if call.verb == "list":
-            return self.list(request, rdef, target, namespace, version, visible)
+            return self.list(request, rdef, target, namespace, version, visible, partial=form is not None)
         if call.verb == "watch":
-            return await self.watch(request, rdef, target, namespace, version, visible, call, started, wall)
+            return await self.watch(request, rdef, target, namespace, version, visible, call, started, wall,
+                                    partial=form is not None)
         assert target.cluster is not None
         cluster = target.cluster
         if call.verb == "create":
@@ -341,7 +345,7 @@ class Server:
 
     # ---- list and watch ------------------------------------------------------------------------
     def list(self, request: web.Request, rdef: ResourceDef, target: Target, namespace: str | None, version: str,
-             visible: Callable[[Obj], bool]) -> web.Response:
+             visible: Callable[[Obj], bool], *, partial: bool = False) -> web.Response:
         query = request.query
         try:
             limit = int(query.get("limit") or 0)
@@ -353,11 +357,15 @@ class Server:
         if result.continue_token:
             meta["continue"] = result.continue_token
         world = self.sim.world
+        items = [world.render(rdef, obj, version) for obj in result.items]
+        if partial:
+            return json_response(metadata_only.partial_list(meta, items))
         return json_response({"apiVersion": rdef.api_version(version), "kind": rdef.list_kind, "metadata": meta,
-                              "items": [world.render(rdef, obj, version) for obj in result.items]})
+                              "items": items})
 
     async def watch(self, request: web.Request, rdef: ResourceDef, target: Target, namespace: str | None, version: str,
-                    visible: Callable[[Obj], bool], call: Call, started: float, wall: float) -> web.StreamResponse:
+                    visible: Callable[[Obj], bool], call: Call, started: float, wall: float, *,
+                    partial: bool = False) -> web.StreamResponse:
         query = request.query
         match = self._matcher(request, visible)
         store = self.sim.world.store
@@ -386,10 +394,13 @@ class Server:
         api_version = rdef.api_version(version)
 
         def encode(kind: str, obj: Obj, event: Event | None = None) -> bytes:
-            key = (kind, version)
+            key = (kind, version, partial)
             if event is not None and key in event.encoded:
                 return event.encoded[key]
-            line = b'{"type":"' + kind.encode() + b'","object":' + _encode(world.render(rdef, obj, version)) + b"}\n"
+            rendered = world.render(rdef, obj, version)
+            if partial:
+                rendered = metadata_only.partial(rendered)
+            line = b'{"type":"' + kind.encode() + b'","object":' + _encode(rendered) + b"}\n"
             if event is not None:
                 event.encoded[key] = line
             return line
@@ -448,7 +459,9 @@ class Server:
                         item = watcher.queue.get_nowait()
                 except TimeoutError:
                     if bookmarks and time.monotonic() >= next_bookmark:
-                        mark = {"apiVersion": api_version, "kind": rdef.kind, "metadata": {"resourceVersion": str(store.rv)}}
+                        mark = {"apiVersion": metadata_only.API_VERSION if partial else api_version,
+                                "kind": metadata_only.PARTIAL if partial else rdef.kind,
+                                "metadata": {"resourceVersion": str(store.rv)}}
                         await response.write(b'{"type":"BOOKMARK","object":' + _encode(mark) + b"}\n")
                         next_bookmark = time.monotonic() + interval
                     continue

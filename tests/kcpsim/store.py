@@ -32,7 +32,7 @@ class Event:
     type: str  # ADDED | MODIFIED | DELETED
     obj: Obj
     old: Obj | None
-    encoded: dict[tuple[str, str], bytes] = attrs.field(factory=dict)
+    encoded: dict[tuple[str, str, bool], bytes] = attrs.field(factory=dict)
 
 
 @attrs.define(eq=False)
