@@ -94,7 +94,7 @@ class SyncModel(RuleBasedStateMachine):
         super().__init__()
         self.world = World()
         self.view = World()  # what the servlet's caches hold
-        self.contexts: list[SyncContext] = [PRIMARY]
+        self.contexts: list[SyncContext] = [PRIMARY, TWIN]
         self.foreign: dict[tuple[str, str], dict[str, Any]] = {}  # local objects of the service owner
         self.fault = Fault()
 
@@ -124,6 +124,17 @@ class SyncModel(RuleBasedStateMachine):
             edited = copy.deepcopy(data.draw(st.sampled_from(remotes)))
             edited["spec"] = {"size": size}
             self.world.put(Side.REMOTE, edited)
+
+    @rule(data=st.data(), size=SIZES)
+    def tenant_mirrors_an_object(self, data: st.DataObject, size: int) -> None:
+        """The same workspace, namespace and name in the other PublishedResource's resource."""
+        remotes = self.world.listed(Side.REMOTE)
+        if remotes:
+            original = data.draw(st.sampled_from(remotes))
+            other = TWIN if original["kind"] == PRIMARY.projected.remote.kind else PRIMARY
+            key = remote_key_of(original)
+            self.tenant_writes(other.published.name, key.cluster, key.namespace, key.name, size, synced=True,
+                               forged=False)
 
     @rule(resource=st.sampled_from(sorted(RESOURCES)), cluster=st.sampled_from(CLUSTERS),
           namespace=st.sampled_from(NAMESPACES), name=st.sampled_from(NAMES))
