@@ -115,6 +115,7 @@ class _Reader:
         self.limit = asyncio.Semaphore(_PARALLEL_READS)
         self._reads: dict[_ReadKey, asyncio.Future[Object | None]] = {}
         self.problems: list[Problem] = []
+        self.refused: list[_ReadKey] = []  # remote reads a workspace refused
 
     def url(self, target: Target) -> str:
         if target is Target.SERVICE:
@@ -151,6 +152,7 @@ class _Reader:
                 raise
             # One workspace refusing (claim not accepted) says nothing about the others.
             self.problems.append(_refused(key, error.__cause__))
+            self.refused.append(key)
             return None
         return None if found is None else _in_workspace(found, key.cluster)
 
@@ -314,7 +316,8 @@ async def _objects(
     listed = {(Side.LOCAL, resource.api_version, resource.kind) for resource in local_types}
     known: set[WorldKey] = set()
     for _ in range(_READ_ROUNDS):
-        world = World(remote=remote_objects, local=local_objects, complete=False, known=known)
+        world = World(remote=remote_objects, local=local_objects, complete=False, known=known,
+                      unreadable=[_world_key(key) for key in reader.refused])
         settle(world, contexts)
         missed = sorted(((key, resource) for key, resource in world.missed.items()
                          if (key[0], key[1], key[2]) not in listed), key=lambda item: (item[0][0].value, *item[0][1:]))
@@ -326,6 +329,11 @@ async def _objects(
             if obj is not None:
                 (remote_objects if key[0] is Side.REMOTE else local_objects).append(obj)
     return remote_objects, _unique(local_objects)
+
+
+def _world_key(key: _ReadKey) -> WorldKey:
+    resource = key.resource
+    return (key.side, resource.api_version, resource.kind, key.cluster, key.namespace, key.name)
 
 
 def _unique(objects: Iterable[Object]) -> list[Object]:
@@ -393,6 +401,7 @@ async def read_live_inventory(
         remote_objects=tuple(remote_objects),
         local_objects=tuple(local_objects),
         problems=tuple(reader.problems),
+        unreadable_remote=tuple(_world_key(key)[1:] for key in reader.refused),
     )
     return LiveInventory(inventory=inventory, notes=tuple(notes), virtual_workspace_url=url)
 

@@ -81,10 +81,14 @@ def settle(world: World, contexts: Sequence[SyncContext], *, rounds: int = MAX_R
 
 def plan_world(
     *, contexts: Sequence[SyncContext], remote_objects: Iterable[Mapping[str, Any]],
-    local_objects: Iterable[Mapping[str, Any]],
+    local_objects: Iterable[Mapping[str, Any]], unreadable_remote: Iterable[tuple[str, str, str, str, str]] = (),
 ) -> tuple[ObjectPlan, ...]:
-    """Every write the daemon would send for these objects, per remote object; the inputs stay untouched."""
-    return settle(World(remote=remote_objects, local=local_objects), contexts)
+    """Every write the daemon would send for these objects, per remote object; the inputs stay untouched.
+
+    `unreadable_remote`: workspace objects whose read was refused, as (apiVersion, kind, cluster,
+    namespace, name)."""
+    unreadable = [(Side.REMOTE, *key) for key in unreadable_remote]
+    return settle(World(remote=remote_objects, local=local_objects, unreadable=unreadable), contexts)
 
 
 def _world_key(remote: Mapping[str, Any]) -> tuple[Side, str, str, str, str, str]:

@@ -46,6 +46,9 @@ class Inventory:
     remote_objects: tuple[Manifest, ...] = ()
     local_objects: tuple[Manifest, ...] = ()
     problems: tuple[Problem, ...] = ()
+    # Workspace objects a read was refused for, as (apiVersion, kind, cluster, namespace, name):
+    # planned as the daemon plans them, unreadable, never as gone.
+    unreadable_remote: tuple[tuple[str, str, str, str, str], ...] = ()
 
 
 def group_of(obj: Manifest) -> str:

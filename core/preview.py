@@ -213,6 +213,7 @@ def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_na
 
     contexts = [SyncContext(servlet=servlet, published=published, projected=result) for published, result in projected]
     objects = plan_world(contexts=contexts, remote_objects=inventory.remote_objects,
+                         unreadable_remote=inventory.unreadable_remote,
                          local_objects=inventory.local_objects)
     for obj in objects:
         errors.extend(PlanError(object=obj.describe(), field=problem.field, message=problem.message)

@@ -40,7 +40,16 @@ from servlet.core.actions import (
     Side,
 )
 from servlet.core.context import SyncContext
-from servlet.core.gather import Answer, LinkedCopies, NamespaceAt, ObjectAt, Read, SameLocalName, computed_local_key
+from servlet.core.gather import (
+    UNREADABLE,
+    Answer,
+    LinkedCopies,
+    NamespaceAt,
+    ObjectAt,
+    Read,
+    SameLocalName,
+    computed_local_key,
+)
 from servlet.core.keys import CLUSTER_ANNOTATION, is_deleting, metadata_of, remote_key_of, string
 from servlet.core.metadata import link_labels_of
 from servlet.core.model import ResourceType
@@ -90,13 +99,15 @@ class World:
     """
 
     def __init__(self, *, remote: Iterable[Mapping[str, Any]] = (), local: Iterable[Mapping[str, Any]] = (),
-                 complete: bool = True, known: Iterable[WorldKey] = ()) -> None:
+                 complete: bool = True, known: Iterable[WorldKey] = (), unreadable: Iterable[WorldKey] = ()) -> None:
         self.objects: dict[WorldKey, Object] = {}
         self._namespaces: set[tuple[Side, str, str]] = set()
         self.version = 0
         self.complete = complete
         self.known: set[WorldKey] = set(known)
         self.missed: dict[WorldKey, ResourceType] = {}
+        # Objects a read was refused for (a workspace that rejected a claim): read as UNREADABLE.
+        self.unreadable: frozenset[WorldKey] = frozenset(unreadable)
         for side, objects in ((Side.REMOTE, remote), (Side.LOCAL, local)):
             for obj in objects:
                 self._store(_key_of(side, obj), copy.deepcopy(dict(obj)))  # as given, versions included
@@ -107,6 +118,7 @@ class World:
         twin._namespaces = set(self._namespaces)
         twin.version = self.version
         twin.complete, twin.known, twin.missed = self.complete, set(self.known), dict(self.missed)
+        twin.unreadable = self.unreadable
         return twin
 
     # -- reading ---------------------------------------------------------------------------------
@@ -133,8 +145,9 @@ class World:
                     and link_labels_of(obj) == wanted]
         if isinstance(read, ObjectAt):
             resource = read.resource
-            return self._read((read.side, resource.api_version, resource.kind, read.cluster,
-                               read.namespace if resource.namespaced else "", read.name), resource)
+            key = (read.side, resource.api_version, resource.kind, read.cluster,
+                   read.namespace if resource.namespaced else "", read.name)
+            return UNREADABLE if key in self.unreadable else self._read(key, resource)
         if isinstance(read, NamespaceAt):
             if self.namespace_exists(read.side, read.cluster, read.name):
                 return True

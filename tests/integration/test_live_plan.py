@@ -316,11 +316,14 @@ def test_a_workspace_refusing_a_related_read_is_an_error_of_that_object_only(exa
     outcome = example.plan("-o", "json")
     assert outcome.code == 1
     plan = outcome.json()
-    [error] = plan["errors"]
-    assert error["object"] == f"Secret {team_c}:default/web-tls", error
-    assert "permission claim for secrets" in error["message"]
+    # The refused read, and what the daemon reports for the object: nothing of it is synced, no
+    # copy is deleted on the strength of a read that was refused.
+    refused, unreadable = plan["errors"]
+    assert refused["object"] == f"Secret {team_c}:default/web-tls", refused
+    assert "permission claim for secrets" in refused["message"]
+    assert unreadable["object"] == f"{team_c}:default/web" and "cannot read" in unreadable["message"], unreadable
     planned = actions_by_object(plan)
-    assert planned[f"{team_c}:default/web"] == ["addFinalizer", "createNamespace", "create"]
+    assert planned[f"{team_c}:default/web"] == ["addFinalizer", "createNamespace", "create", "error"]
     assert planned[f"{example.cluster('team-a')}:default/web"] == ["addFinalizer", "create"]
 
 
