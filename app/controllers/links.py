@@ -42,23 +42,11 @@ def link_value(obj: Mapping[str, Any]) -> Hashable | None:
     return link or None
 
 
-def wanted_link(*, servlet_name: str, remote: RemoteKey) -> Hashable:
-    """The index value of the local copy of `remote`."""
-    return tuple(sorted(metadata.link_labels(servlet_name=servlet_name, remote=remote).items()))
-
-
 def remote_key_of_local(obj: Mapping[str, Any], *, servlet_name: str) -> RemoteKey | None:
     """The remote object a local copy of this servlet names, None for anything else."""
-    labels = _string_map(obj, "labels")
-    annotations = _string_map(obj, "annotations")
-    if labels.get(metadata.SERVLET_LABEL) != servlet_name:
+    if _string_map(obj, "labels").get(metadata.SERVLET_LABEL) != servlet_name:
         return None
-    cluster = labels.get(metadata.REMOTE_CLUSTER_LABEL)
-    name = annotations.get(metadata.REMOTE_NAME_ANNOTATION)
-    namespace = annotations.get(metadata.REMOTE_NAMESPACE_ANNOTATION, "")
-    if not isinstance(cluster, str) or not isinstance(name, str) or not cluster or not name:
-        return None
-    return RemoteKey(cluster=cluster, namespace=str(namespace or ""), name=name)
+    return metadata.remote_key_named_by(obj)
 
 
 @frozen

@@ -253,7 +253,7 @@ class SyncWorker:
             self._names.index(remote_key_of(remote))
         for obj in self._local.objects():
             self._count_managed(ObjectKey(cluster="", namespace=obj["metadata"].get("namespace", ""),
-                                          name=obj["metadata"]["name"]), obj, None)
+                                          name=obj["metadata"]["name"]), obj)
         for key in self._remote_keys():
             self.queue.add(key)
         self._orphan_queue.add(ORPHANS_KEY)
@@ -342,14 +342,14 @@ class SyncWorker:
             if key is not None:
                 self._wake(key, event, self._local)
         self._wake_waiting(LocalKey(namespace=event.key.namespace, name=event.key.name))
-        self._count_managed(event.key, None if event.type is EventType.DELETED else event.obj, event.old)
+        self._count_managed(event.key, None if event.type is EventType.DELETED else event.obj)
 
     def _wake_waiting(self, name: LocalKey) -> None:
         """Something happened at a local name: the remote objects refused it try again now."""
         for key in self._names.waiting(name):
             self.queue.add(key)
 
-    def _count_managed(self, key: ObjectKey, obj: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
+    def _count_managed(self, key: ObjectKey, obj: dict[str, Any] | None) -> None:
         """Keep the managed-objects gauge: the local objects carrying this servlet's label."""
         mine = obj is not None and ((obj.get("metadata") or {}).get("labels") or {}).get(
             metadata.SERVLET_LABEL) == self._env.servlet_name
