@@ -45,14 +45,19 @@ _scopes = st.tuples(st.booleans(), st.booleans())
 @given(_namings, _any_remote_keys, _scopes)
 def test_naming_is_deterministic(naming: Naming, remote: RemoteKey, scopes: tuple[bool, bool]) -> None:
     local_namespaced, remote_namespaced = scopes
-    first = local_key_for(naming=naming, remote=remote, local_namespaced=local_namespaced,
-                          remote_namespaced=remote_namespaced)
-    again = local_key_for(
+    # Computed twice past the memo (which would hand back its first answer whatever the rule
+    # does), then the memoised answer must be that same computed one.
+    compute = local_key_for.__wrapped__
+    first = compute(naming=naming, remote=remote, local_namespaced=local_namespaced,
+                    remote_namespaced=remote_namespaced)
+    again = compute(
         naming=Naming(namespace=naming.namespace, name=naming.name),
         remote=RemoteKey(cluster=remote.cluster, namespace=remote.namespace, name=remote.name),
         local_namespaced=local_namespaced, remote_namespaced=remote_namespaced,
     )
     assert first == again
+    assert local_key_for(naming=naming, remote=remote, local_namespaced=local_namespaced,
+                         remote_namespaced=remote_namespaced) == first
 
 
 @given(_namings, _any_remote_keys, _scopes)
