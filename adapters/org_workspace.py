@@ -20,6 +20,7 @@ from lightkube import AsyncClient
 from servlet.adapters import objects
 from servlet.adapters.errors import AlreadyExists, NotFound
 from servlet.adapters.kube import merge_patch, resource_class
+from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.ports import (
     APIEXPORT_TYPE,
     ENDPOINT_SLICE_TYPE,
@@ -30,7 +31,6 @@ from servlet.core.ports import (
 )
 
 LOGICAL_CLUSTER_NAME = "cluster"
-CLUSTER_ANNOTATION = "kcp.io/cluster"
 PATH_ANNOTATION = "kcp.io/path"
 
 

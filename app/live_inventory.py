@@ -37,10 +37,10 @@ from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
 from servlet.core.actions import Side
 from servlet.core.apiexport import virtual_workspace_url
-from servlet.core.inventory import KCP_CLUSTER_ANNOTATION, Inventory
+from servlet.core.inventory import Inventory
 from servlet.core.context import SyncContext
 from servlet.core.dryrun import settle
-from servlet.core.keys import remote_key_of
+from servlet.core.keys import CLUSTER_ANNOTATION, remote_key_of
 from servlet.core.model import Problem, PublishedResource, ResourceType, ServletIdentity
 from servlet.core.parsing import parse_published_resource
 from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE, SCHEMA_TYPE
@@ -175,11 +175,11 @@ def _refused(key: _ReadKey, failure: ApiFailure) -> Problem:
 def _in_workspace(obj: Object, cluster: str) -> Object:
     """The object with its workspace in `kcp.io/cluster` (kcp always sets it; the plan relies on it)."""
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    if annotations.get(KCP_CLUSTER_ANNOTATION) == cluster:
+    if annotations.get(CLUSTER_ANNOTATION) == cluster:
         return obj
     fixed = copy.deepcopy(obj)
     metadata = fixed.setdefault("metadata", {})
-    metadata["annotations"] = {**(metadata.get("annotations") or {}), KCP_CLUSTER_ANNOTATION: cluster}
+    metadata["annotations"] = {**(metadata.get("annotations") or {}), CLUSTER_ANNOTATION: cluster}
     return fixed
 
 

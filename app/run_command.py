@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import enum
 import gc
-import re
 import signal
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -29,7 +28,7 @@ from servlet.app.daemon import DaemonConfig, run_daemon
 from servlet.app.observability.logs import LogFormat, configure_logging
 from servlet.app.observability.probes import Address, parse_address
 from servlet.app.runtime.leader import LeaseTiming
-from servlet.core.filtering import is_label_key, is_label_value
+from servlet.core.filtering import label_selector_text_problem
 from servlet.core.model import Problem, ServletIdentity
 from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain
 
@@ -60,51 +59,6 @@ def _option(flag: str, help_text: str) -> Any:
 
 
 # -- validation (pure enough to unit-test without a cluster) ---------------------------------------
-
-_REQUIREMENT = re.compile(
-    r"^\s*(?:(?P<not>!)\s*(?P<absent>[^\s!=<>(),]+)"
-    r"|(?P<key>[^\s!=<>(),]+)\s*(?:(?P<op>==|=|!=|<|>)\s*(?P<value>[^\s!=<>(),]*)"
-    r"|\s+(?P<set>in|notin)\s*\((?P<values>[^()]*)\))?)\s*$"
-)
-
-
-def _split_requirements(text: str) -> list[str]:
-    parts, depth, current = [], 0, ""
-    for char in text:
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        if char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    parts.append(current)
-    return parts
-
-
-def selector_problem(text: str, *, flag: str = "--published-resource-selector") -> Problem | None:
-    """A problem with a Kubernetes label selector string (`a=b,c in (d,e),!f`), None if it is fine."""
-    for requirement in _split_requirements(text):
-        match = _REQUIREMENT.match(requirement)
-        if match is None:
-            return Problem(field=flag, message=f"{requirement.strip()!r} of {text!r} is not a label selector "
-                           "requirement (key, !key, key=value, key!=value, key in (a,b), key notin (a,b))")
-        key = match["absent"] or match["key"]
-        if not is_label_key(key):
-            return Problem(field=flag, message=f"{key!r} in {text!r} is not a valid label key")
-        values = [v.strip() for v in match["values"].split(",")] if match["set"] else (
-            [match["value"]] if match["op"] else [])
-        if match["op"] in ("<", ">"):
-            if not values[0].lstrip("-").isdigit():
-                return Problem(field=flag, message=f"{key}{match['op']}{values[0]} in {text!r} needs a whole number")
-            continue
-        for value in values:
-            if not is_label_value(value):
-                return Problem(field=flag, message=f"{value!r} in {text!r} is not a valid label value")
-    return None
-
 
 def default_namespace() -> str:
     """The pod's own namespace when running in a cluster, else `default`."""
@@ -150,7 +104,7 @@ def build_config(
     if not is_dns1123_label(chosen_namespace):
         problems.append(Problem(field="--namespace", message=f"{chosen_namespace!r} is not a namespace name"))
     selector = (published_resource_selector or "").strip() or None
-    if selector is not None and (problem := selector_problem(selector)) is not None:
+    if selector is not None and (problem := label_selector_text_problem(selector, field="--published-resource-selector")) is not None:
         problems.append(problem)
     addresses: dict[str, Address] = {}
     for flag, text in (("--metrics-address", metrics_address), ("--health-address", health_address)):

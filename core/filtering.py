@@ -1,7 +1,9 @@
 """Which remote objects a PublishedResource syncs: `spec.filter` (namespace and label selector).
 
 Label selectors follow Kubernetes semantics: `matchLabels` and every expression must hold; `NotIn`
-and `DoesNotExist` hold when the key is absent; an empty selector selects everything.
+and `DoesNotExist` hold when the key is absent; an empty selector selects everything. The text
+form (`--published-resource-selector`, which the API server evaluates) is checked here too, with
+the same rules for keys and values, so the two forms cannot drift apart.
 
 Deliberately not here: what happens to an object that leaves the filter (the planner releases
 it) and reading the rest of `spec` (`parsing.py`, which calls `parse_label_selector`).
@@ -35,6 +37,57 @@ def is_label_key(key: str) -> bool:
 
 def is_label_value(value: str) -> bool:
     return value == "" or (len(value) <= DNS_LABEL_MAX and _LABEL_NAME_RE.fullmatch(value) is not None)
+
+
+# One requirement of the text form: `!key`, `key`, `key op value` or `key in|notin (values)`.
+_TEXT_REQUIREMENT = re.compile(
+    r"^\s*(?:(?P<not>!)\s*(?P<absent>[^\s!=<>(),]+)"
+    r"|(?P<key>[^\s!=<>(),]+)\s*(?:(?P<op>==|=|!=|<|>)\s*(?P<value>[^\s!=<>(),]*)"
+    r"|\s+(?P<set>in|notin)\s*\((?P<values>[^()]*)\))?)\s*$"
+)
+
+
+def _split_requirements(text: str) -> list[str]:
+    """The requirements of a text selector: split at commas outside parentheses."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    return parts
+
+
+def label_selector_text_problem(text: str, *, field: str) -> Problem | None:
+    """A problem with a label selector in the text form of kubectl and the API's `labelSelector`
+    parameter (`a=b,c in (d,e),!f`), reported at `field`; None if the API server would accept it.
+
+    The keys and values obey the same rules as in a PublishedResource's structured selector.
+    """
+    for requirement in _split_requirements(text):
+        match = _TEXT_REQUIREMENT.match(requirement)
+        if match is None:
+            return Problem(field=field, message=f"{requirement.strip()!r} of {text!r} is not a label selector "
+                           "requirement (key, !key, key=value, key!=value, key in (a,b), key notin (a,b))")
+        key = match["absent"] or match["key"]
+        if not is_label_key(key):
+            return Problem(field=field, message=f"{key!r} in {text!r} is not a valid label key")
+        values = [v.strip() for v in match["values"].split(",")] if match["set"] else (
+            [match["value"]] if match["op"] else [])
+        if match["op"] in ("<", ">"):
+            if not values[0].lstrip("-").isdigit():
+                return Problem(field=field, message=f"{key}{match['op']}{values[0]} in {text!r} needs a whole number")
+            continue
+        for value in values:
+            if not is_label_value(value):
+                return Problem(field=field, message=f"{value!r} in {text!r} is not a valid label value")
+    return None
 
 
 def selector_matches(selector: LabelSelector, labels: Mapping[str, str]) -> bool:

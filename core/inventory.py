@@ -15,9 +15,8 @@ from typing import Any
 
 from attrs import frozen
 
+from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.model import Problem
-
-KCP_CLUSTER_ANNOTATION = "kcp.io/cluster"
 
 _CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
 _PUBLISHED_RESOURCE = ("services.kdp.k8c.io", "PublishedResource")
@@ -62,7 +61,7 @@ def cluster_of(obj: Manifest) -> str | None:
     """The logical cluster an object lives in, or None for a service-cluster object."""
     metadata = obj.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    value = annotations.get(KCP_CLUSTER_ANNOTATION) if isinstance(annotations, Mapping) else None
+    value = annotations.get(CLUSTER_ANNOTATION) if isinstance(annotations, Mapping) else None
     return value if isinstance(value, str) and value else None
 
 

@@ -1,13 +1,14 @@
-"""`/healthz`, `/readyz` and `/metrics` over a tiny asyncio HTTP/1.1 server.
+"""`/healthz`, `/readyz` and `/metrics` over HTTP, served by aiohttp's web server.
 
 Liveness means "the process and its loops are alive", never "kcp is reachable": a kcp outage must
 not make Kubernetes restart every replica. Readiness adds "caches synced and leadership known".
 Both are registered checks, callables returning `(ok, reason)`; a failing response lists every
 check with its reason, as the Kubernetes API server's own `/readyz` does.
 
-Three fixed GET endpoints do not justify a web framework: the server reads one request per
-connection, answers with a Content-Length and closes. HEAD is answered like GET without a body
-(HTTP requires it of every server); other methods get 405, other paths 404.
+aiohttp does the HTTP: parsing (malformed requests get 400), keep-alive, HEAD answered like GET
+without a body, 405 with `Allow` for other methods, 404 for other paths, and a shutdown that drops
+idle connections. It runs on the daemon's own event loop, so the checks read the daemon's state
+without locks, as the work loops do.
 
 Deliberately not here: what the checks test (the runtime registers them), TLS, authentication.
 """
@@ -15,12 +16,13 @@ Deliberately not here: what the checks test (the runtime registers them), TLS, a
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any
 
+from aiohttp import web
 from attrs import frozen
 
 from servlet.app.observability.logs import get_logger
@@ -34,14 +36,28 @@ Check = Callable[[], tuple[bool, str]]
 DEFAULT_METRICS_ADDRESS = ":8080"
 DEFAULT_HEALTH_ADDRESS = ":8081"
 
-_READ_TIMEOUT = 5.0
-_MAX_HEADER_LINES = 100
-_MAX_DISCARDED_BODY = 64 * 1024
-_TEXT = "text/plain; charset=utf-8"
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-            500: "Internal Server Error", 503: "Service Unavailable"}
+# How long stopping waits for a request already being answered; idle connections close at once.
+# Answering a probe takes microseconds, and a pod being deleted has better things to wait for.
+_SHUTDOWN_GRACE = 1.0
+# Probe answers describe this instant: a cache between kubelet (or Prometheus) and us must not keep them.
+_NO_STORE = {"Cache-Control": "no-store"}
 
 _log = get_logger("probes")
+
+
+class _ClientTroubleIsDebug(logging.Filter):
+    """aiohttp reports a client that sends something other than HTTP (a port scanner, TLS to a
+    plain port, a request with 200 headers) as an ERROR with a traceback. It answers 400 and the
+    servlet is fine, so those lines are kept for debugging only."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+# The logger aiohttp's HTTP protocol reports to (our handlers catch their own errors, see `_logged`).
+_http_log = logging.getLogger("servlet.probes.http")
+_http_log.addFilter(_ClientTroubleIsDebug())
 
 
 @frozen
@@ -137,23 +153,33 @@ class Heartbeat:
         return True, ""
 
 
-@frozen
-class _Response:
-    status: int
-    body: bytes
-    content_type: str = _TEXT
-    headers: tuple[tuple[str, str], ...] = ()
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def _check_response(results: list[tuple[str, bool, str]], *, endpoint: str) -> _Response:
+def _text(status: int, body: str) -> web.Response:
+    return web.Response(status=status, text=body, content_type="text/plain", charset="utf-8", headers=_NO_STORE)
+
+
+def _check_response(results: list[tuple[str, bool, str]], *, endpoint: str) -> web.Response:
     if all(ok for _, ok, _ in results):
-        return _Response(200, b"ok\n")
+        return _text(200, "ok\n")
     lines = [f"[+]{name} ok" if ok else f"[-]{name} failed: {reason}" for name, ok, reason in results]
     lines.append(f"{endpoint} check failed")
-    return _Response(503, ("\n".join(lines) + "\n").encode("utf-8"))
+    return _text(503, "\n".join(lines) + "\n")
 
 
-Route = Callable[[], _Response]
+def _logged(path: str, answer: Callable[[], web.Response]) -> Handler:
+    """A GET (and HEAD) handler; a failing endpoint answers 500 and says why in our own log."""
+
+    async def handle(_request: web.Request) -> web.StreamResponse:
+        try:
+            return answer()
+        except Exception as error:
+            _log.warning("probe endpoint failed", path=path, error=f"{type(error).__name__}: {error}")
+            return _text(500, "internal error\n")
+
+    return handle
 
 
 class ProbeServer:
@@ -167,8 +193,7 @@ class ProbeServer:
         self._metrics = metrics
         self._health_address = health_address
         self._metrics_address = metrics_address
-        self._servers: list[asyncio.Server] = []
-        self._connections: set[asyncio.Task[Any]] = set()
+        self._runners: list[web.AppRunner] = []
         self._bound: dict[str, Address] = {}
 
     @property
@@ -181,36 +206,28 @@ class ProbeServer:
         return self._bound["metrics"]
 
     async def start(self) -> None:
-        health: dict[str, Route] = {
+        health = {
             "/healthz": lambda: _check_response(self._checks.run_liveness(), endpoint="healthz"),
             "/readyz": lambda: _check_response(self._checks.run_readiness(), endpoint="readyz"),
         }
-        metrics: dict[str, Route] = {
-            "/metrics": lambda: _Response(200, self._metrics.render(), content_type=METRICS_CONTENT_TYPE),
-        }
-        # Two port-0 addresses ask for two free ports, so only a fixed port is shared.
-        if self._health_address == self._metrics_address and self._health_address.port != 0:
-            bound = await self._listen(self._health_address, {**health, **metrics})
-            self._bound = {"health": bound, "metrics": bound}
-            return
+        metrics = {"/metrics": self._metrics_response}
         try:
-            self._bound["health"] = await self._listen(self._health_address, health)
-            self._bound["metrics"] = await self._listen(self._metrics_address, metrics)
+            # Two port-0 addresses ask for two free ports, so only a fixed port is shared.
+            if self._health_address == self._metrics_address and self._health_address.port != 0:
+                bound = await self._listen(self._health_address, {**health, **metrics})
+                self._bound = {"health": bound, "metrics": bound}
+            else:
+                self._bound["health"] = await self._listen(self._health_address, health)
+                self._bound["metrics"] = await self._listen(self._metrics_address, metrics)
         except BaseException:
             await self.stop()
             raise
 
     async def stop(self) -> None:
         """Stop listening and drop open connections (an idle client must not delay shutdown)."""
-        servers, self._servers = self._servers, []
-        for server in servers:
-            server.close()
-        connections = list(self._connections)
-        for connection in connections:
-            connection.cancel()
-        await asyncio.gather(*connections, return_exceptions=True)
-        for server in servers:
-            await server.wait_closed()
+        runners, self._runners = self._runners, []
+        for runner in runners:
+            await runner.cleanup()
 
     async def __aenter__(self) -> ProbeServer:
         await self.start()
@@ -221,92 +238,18 @@ class ProbeServer:
     ) -> None:
         await self.stop()
 
-    async def _listen(self, address: Address, routes: Mapping[str, Route]) -> Address:
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            task = asyncio.current_task()
-            assert task is not None  # a connection callback always runs in its own task
-            self._connections.add(task)
-            try:
-                await _serve_one(reader, writer, routes)
-            finally:
-                self._connections.discard(task)
+    def _metrics_response(self) -> web.Response:
+        return web.Response(body=self._metrics.render(),
+                            headers={"Content-Type": METRICS_CONTENT_TYPE, **_NO_STORE})
 
-        server = await asyncio.start_server(handle, host=address.host or None, port=address.port)
-        self._servers.append(server)
-        port = server.sockets[0].getsockname()[1]
+    async def _listen(self, address: Address, routes: dict[str, Callable[[], web.Response]]) -> Address:
+        app = web.Application()
+        for path, answer in routes.items():
+            app.router.add_get(path, _logged(path, answer))  # HEAD too
+        # No access log: kubelet probes every few seconds, and those lines would drown the useful ones.
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=_SHUTDOWN_GRACE, logger=_http_log)
+        await runner.setup()
+        self._runners.append(runner)
+        await web.TCPSite(runner, host=address.host or None, port=address.port).start()
+        port = runner.addresses[0][1]
         return Address(host=address.host, port=int(port))
-
-
-async def _serve_one(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, routes: Mapping[str, Route],
-) -> None:
-    try:
-        request = await asyncio.wait_for(_read_request(reader), _READ_TIMEOUT)
-        if request is None:
-            response = _Response(400, b"bad request\n")
-            method = "GET"
-        else:
-            method, path = request
-            response = _route(method, path, routes)
-        writer.write(_encode(response, with_body=method != "HEAD"))
-        await writer.drain()
-    except (asyncio.TimeoutError, ConnectionError, asyncio.IncompleteReadError):
-        pass  # the client went away or never finished its request: nobody to answer
-    except Exception as error:
-        _log.warning("probe request failed", error=f"{type(error).__name__}: {error}")
-    finally:
-        writer.close()
-        with contextlib.suppress(ConnectionError):
-            await writer.wait_closed()
-
-
-async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str] | None:
-    """Method and path of one request, its headers and a small body read and dropped."""
-    try:
-        request_line = (await reader.readline()).decode("latin-1").strip()
-        content_length = 0
-        for _ in range(_MAX_HEADER_LINES):
-            line = (await reader.readline()).decode("latin-1")
-            if line in ("\r\n", "\n", ""):
-                break
-            name, _, value = line.partition(":")
-            if name.strip().lower() == "content-length" and value.strip().isdigit():
-                content_length = int(value.strip())
-        else:
-            return None
-    except ValueError:  # a line longer than the reader's limit
-        return None
-    parts = request_line.split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-        return None
-    if 0 < content_length <= _MAX_DISCARDED_BODY:
-        # Reading the body lets the client see our answer instead of a connection reset.
-        await reader.readexactly(content_length)
-    method, target = parts[0], parts[1]
-    return method, target.split("?", 1)[0]
-
-
-def _route(method: str, path: str, routes: Mapping[str, Route]) -> _Response:
-    route = routes.get(path)
-    if route is None:
-        return _Response(404, b"not found\n")
-    if method not in ("GET", "HEAD"):
-        return _Response(405, b"method not allowed\n", headers=(("Allow", "GET, HEAD"),))
-    try:
-        return route()
-    except Exception as error:
-        _log.warning("probe endpoint failed", path=path, error=f"{type(error).__name__}: {error}")
-        return _Response(500, b"internal error\n")
-
-
-def _encode(response: _Response, *, with_body: bool) -> bytes:
-    headers = [
-        f"HTTP/1.1 {response.status} {_REASONS[response.status]}",
-        f"Content-Type: {response.content_type}",
-        f"Content-Length: {len(response.body)}",
-        "Cache-Control: no-store",
-        "Connection: close",
-        *(f"{name}: {value}" for name, value in response.headers),
-    ]
-    head = ("\r\n".join(headers) + "\r\n\r\n").encode("latin-1")
-    return head + response.body if with_body else head

@@ -45,8 +45,8 @@ from servlet.adapters.errors import ApiFailure, Gone, Operation
 from servlet.adapters.kube import failure_from_exception, failure_from_response, failure_from_status
 from servlet.app.runtime.workqueue import Backoff
 from servlet.core import jsontext
+from servlet.core.keys import CLUSTER_ANNOTATION
 
-CLUSTER_ANNOTATION = "kcp.io/cluster"
 METADATA_API_VERSION = "meta.k8s.io/v1"
 PARTIAL_KIND = "PartialObjectMetadata"
 # What Kubernetes' metadata client asks for: lists as PartialObjectMetadataList, watch events

@@ -1,4 +1,4 @@
-"""`spec.filter`: label selector parsing and matching, namespace filter."""
+"""`spec.filter`: label selector parsing and matching, namespace filter; the text form of selectors."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from servlet.core.filtering import (
     filter_admits,
     is_label_key,
     is_label_value,
+    label_selector_text_problem,
     parse_label_selector,
     selector_matches,
 )
@@ -202,3 +203,28 @@ def test_filter_admits_by_exact_namespace_and_selector(
     resource_filter: ResourceFilter, namespace: str, labels: dict[str, str], admitted: bool,
 ) -> None:
     assert filter_admits(resource_filter, namespace=namespace, labels=labels) is admitted
+
+
+# -- the text form, as given to --published-resource-selector --------------------------------
+
+
+@pytest.mark.parametrize("selector", [
+    "env=prod", "env==prod", "env!=prod", "tier in (a, b)", "tier notin (a,b),env", "!legacy",
+    "example.com/team=blue,size>3", "empty=",
+])
+def test_label_selectors_kubernetes_accepts_are_accepted(selector: str) -> None:
+    assert label_selector_text_problem(selector, field="--published-resource-selector") is None
+
+
+@pytest.mark.parametrize("selector, mentions", [
+    ("env in prod", "env in prod"),
+    ("env=prod,", "''"),
+    ("Bad Key=x", "Bad Key=x"),
+    ("env=no/slash", "'no/slash'"),
+    ("size>big", "whole number"),
+    ("-bad=x", "'-bad'"),
+])
+def test_malformed_label_selectors_are_explained(selector: str, mentions: str) -> None:
+    problem = label_selector_text_problem(selector, field="--published-resource-selector")
+    assert isinstance(problem, Problem) and problem.field == "--published-resource-selector"
+    assert mentions in problem.message, problem.message

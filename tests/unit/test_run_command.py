@@ -16,8 +16,7 @@ from typer.testing import CliRunner
 from servlet.app.cli import app
 from servlet.app.daemon import DaemonConfig
 from servlet.app.observability.probes import Address
-from servlet.app.run_command import build_config, selector_problem
-from servlet.core.model import Problem
+from servlet.app.run_command import build_config
 
 GOOD: dict[str, Any] = {
     "kubeconfig": None, "kcp_kubeconfig": "/etc/servlet/kcp.kubeconfig", "name": "tom",
@@ -72,28 +71,6 @@ def test_every_bad_flag_is_reported_at_once() -> None:
     problems = build_config(**{**GOOD, "name": "Tom", "metrics_address": "x", "sync_workers": 0})
     assert isinstance(problems, list)
     assert [problem.field for problem in problems] == ["--name", "--metrics-address", "--sync-workers"]
-
-
-@pytest.mark.parametrize("selector", [
-    "env=prod", "env==prod", "env!=prod", "tier in (a, b)", "tier notin (a,b),env", "!legacy",
-    "example.com/team=blue,size>3", "empty=",
-])
-def test_label_selectors_kubernetes_accepts_are_accepted(selector: str) -> None:
-    assert selector_problem(selector) is None
-
-
-@pytest.mark.parametrize("selector, mentions", [
-    ("env in prod", "env in prod"),
-    ("env=prod,", "''"),
-    ("Bad Key=x", "Bad Key=x"),
-    ("env=no/slash", "'no/slash'"),
-    ("size>big", "whole number"),
-    ("-bad=x", "'-bad'"),
-])
-def test_malformed_label_selectors_are_explained(selector: str, mentions: str) -> None:
-    problem = selector_problem(selector)
-    assert isinstance(problem, Problem) and problem.field == "--published-resource-selector"
-    assert mentions in problem.message, problem.message
 
 
 # -- the command line as a user runs it ----------------------------------------------------------

@@ -11,7 +11,8 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from servlet.core.inventory import KCP_CLUSTER_ANNOTATION, Document, build_inventory
+from servlet.core.inventory import Document, build_inventory
+from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.model import ServletIdentity
 from servlet.core.preview import plan_servlet
 
@@ -25,7 +26,7 @@ GOOD_CLUSTER = "goodcluster1"
 def in_workspace(obj: dict[str, Any], cluster: str) -> dict[str, Any]:
     obj = copy.deepcopy(obj)
     metadata = obj["metadata"]
-    metadata.setdefault("annotations", {})[KCP_CLUSTER_ANNOTATION] = cluster
+    metadata.setdefault("annotations", {})[CLUSTER_ANNOTATION] = cluster
     metadata.setdefault("uid", f"uid-{cluster}-{metadata.get('namespace', '')}-{metadata['name'][:40]}")
     return obj
 
