@@ -1,5 +1,7 @@
-"""The wheel must carry every sub-package: setuptools only installs the ones listed."""
+"""The wheel must carry every sub-package (setuptools only installs the ones listed), and each
+version it is built as has its entry in the changelog."""
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -16,3 +18,10 @@ def test_every_source_package_is_listed_for_installation() -> None:
     }
     assert on_disk == set(config["packages"])
     assert config["package-dir"] == {package: folder for folder, package in TOP_LEVEL.items()}
+
+
+def test_the_changelog_has_an_entry_for_the_current_version_below_unreleased() -> None:
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    headings = re.findall(r"^## \[([^\]]+)\]", (REPO / "CHANGELOG.md").read_text(), flags=re.MULTILINE)
+    assert headings[:1] == ["Unreleased"], "CHANGELOG.md must start with the changes not released yet"
+    assert version in headings, f"CHANGELOG.md has no `## [{version}]` entry for the version pyproject.toml builds"
