@@ -17,6 +17,9 @@ from attrs import frozen
 
 from servlet.core.model import Problem
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["Document", "Inventory", "KCP_CLUSTER_ANNOTATION", "build_inventory"]
+
 KCP_CLUSTER_ANNOTATION = "kcp.io/cluster"
 
 _CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
