@@ -21,6 +21,11 @@ from servlet.core import redaction
 from servlet.core.model import Problem, RelatedKind, ResourceType
 from servlet.core.redaction import REDACTED as REDACTED
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["ACTION_TYPES", "Action", "AddFinalizer", "Adopt", "Conflict", "Create", "CreateNamespace",
+           "CreateRelated", "DeleteLocal", "DeleteRelated", "Error", "ObjectRef", "Patch", "PatchRelated",
+           "PatchRemoteStatus", "RecordRelatedState", "Release", "RemoveFinalizer", "Side", "redacted"]
+
 
 class Side(enum.Enum):
     """Which cluster an action touches: the service cluster or the remote object's workspace."""

@@ -23,6 +23,9 @@ from attrs import frozen
 
 from servlet.core.model import RelatedKind
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["ExportChange", "plan_export", "virtual_workspace_url"]
+
 SCHEMAS_FIELD = "latestResourceSchemas"
 CLAIMS_FIELD = "permissionClaims"
 _CORE_GROUP = ""

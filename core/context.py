@@ -11,6 +11,9 @@ from attrs import frozen
 from servlet.core.model import PublishedResource, ServletIdentity
 from servlet.core.projection import Projected
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["SyncContext"]
+
 
 @frozen
 class SyncContext:

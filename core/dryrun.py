@@ -29,6 +29,9 @@ from servlet.core.model import RemoteKey
 from servlet.core.plan import ObjectPlan, plan_object
 from servlet.core.world import World, WriteFailure
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["plan_world", "settle"]
+
 # A fresh object with related resources settles in two rounds and its status in a third; a
 # margin on top, then the world is declared unsettled.
 MAX_ROUNDS = 6

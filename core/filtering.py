@@ -17,6 +17,9 @@ from servlet.core.fields import as_mapping, describe, read_enum, read_string, re
 from servlet.core.model import LabelSelector, Problem, ResourceFilter, SelectorOperator, SelectorRequirement
 from servlet.core.naming import DNS_LABEL_MAX, is_dns1123_subdomain
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["filter_admits", "selector_matches"]
+
 _LABEL_NAME_RE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 _KEY_RULE = (
     "a label key is an optional DNS subdomain prefix and '/', then a name of at most 63 letters, "

@@ -42,6 +42,10 @@ from servlet.core.model import LocalKey, RemoteKey, ResourceType
 from servlet.core.context import SyncContext
 from servlet.core.related import Primaries, RelatedKey, RelatedSnapshot, absences_to_confirm, related_reads
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["LinkedCopies", "NamespaceAt", "ObjectAt", "PlanInputs", "Read", "SameLocalName", "UNREADABLE",
+           "gather", "plan_reads"]
+
 
 @frozen
 class LinkedCopies:

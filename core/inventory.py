@@ -18,6 +18,9 @@ from attrs import frozen
 from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.model import Problem
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["Document", "Inventory", "build_inventory"]
+
 _CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
 _PUBLISHED_RESOURCE = ("services.kdp.k8c.io", "PublishedResource")
 _API_EXPORT = ("apis.kcp.io", "APIExport")

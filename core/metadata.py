@@ -19,6 +19,13 @@ from typing import Any
 from servlet.core.hashing import name_sha1
 from servlet.core.model import RemoteKey, ResourceType
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["FINALIZER", "LAST_KNOWN_STATE_ANNOTATION", "LINK_ANNOTATION_KEYS", "LINK_LABEL_KEYS", "PREFIX",
+           "REMOTE_CLUSTER_LABEL", "REMOTE_NAMESPACE_ANNOTATION", "REMOTE_NAMESPACE_HASH_LABEL",
+           "REMOTE_NAME_ANNOTATION", "REMOTE_NAME_HASH_LABEL", "REMOTE_RESOURCE_ANNOTATION",
+           "REMOTE_RESOURCE_LABEL", "SERVLET_LABEL", "copyable", "link_annotations", "link_labels",
+           "links_to", "related_state_annotation"]
+
 PREFIX = "syncer.kdp.k8c.io/"
 
 SERVLET_LABEL = f"{PREFIX}servlet"

@@ -20,6 +20,9 @@ import re
 from servlet.core.hashing import name_sha1
 from servlet.core.model import LocalKey, Naming, Origin, Problem, RelatedResource, RemoteKey
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["PLACEHOLDERS", "default_naming", "expand", "local_key_for"]
+
 CLUSTER_NAME = "$remoteClusterName"
 NAMESPACE = "$remoteNamespace"
 NAMESPACE_HASH = "$remoteNamespaceHash"

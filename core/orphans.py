@@ -22,6 +22,9 @@ from servlet.core.actions import DeleteLocal, ObjectRef, Side
 from servlet.core.keys import is_deleting, local_key_of, metadata_of, string_map, uid_of
 from servlet.core.model import LocalKey, RemoteKey, ResourceType
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["Orphan", "delete_orphans", "find_orphans"]
+
 
 @frozen
 class Orphan:

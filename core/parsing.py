@@ -52,6 +52,9 @@ from servlet.core.naming import (
     unknown_placeholders,
 )
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["ParseResult", "parse_published_resource"]
+
 API_VERSION = "services.kdp.k8c.io/v1alpha1"
 KIND = "PublishedResource"
 IDENTIFIER_MAX = 40

@@ -38,6 +38,10 @@ from servlet.core import jsontext
 from servlet.core.metadata import LAST_KNOWN_STATE_ANNOTATION, copyable
 from servlet.core.model import Problem
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["ContentPatch", "apply_merge_patch", "content_patch", "decode_state", "encode_state",
+           "primary_content", "three_way_patch"]
+
 STATE_COMPRESSION_THRESHOLD = 64 * 1024
 ANNOTATIONS_LIMIT = 256 * 1024
 

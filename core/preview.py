@@ -25,6 +25,9 @@ from servlet.core.plan import ObjectPlan
 from servlet.core.projection import Projected, project
 from servlet.core.sharing import SharingWarning, shared_namespace_warnings
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["ExportStep", "OrphanStep", "PlanError", "SchemaStep", "ServletPlan", "plan_servlet"]
+
 Manifest = Mapping[str, Any]
 
 

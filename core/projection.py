@@ -22,6 +22,9 @@ from attrs import frozen
 from servlet.core.hashing import canonical_json, sha1_hex
 from servlet.core.model import Problem, Projection, PublishedResource, ResourceType, Scope
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["Projected", "pluralize", "project", "schema_manifest"]
+
 SCHEMA_API_VERSION = "apis.kcp.io/v1alpha1"
 SCHEMA_KIND = "APIResourceSchema"
 

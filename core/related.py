@@ -73,6 +73,10 @@ from servlet.core.related_objects import (
     state_content as state_content,
 )
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["Primaries", "RelatedKey", "RelatedReads", "RelatedSnapshot", "Resolved", "absences_to_confirm",
+           "plan_related", "plan_related_cleanup", "related_reads", "resolve"]
+
 
 # --- the public entry points -------------------------------------------------------------------
 

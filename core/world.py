@@ -55,6 +55,9 @@ from servlet.core.metadata import link_labels_of
 from servlet.core.model import ResourceType
 from servlet.core.patch import apply_merge_patch
 
+# The supported surface (see docs/library.md); other names here are internal and may change.
+__all__ = ["World", "WriteFailure"]
+
 # (side, apiVersion, kind, cluster, namespace, name); cluster is "" on the local side.
 WorldKey = tuple[Side, str, str, str, str, str]
 Object = dict[str, Any]

@@ -152,6 +152,13 @@ def test_the_wheel_built_from_the_image_context_holds_every_module(wheel: Path) 
     assert not [n for n in names if n.startswith(("tests/", "kcpsim/", "charts/", "docs/"))]
 
 
+def test_the_wheel_built_from_the_image_context_carries_the_license(wheel: Path) -> None:
+    archive = zipfile.ZipFile(wheel)
+    licenses = [name for name in archive.namelist() if name.endswith(".dist-info/licenses/LICENSE")]
+    assert licenses, "the image's wheel ships without the LICENSE file"
+    assert archive.read(licenses[0]) == (REPO / "LICENSE").read_bytes()
+
+
 def test_the_wheel_installs_the_servlet_console_script(wheel: Path) -> None:
     archive = zipfile.ZipFile(wheel)
     (entry_points,) = [n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt")]

@@ -418,7 +418,8 @@ def _anchors(path: Path) -> set[str]:
 
 
 def _link_pages() -> list[Path]:
-    pages = [*sorted(DOCS.glob("*.md")), REPO / "README.md", REPO / "charts" / "servlet" / "README.md"]
+    pages = [*sorted(DOCS.glob("*.md")), REPO / "README.md", REPO / "CHANGELOG.md", REPO / "CONTRIBUTING.md",
+             REPO / "charts" / "servlet" / "README.md"]
     return [page for page in pages if page.exists()]
 
 

@@ -1,5 +1,6 @@
-"""The wheel must carry every sub-package (setuptools only installs the ones listed) and declare
-every distribution the code imports."""
+"""The wheel must carry every sub-package (setuptools only installs the ones listed) and the
+license, declare every distribution the code imports, and each version it is built as has its
+entry in the changelog."""
 
 import ast
 import importlib.metadata
@@ -56,3 +57,19 @@ def test_every_third_party_module_the_code_imports_is_a_declared_dependency() ->
         if not declared & {_canonical(name) for name in providers[module]}
     }
     assert undeclared == {}, f"imported but not in [project] dependencies: {undeclared}"
+
+
+def test_the_changelog_has_an_entry_for_the_current_version_below_unreleased() -> None:
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    headings = re.findall(r"^## \[([^\]]+)\]", (REPO / "CHANGELOG.md").read_text(), flags=re.MULTILINE)
+    assert headings[:1] == ["Unreleased"], "CHANGELOG.md must start with the changes not released yet"
+    assert version in headings, f"CHANGELOG.md has no `## [{version}]` entry for the version pyproject.toml builds"
+
+
+def test_the_apache_license_the_project_declares_ships_with_it() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "Apache-2.0"
+    assert project.get("license-files") == ["LICENSE"], "the LICENSE file is not declared for the wheel and sdist"
+    text = (REPO / "LICENSE").read_text()
+    assert "Apache License\n" in text and "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text

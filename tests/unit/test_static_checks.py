@@ -3,40 +3,22 @@
 from __future__ import annotations
 
 import ast
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
+
+from tests.typecheck import run_mypy
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("core", "adapters", "app")
 # Builtins that reach the outside world; the import contract cannot see these.
 IMPURE_BUILTINS = {"open", "print", "input", "exec", "eval", "__import__", "breakpoint"}
 
 
-def _mypy_tree(tmp_path: Path) -> Path:
-    """The installed package layout (servlet/core, ...) as directory links to the source folders.
-
-    The editable install maps the folders with an import hook, which mypy cannot follow; linking
-    whole directories keeps new modules visible without reinstalling.
-    """
-    namespace = tmp_path / "servlet"
-    namespace.mkdir()
-    for package in PACKAGES:
-        (namespace / package).symlink_to(REPO / package, target_is_directory=True)
-    return tmp_path
-
-
 def test_mypy_strict_passes_on_all_packages(tmp_path: Path) -> None:
-    tree = _mypy_tree(tmp_path)
-    result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"),
-         "--cache-dir", str(tmp_path / "cache"), "-p", "servlet"],
-        cwd=tree, env={**os.environ, "MYPYPATH": str(tree)},
-        capture_output=True, text=True, check=False,
-    )
+    result = run_mypy(tmp_path / "tree", cache=tmp_path / "cache")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -67,3 +49,13 @@ def test_no_unused_imports_or_undefined_names_anywhere() -> None:
         cwd=REPO, capture_output=True, text=True, check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_pre_commit_hooks_are_these_checks_run_from_the_repositorys_own_venv() -> None:
+    config = yaml.safe_load((REPO / ".pre-commit-config.yaml").read_text())
+    assert [repo["repo"] for repo in config["repos"]] == ["local"], "a hook fetched from elsewhere"
+    entries = [hook["entry"] for repo in config["repos"] for hook in repo["hooks"]]
+    assert all(entry.startswith(".venv/bin/") for entry in entries), entries
+    for check in ("-m ruff check --no-cache", "-m tests.typecheck", "lint-imports --config pyproject.toml --no-cache",
+                  "-k calls_no_impure_builtin"):
+        assert any(check in entry for entry in entries), f"no pre-commit hook runs `{check}`"
