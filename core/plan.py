@@ -62,8 +62,7 @@ from servlet.core.keys import (
 from servlet.core.model import LocalKey, Problem, RemoteKey, ResourceType
 from servlet.core.related import Primaries, RelatedSnapshot, plan_related, plan_related_cleanup
 
-__all__ = ["CLUSTER_ANNOTATION", "ObjectPlan", "PlanInputs", "SyncContext", "local_key_of", "plan_object",
-           "plan_writes", "remote_key_of"]
+__all__ = ["ObjectPlan", "PlanInputs", "SyncContext", "plan_object", "plan_writes"]
 
 
 @frozen
