@@ -54,7 +54,6 @@ from servlet.core.keys import (
     is_deleting,
     local_key_of,
     metadata_of,
-    remote_key_of,
     remote_key_of_metadata,
     string,
     string_map,
