@@ -46,6 +46,7 @@ from servlet.core.actions import (
 )
 from servlet.core.context import SyncContext
 from servlet.core.gather import PlanInputs, admitted
+from servlet.core.json_values import is_mapping
 from servlet.core.keys import (
     CLUSTER_ANNOTATION,
     finalizers_of,
@@ -369,7 +370,7 @@ def _link_repair(subject: _Subject, meta: Mapping[str, Any], *, labels_match: bo
     """
     servlet_name, remote_type, key = subject.context.servlet.name, subject.context.projected.remote, subject.key
     annotations = meta.get("annotations")
-    if (labels_match and patch.is_mapping(annotations)
+    if (labels_match and is_mapping(annotations)
             and annotations.get(metadata.REMOTE_NAME_ANNOTATION) == key.name
             and annotations.get(metadata.REMOTE_NAMESPACE_ANNOTATION) == (key.namespace or None)
             and annotations.get(metadata.REMOTE_RESOURCE_ANNOTATION) == metadata.resource_name(remote_type)):
@@ -396,7 +397,7 @@ def _status_update(subject: _Subject, local: Mapping[str, Any]) -> PatchRemoteSt
     remote_status = subject.remote.get("status")
     if local_status is None or not patch.statuses_differ(local_status, remote_status):
         return None
-    if patch.is_mapping(local_status) and patch.is_mapping(remote_status):
+    if is_mapping(local_status) and is_mapping(remote_status):
         # Last-known = live = the remote status: fields only the remote has are removed, so the
         # remote status ends up equal to the local one, not a union of both.
         diff = patch.three_way_patch(last_known=remote_status, desired=local_status, live=remote_status)

@@ -273,6 +273,6 @@ def test_the_converged_shortcut_never_changes_a_content_patch(
         target[key] = value
     for candidate in (live, patched):
         shortcut = content_patch(desired=desired, live=candidate)
-        with mock.patch.object(patch_module, "_carries_exactly", return_value=False):
+        with mock.patch.object(patch_module, "carries_exactly", return_value=False):
             walked = content_patch(desired=desired, live=candidate)
         assert shortcut == walked
