@@ -15,7 +15,8 @@ from typing import Annotated, NoReturn, Optional
 import typer
 
 from servlet.adapters.connections import ConfigurationError, Connections
-from servlet.app.live_inventory import LiveInventory, LiveReadError, read_live_inventory
+from servlet.app.live_inventory import LiveInventory, read_live_inventory
+from servlet.app.live_reads import LiveReadError
 from servlet.app.manifests import load_documents
 from servlet.app.render import render_text
 from servlet.app.run_command import default_namespace

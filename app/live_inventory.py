@@ -21,7 +21,6 @@ writing anything: this module only sends GET requests.
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -30,18 +29,16 @@ from attrs import frozen
 
 from servlet.adapters import objects
 from servlet.adapters.connections import Connections, Target
-from servlet.adapters.errors import ApiFailure, Forbidden, Invalid, NotFound, Operation
+from servlet.adapters.errors import Invalid, NotFound, Operation
 from servlet.adapters.kube import failure_from_exception, failure_from_response
-from servlet.adapters.org_workspace import OrgWorkspaceAdapter
-from servlet.adapters.service_cluster import ServiceClusterAdapter
-from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
+from servlet.app.live_reads import LiveReadError, Reader, ReadKey
 from servlet.core.actions import Side
 from servlet.core.apiexport import virtual_workspace_url
 from servlet.core.inventory import Inventory
 from servlet.core.context import SyncContext
 from servlet.core.dryrun import settle
-from servlet.core.keys import CLUSTER_ANNOTATION, remote_key_of
-from servlet.core.model import Problem, PublishedResource, ResourceType, ServletIdentity
+from servlet.core.keys import remote_key_of
+from servlet.core.model import PublishedResource, ResourceType, ServletIdentity
 from servlet.core.parsing import parse_published_resource
 from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE, SCHEMA_TYPE
 from servlet.core.projection import Projected, project
@@ -51,31 +48,7 @@ Object = dict[str, Any]
 T = TypeVar("T")
 
 SELECTOR_FLAG = "--published-resource-selector"
-# Enough parallel GETs to make a plan of many objects quick without hammering an API server.
-_PARALLEL_READS = 16
 _PAGE_SIZE = "500"
-
-
-# The API server a read goes to, as a person names it in an error message.
-TARGET_NAMES = {Target.SERVICE: "service cluster", Target.ORG: "org workspace",
-                Target.VIRTUAL_WORKSPACE: "virtual workspace"}
-
-
-class LiveReadError(Exception):
-    """A read that failed for another reason than the object's absence (unreachable, refused, ...)."""
-
-    def __init__(self, *, target: Target, url: str, detail: str) -> None:
-        self.target = target
-        self.url = url
-        # One line, whatever the server put in its message.
-        self.detail = " ".join(detail.split())
-        super().__init__(f"{self.where}: {self.detail}")
-
-    @property
-    def where(self) -> str:
-        return f"{TARGET_NAMES[self.target]} at {self.url}"
-
-
 @frozen
 class LiveInventory:
     """What was read, ready for `plan_servlet`, and `notes` on what could not be read yet and why."""
@@ -93,95 +66,6 @@ class _Published:
     projected: Projected
 
 
-@frozen
-class _ReadKey:
-    """One object read: where (side and workspace) and which object."""
-
-    side: Side
-    cluster: str
-    resource: ResourceType
-    namespace: str
-    name: str
-
-
-class _Reader:
-    """The adapters of the three targets; failures become LiveReadError, single GETs are cached."""
-
-    def __init__(self, connections: Connections) -> None:
-        self.connections = connections
-        self.service = ServiceClusterAdapter(connections.service)
-        self.org = OrgWorkspaceAdapter(connections.org, where=f"workspace {connections.workspace_path}")
-        self.vw = VirtualWorkspaceAdapter(connections)
-        self.limit = asyncio.Semaphore(_PARALLEL_READS)
-        self._reads: dict[_ReadKey, asyncio.Future[Object | None]] = {}
-        self.problems: list[Problem] = []
-        self.refused: list[_ReadKey] = []  # remote reads a workspace refused
-
-    def url(self, target: Target) -> str:
-        if target is Target.SERVICE:
-            return self.connections.service_url
-        if target is Target.ORG:
-            return self.connections.org_url
-        return self.connections.virtual_workspace_url or "(unknown)"
-
-    def failed(self, target: Target, failure: ApiFailure | str) -> LiveReadError:
-        return LiveReadError(target=target, url=self.url(target), detail=str(failure))
-
-    async def on(self, target: Target, call: Awaitable[T]) -> T:
-        async with self.limit:
-            try:
-                return await call
-            except ApiFailure as failure:
-                raise self.failed(target, failure) from failure
-
-    async def get(self, key: _ReadKey) -> Object | None:
-        """One object (None when absent), read at most once per plan however many ask for it."""
-        read = self._reads.get(key)
-        if read is None:
-            read = self._reads[key] = asyncio.ensure_future(self._get(key))
-        return await read
-
-    async def _get(self, key: _ReadKey) -> Object | None:
-        if key.side is Side.LOCAL:
-            return await self.on(Target.SERVICE, self.service.get(key.resource, namespace=key.namespace, name=key.name))
-        try:
-            found = await self.on(Target.VIRTUAL_WORKSPACE, self.vw.get(
-                key.resource, cluster=key.cluster, namespace=key.namespace, name=key.name))
-        except LiveReadError as error:
-            if not isinstance(error.__cause__, Forbidden):
-                raise
-            # One workspace refusing (claim not accepted) says nothing about the others.
-            self.problems.append(_refused(key, error.__cause__))
-            self.refused.append(key)
-            return None
-        return None if found is None else _in_workspace(found, key.cluster)
-
-    def read(self) -> list[tuple[_ReadKey, Object]]:
-        """Every object found by `get` so far."""
-        return [(key, found) for key, read in self._reads.items()
-                if read.done() and not read.cancelled() and read.exception() is None
-                and (found := read.result()) is not None]
-
-
-def _refused(key: _ReadKey, failure: ApiFailure) -> Problem:
-    where = f"{key.namespace}/{key.name}" if key.namespace else key.name
-    return Problem(
-        field=f"{key.resource.kind} {key.cluster}:{where}",
-        message=f"the virtual workspace refused to read it ({failure.message}); has the workspace accepted "
-                f"the APIExport's permission claim for {key.resource.plural}?",
-    )
-
-
-def _in_workspace(obj: Object, cluster: str) -> Object:
-    """The object with its workspace in `kcp.io/cluster` (kcp always sets it; the plan relies on it)."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    if annotations.get(CLUSTER_ANNOTATION) == cluster:
-        return obj
-    fixed = copy.deepcopy(obj)
-    metadata = fixed.setdefault("metadata", {})
-    metadata["annotations"] = {**(metadata.get("annotations") or {}), CLUSTER_ANNOTATION: cluster}
-    return fixed
-
 
 async def _gather(calls: Iterable[Awaitable[T]]) -> list[T]:
     return list(await asyncio.gather(*calls))
@@ -190,7 +74,7 @@ async def _gather(calls: Iterable[Awaitable[T]]) -> list[T]:
 # -- the org workspace and the service cluster ---------------------------------------------------
 
 
-async def _list_published_resources(reader: _Reader, *, selector: str) -> list[Object]:
+async def _list_published_resources(reader: Reader, *, selector: str) -> list[Object]:
     """Every PublishedResource matching `selector`, which the API server evaluates exactly as for
     `servlet run` (lightkube cannot pass a selector string through, hence the plain request)."""
     source = reader.connections.service_source(PUBLISHED_RESOURCE_TYPE)
@@ -266,7 +150,7 @@ def _sort_key(obj: Mapping[str, Any]) -> tuple[str, str, str]:
     return key.cluster, key.namespace, key.name
 
 
-async def _list_remote(reader: _Reader, resource: ResourceType, notes: list[str]) -> list[Object]:
+async def _list_remote(reader: Reader, resource: ResourceType, notes: list[str]) -> list[Object]:
     try:
         found = await reader.on(Target.VIRTUAL_WORKSPACE, reader.vw.list_objects(resource))
     except LiveReadError as error:
@@ -280,7 +164,7 @@ async def _list_remote(reader: _Reader, resource: ResourceType, notes: list[str]
     return sorted(found, key=_sort_key)
 
 
-async def _list_local(reader: _Reader, resource: ResourceType) -> list[Object]:
+async def _list_local(reader: Reader, resource: ResourceType) -> list[Object]:
     try:
         # Every object of the type, as the daemon caches it: a foreign object at a computed name
         # is a conflict the plan must show.
@@ -297,7 +181,7 @@ _READ_ROUNDS = 5
 
 
 async def _objects(
-    reader: _Reader, usable: Sequence[_Published], *, servlet: ServletIdentity, notes: list[str]
+    reader: Reader, usable: Sequence[_Published], *, servlet: ServletIdentity, notes: list[str]
 ) -> tuple[list[Object], list[Object]]:
     """Remote and local objects for every projected resource, and what their plans look at.
 
@@ -324,14 +208,14 @@ async def _objects(
         if not missed:
             break
         known.update(key for key, _ in missed)
-        found = await _gather(reader.get(_ReadKey(key[0], key[3], resource, key[4], key[5])) for key, resource in missed)
+        found = await _gather(reader.get(ReadKey(key[0], key[3], resource, key[4], key[5])) for key, resource in missed)
         for (key, _), obj in zip(missed, found):
             if obj is not None:
                 (remote_objects if key[0] is Side.REMOTE else local_objects).append(obj)
     return remote_objects, _unique(local_objects)
 
 
-def _world_key(key: _ReadKey) -> WorldKey:
+def _world_key(key: ReadKey) -> WorldKey:
     resource = key.resource
     return (key.side, resource.api_version, resource.kind, key.cluster, key.namespace, key.name)
 
@@ -366,7 +250,7 @@ async def read_live_inventory(
     LiveReadError when a target cannot be read, when the kcp kubeconfig does not point into a
     workspace, or when the APIExport does not exist (the servlet never creates it).
     """
-    reader = _Reader(connections)
+    reader = Reader(connections)
     notes: list[str] = []
     identity = await reader.on(Target.ORG, reader.org.resolve_identity())
     published = await _list_published_resources(reader, selector=published_resource_selector)
@@ -406,13 +290,13 @@ async def read_live_inventory(
     return LiveInventory(inventory=inventory, notes=tuple(notes), virtual_workspace_url=url)
 
 
-async def _list_schemas(reader: _Reader) -> list[Object]:
+async def _list_schemas(reader: Reader) -> list[Object]:
     # The OrgWorkspace port reads schemas by name; a plan needs all of them, once.
     return await objects.list_objects(reader.connections.org, SCHEMA_TYPE,
                                       where=f"workspace {reader.connections.workspace_path}")
 
 
-def _checked_url(url: str, reader: _Reader) -> str:
+def _checked_url(url: str, reader: Reader) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise reader.failed(Target.ORG, f"the endpoint slice names a virtual workspace URL that is not one: {url!r}")

@@ -38,10 +38,11 @@ from typing import Any
 
 from attrs import define, field, frozen
 
-from servlet.adapters.errors import AlreadyExists, Forbidden
+from servlet.adapters.errors import AlreadyExists
 from servlet.app.controllers.caches import Cache, InformerPool, resource_version
 from servlet.app.controllers.fights import FightTracker
 from servlet.app.controllers.names import LocalNames
+from servlet.app.controllers.orphan_scan import OrphanScan
 from servlet.app.controllers.links import (
     RelatedIndex,
     RelatedObjectKey,
@@ -50,6 +51,7 @@ from servlet.app.controllers.links import (
 )
 from servlet.app.controllers.queues import QueueDepths, Requeue, controller_queue
 from servlet.app.controllers.related_contents import RelatedCaches
+from servlet.app.controllers.sync_reads import SnapshotReader
 from servlet.app.controllers.status import StatusBoard
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
@@ -78,20 +80,9 @@ from servlet.core.actions import (
     Side,
 )
 from servlet.core.conditions import Condition, ConditionType
-from servlet.core.gather import (
-    UNREADABLE,
-    Answer,
-    LinkedCopies,
-    NamespaceAt,
-    ObjectAt,
-    Read,
-    SameLocalName,
-    computed_local_key,
-    gather_async,
-)
+from servlet.core.gather import computed_local_key
 from servlet.core.keys import remote_key_of
 from servlet.core.model import LocalKey, RelatedKind, RemoteKey
-from servlet.core.orphans import delete_orphans, find_orphans
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object
 from servlet.core.ports import ActionExecutor, ServiceCluster, VirtualWorkspace, WatchSources
 
@@ -185,7 +176,6 @@ class SyncWorker:
         self._caches: list[Cache] = []
         self._unsubscribe: list[Callable[[], None]] = []
         self._remote_namespaces: Cache | None = None
-        self._reported_orphans: set[tuple[str, str]] = set()
         self._names = LocalNames(lambda key: computed_local_key(context, key))
         self._managed: set[ObjectKey] = set()
         self._in_flight: dict[RemoteKey, _Echoes] = {}
@@ -205,6 +195,13 @@ class SyncWorker:
             sources=env.sources, service=env.service, vw=env.vw, log=self._log)
         if self.related:
             self._remote_namespaces = self._acquire(env.sources.virtual_workspace_source(NAMESPACE_TYPE))
+        self._reader = SnapshotReader(
+            context=context, remote=self._remote, local=self._local, names=self._names, related=self.related,
+            local_namespaces=env.local_namespaces, remote_namespaces=self._remote_namespaces,
+            service=env.service, vw=env.vw, log=self._log)
+        self._orphans = OrphanScan(
+            name=name, context=context, remote=self._remote, local=self._local, remote_keys=self._remote_keys,
+            executor=env.executor, metrics=env.metrics, log=self._log, delete=env.delete_orphans)
         queue_name = f"sync/{name}"
         self.queue: WorkQueue[RemoteKey] = controller_queue(
             controller=CONTROLLER, name=queue_name, handler=self._reconcile, metrics=env.metrics, depths=env.depths,
@@ -416,55 +413,10 @@ class SyncWorker:
 
     async def _plan(self, key: RemoteKey, remote: dict[str, Any]) -> ObjectPlan:
         watched: list[RelatedObjectKey] = []
-
-        async def answer(reads: tuple[Read, ...]) -> list[Answer]:
-            # A round's related objects not held yet are fetched side by side.
-            return list(await asyncio.gather(*(self._read(read, watched) for read in reads)))
-
-        inputs = await gather_async(self.context, remote, answer)
+        inputs = await self._reader.inputs(remote, watched)
         if self.context.published.spec.related:
             self.related.forget(self._related_index.set(key, watched))
         return plan_object(context=self.context, inputs=inputs)
-
-    async def _read(self, read: Read, watched: list[RelatedObjectKey]) -> Answer:
-        """One read of `core.gather` (`watched` collects the related objects read)."""
-        if isinstance(read, ObjectAt) and read.fresh:
-            return await self._read_fresh(read)
-        if isinstance(read, ObjectAt) and self.related.find(read.side, read.resource) is not None:
-            return await self.related.read(read, watched)
-        return self._answer(read)
-
-    def _answer(self, read: Read) -> Answer:
-        """One read of `core.gather` from the caches (related objects aside)."""
-        if isinstance(read, LinkedCopies):
-            return self._local.lookup(read.labels)
-        if isinstance(read, SameLocalName):
-            return [obj for holder in self._names.holders(read.local)
-                    if (obj := self._remote.get(object_key(holder))) is not None]
-        if isinstance(read, NamespaceAt):
-            return self._namespace_exists(read.side, read.cluster, read.name)
-        object_at = ObjectKey(cluster=read.cluster, namespace=read.namespace, name=read.name)
-        if read.side is Side.LOCAL and read.resource == self.context.projected.local:
-            return self._local.get(object_at)
-        return None
-
-    async def _read_fresh(self, read: ObjectAt) -> Answer:
-        """One object from its API server: confirms that a related origin the cache misses is gone."""
-        try:
-            if read.side is Side.LOCAL:
-                return await self._env.service.get(read.resource, namespace=read.namespace, name=read.name)
-            return await self._env.vw.get(read.resource, cluster=read.cluster, namespace=read.namespace,
-                                          name=read.name)
-        except Forbidden as refused:
-            self._log.warning("cannot read a related object; its copy is kept", workspace=read.cluster or None,
-                              target=f"{read.resource.plural} {read.namespace}/{read.name}", reason=str(refused))
-            return UNREADABLE
-
-    def _namespace_exists(self, side: Side, cluster: str, name: str) -> bool:
-        if side is Side.LOCAL:
-            return self._env.local_namespaces.get(ObjectKey(cluster="", namespace="", name=name)) is not None
-        cache = self._remote_namespaces
-        return cache is not None and cache.get(ObjectKey(cluster=cluster, namespace="", name=name)) is not None
 
     async def _execute(self, key: RemoteKey, plan: ObjectPlan) -> list[Report]:
         """Execute the plan's actions in order; its conflicts and errors (reported, never written)."""
@@ -577,34 +529,4 @@ class SyncWorker:
     # -- orphans -------------------------------------------------------------------------------
 
     async def _scan_orphans(self, _: str) -> None:
-        if not self.orphans_enabled:
-            self._env.metrics.set_orphaned_objects(published_resource=self.name, count=0)
-            return
-        if not (self._remote.synced and self._local.synced):
-            raise Requeue("caches are not synced yet")
-        orphans = find_orphans(
-            servlet_name=self._env.servlet_name, remote_resource=self.context.projected.remote,
-            local_objects=self._local.objects(), remote_keys=self._remote_keys(),
-        )
-        self._env.metrics.set_orphaned_objects(published_resource=self.name, count=len(orphans))
-        current = {(orphan.local.namespace, orphan.local.name) for orphan in orphans}
-        for orphan in orphans:
-            if (orphan.local.namespace, orphan.local.name) not in self._reported_orphans:
-                self._log.warning(
-                    "orphaned local object: its remote object is gone" + (
-                        ", deleting it (--delete-orphans)" if self._env.delete_orphans else
-                        "; kept (start with --delete-orphans to delete such objects)"),
-                    object=f"{orphan.local.namespace}/{orphan.local.name}" if orphan.local.namespace
-                    else orphan.local.name,
-                    workspace=orphan.remote.cluster, remote=_describe(orphan.remote))
-        self._reported_orphans = current
-        if not self._env.delete_orphans:
-            return
-        remaining = len(orphans)
-        for action in delete_orphans(orphans=orphans, resource=self.context.projected.local):
-            await self._env.executor.execute(action)
-            self._local.deleting(target_key(action.target))
-            remaining -= 1
-            self._env.metrics.count_orphan_deleted(published_resource=self.name)
-            self._env.metrics.set_orphaned_objects(published_resource=self.name, count=remaining)
-            self._log.info("orphan deleted", action=action.type, target=action.target.to_dict())
+        await self._orphans.scan(enabled=self.orphans_enabled)

@@ -1,0 +1,75 @@
+"""The sync worker's orphan scan: copies whose remote object is gone for good, reported or deleted.
+
+Orphans are decided by `core.orphans` from the worker's caches; this module reports each one once
+(log, `servlet_orphaned_objects`), and deletes them only with `--delete-orphans`.
+
+Deliberately not here: what an orphan is (the core) and when to scan (the worker's queue).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from servlet.app.controllers.caches import Cache
+from servlet.app.controllers.queues import Requeue
+from servlet.app.observability.logs import FieldLogger
+from servlet.app.observability.metrics import Metrics
+from servlet.app.runtime.informer import ObjectKey
+from servlet.core.model import RemoteKey
+from servlet.core.orphans import delete_orphans, find_orphans
+from servlet.core.plan import SyncContext
+from servlet.core.ports import ActionExecutor
+
+
+def _describe(key: RemoteKey) -> str:
+    return f"{key.namespace}/{key.name}" if key.namespace else key.name
+
+
+class OrphanScan:
+    def __init__(self, *, name: str, context: SyncContext, remote: Cache, local: Cache,
+                 remote_keys: Callable[[], list[RemoteKey]], executor: ActionExecutor, metrics: Metrics,
+                 log: FieldLogger, delete: bool) -> None:
+        self._name = name
+        self._context = context
+        self._remote = remote
+        self._local = local
+        self._remote_keys = remote_keys
+        self._executor = executor
+        self._metrics = metrics
+        self._log = log
+        self._delete = delete
+        self._reported: set[tuple[str, str]] = set()
+
+    async def scan(self, *, enabled: bool) -> None:
+        if not enabled:
+            self._metrics.set_orphaned_objects(published_resource=self._name, count=0)
+            return
+        if not (self._remote.synced and self._local.synced):
+            raise Requeue("caches are not synced yet")
+        context = self._context
+        orphans = find_orphans(
+            servlet_name=context.servlet.name, remote_resource=context.projected.remote,
+            local_objects=self._local.objects(), remote_keys=self._remote_keys(),
+        )
+        self._metrics.set_orphaned_objects(published_resource=self._name, count=len(orphans))
+        current = {(orphan.local.namespace, orphan.local.name) for orphan in orphans}
+        for orphan in orphans:
+            if (orphan.local.namespace, orphan.local.name) not in self._reported:
+                self._log.warning(
+                    "orphaned local object: its remote object is gone" + (
+                        ", deleting it (--delete-orphans)" if self._delete else
+                        "; kept (start with --delete-orphans to delete such objects)"),
+                    object=f"{orphan.local.namespace}/{orphan.local.name}" if orphan.local.namespace
+                    else orphan.local.name,
+                    workspace=orphan.remote.cluster, remote=_describe(orphan.remote))
+        self._reported = current
+        if not self._delete:
+            return
+        remaining = len(orphans)
+        for action in delete_orphans(orphans=orphans, resource=context.projected.local):
+            await self._executor.execute(action)
+            self._local.deleting(ObjectKey(cluster="", namespace=action.target.namespace, name=action.target.name))
+            remaining -= 1
+            self._metrics.count_orphan_deleted(published_resource=self._name)
+            self._metrics.set_orphaned_objects(published_resource=self._name, count=remaining)
+            self._log.info("orphan deleted", action=action.type, target=action.target.to_dict())

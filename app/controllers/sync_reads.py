@@ -1,0 +1,99 @@
+"""The sync worker's answers to the planner's reads (`core.gather`), from its caches.
+
+One `SnapshotReader` per sync worker answers every read kind the core asks for: the local
+copies by their exact link labels, the object at a computed local name, the remote objects
+wanting one local name, namespaces, related objects (through `related_contents.py`), and the
+fresh reads that confirm a related origin is gone. Only those fresh reads go to an API server.
+
+Deliberately not here: what to read (the core decides) and what a plan does with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from servlet.adapters.errors import Forbidden
+from servlet.app.controllers.caches import Cache
+from servlet.app.controllers.links import RelatedObjectKey
+from servlet.app.controllers.names import LocalNames
+from servlet.app.controllers.related_contents import RelatedCaches
+from servlet.app.observability.logs import FieldLogger
+from servlet.app.runtime.informer import ObjectKey
+from servlet.core.actions import Side
+from servlet.core.context import SyncContext
+from servlet.core.gather import (
+    UNREADABLE,
+    Answer,
+    LinkedCopies,
+    NamespaceAt,
+    ObjectAt,
+    PlanInputs,
+    Read,
+    SameLocalName,
+    gather_async,
+)
+from servlet.core.ports import ServiceCluster, VirtualWorkspace
+
+
+class SnapshotReader:
+    def __init__(self, *, context: SyncContext, remote: Cache, local: Cache, names: LocalNames,
+                 related: RelatedCaches, local_namespaces: Cache, remote_namespaces: Cache | None,
+                 service: ServiceCluster, vw: VirtualWorkspace, log: FieldLogger) -> None:
+        self._context = context
+        self._remote = remote
+        self._local = local
+        self._names = names
+        self._related = related
+        self._local_namespaces = local_namespaces
+        self._remote_namespaces = remote_namespaces
+        self._service = service
+        self._vw = vw
+        self._log = log
+
+    async def inputs(self, remote: dict[str, Any], watched: list[RelatedObjectKey]) -> PlanInputs:
+        """The planner's inputs for `remote`; `watched` collects the related objects read."""
+
+        async def answer(reads: tuple[Read, ...]) -> list[Answer]:
+            # A round's related objects not held yet are fetched side by side.
+            return list(await asyncio.gather(*(self._read(read, watched) for read in reads)))
+
+        return await gather_async(self._context, remote, answer)
+
+    async def _read(self, read: Read, watched: list[RelatedObjectKey]) -> Answer:
+        if isinstance(read, ObjectAt) and read.fresh:
+            return await self._read_fresh(read)
+        if isinstance(read, ObjectAt) and self._related.find(read.side, read.resource) is not None:
+            return await self._related.read(read, watched)
+        return self._answer(read)
+
+    def _answer(self, read: Read) -> Answer:
+        """One read from the caches (related objects aside)."""
+        if isinstance(read, LinkedCopies):
+            return self._local.lookup(read.labels)
+        if isinstance(read, SameLocalName):
+            return [obj for holder in self._names.holders(read.local)
+                    if (obj := self._remote.get(ObjectKey(holder.cluster, holder.namespace, holder.name))) is not None]
+        if isinstance(read, NamespaceAt):
+            return self._namespace_exists(read.side, read.cluster, read.name)
+        object_at = ObjectKey(cluster=read.cluster, namespace=read.namespace, name=read.name)
+        if read.side is Side.LOCAL and read.resource == self._context.projected.local:
+            return self._local.get(object_at)
+        return None
+
+    async def _read_fresh(self, read: ObjectAt) -> Answer:
+        """One object from its API server: confirms that a related origin the cache misses is gone."""
+        try:
+            if read.side is Side.LOCAL:
+                return await self._service.get(read.resource, namespace=read.namespace, name=read.name)
+            return await self._vw.get(read.resource, cluster=read.cluster, namespace=read.namespace, name=read.name)
+        except Forbidden as refused:
+            self._log.warning("cannot read a related object; its copy is kept", workspace=read.cluster or None,
+                              target=f"{read.resource.plural} {read.namespace}/{read.name}", reason=str(refused))
+            return UNREADABLE
+
+    def _namespace_exists(self, side: Side, cluster: str, name: str) -> bool:
+        if side is Side.LOCAL:
+            return self._local_namespaces.get(ObjectKey(cluster="", namespace="", name=name)) is not None
+        cache = self._remote_namespaces
+        return cache is not None and cache.get(ObjectKey(cluster=cluster, namespace="", name=name)) is not None
