@@ -37,7 +37,7 @@ from attrs import frozen
 from servlet.core import metadata, naming
 from servlet.core.actions import ObjectRef, Side, related_resource_type
 from servlet.core.filtering import filter_admits
-from servlet.core.keys import is_deleting, metadata_of, remote_key_of, string, string_map
+from servlet.core.keys import is_deleting, local_key_of, metadata_of, remote_key_of, string, string_map
 from servlet.core.model import LocalKey, RemoteKey, ResourceType
 from servlet.core.context import SyncContext
 from servlet.core.related import Primaries, RelatedKey, RelatedSnapshot, absences_to_confirm, related_reads
@@ -184,8 +184,14 @@ def _at_computed_name(
     )
     if not earlier:
         return None, namespace_exists, ()
-    # An earlier object that already has a copy elsewhere does not need this name.
+    # An earlier object that already has a copy elsewhere does not need this name. A copy found
+    # at this very name holds it: a reader answering rounds at different moments (the daemon
+    # between awaits) can see it now though the first round found the name free.
     copies = yield tuple(link_read(context, other_key) for other_key in earlier)
+    for found in copies:
+        here = next((copy for copy in found if local_key_of(copy) == computed), None)
+        if here is not None:
+            return here, namespace_exists, ()
     return None, namespace_exists, tuple(other for other, found in zip(earlier, copies) if not found)
 
 

@@ -55,10 +55,18 @@ class SnapshotReader:
         """The planner's inputs for `remote`; `watched` collects the related objects read."""
 
         async def answer(reads: tuple[Read, ...]) -> list[Answer]:
+            if not any(self._awaits(read) for read in reads):
+                # Without yielding to the event loop: no cache event lands between such rounds,
+                # so they read one consistent snapshot, as the dry run does.
+                return [self._answer(read) for read in reads]
             # A round's related objects not held yet are fetched side by side.
             return list(await asyncio.gather(*(self._read(read, watched) for read in reads)))
 
         return await gather_async(self._context, remote, answer)
+
+    def _awaits(self, read: Read) -> bool:
+        """Whether answering `read` may wait: fresh reads and related objects."""
+        return isinstance(read, ObjectAt) and (read.fresh or self._related.find(read.side, read.resource) is not None)
 
     async def _read(self, read: Read, watched: list[RelatedObjectKey]) -> Answer:
         if isinstance(read, ObjectAt) and read.fresh:

@@ -14,11 +14,12 @@ import pytest
 
 from servlet.core.actions import Adopt, Side
 from servlet.core.dryrun import plan_once, plan_world, settle
+from servlet.core.gather import Answer, Read, gather
 from servlet.core.hashing import sha1_hex
 from servlet.core.metadata import FINALIZER, REMOTE_NAME_ANNOTATION, REMOTE_RESOURCE_LABEL
 from servlet.core.model import Naming, ResourceType, RemoteKey
 from servlet.core.orphans import find_orphans
-from servlet.core.plan import SyncContext
+from servlet.core.plan import SyncContext, plan_object
 from servlet.core.world import World, WriteFailure
 from tests.unit.test_plan import CLUSTER, created_local, make_context, make_remote, types
 
@@ -206,3 +207,26 @@ def test_a_plan_from_a_stale_cache_never_writes_into_an_object_that_replaced_the
     with pytest.raises(WriteFailure, match="UID in precondition"):
         world.apply(patch)
     assert world.get(copy_key) == written, "the foreign object was written"
+
+
+def test_a_name_taken_between_two_rounds_of_reads_is_not_given_twice() -> None:
+    # The daemon answers a plan's rounds of reads at different moments: its caches may learn of the
+    # winner's copy after the round that found the name free, before the round that reads the
+    # copies of the earlier contender.
+    context = make_context(naming=Naming(namespace="$remoteClusterName", name="$remoteName"))
+    before = World(remote=[make_remote(name="twin", namespace=namespace, finalizers=())
+                           for namespace in ("default", "other")])
+    after = before.copy()
+    settle(after, [context])  # the first by key, twin in default, got the name and its copy
+    second = next(remote for remote in before.listed(Side.REMOTE) if remote["metadata"]["namespace"] == "other")
+    rounds: list[tuple[Read, ...]] = []
+
+    def answer(reads: tuple[Read, ...]) -> list[Answer]:
+        rounds.append(reads)
+        return (before if len(rounds) < 3 else after).answer(context, reads)
+
+    plan = plan_object(context=context, inputs=gather(context, second, answer))
+
+    assert len(rounds) == 3, "the third round reads the copies of the earlier contender"
+    assert [action.type for action in plan.actions] == ["conflict"]
+    assert not plan.writes
