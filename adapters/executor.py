@@ -26,7 +26,7 @@ from lightkube import AsyncClient
 
 from servlet.adapters import objects
 from servlet.adapters.connections import Connections
-from servlet.adapters.errors import AlreadyExists, ApiFailure, NotFound
+from servlet.core.errors import AlreadyExists, ApiFailure, NotFound
 from servlet.adapters.kube import merge_patch, resource_class
 from servlet.core.actions import (
     Action,

@@ -34,7 +34,7 @@ from typing import Any
 from attrs import frozen
 
 from servlet.adapters.connections import ConfigurationError, Connections, RequestObserver, Target
-from servlet.adapters.errors import ApiFailure, Transient
+from servlet.core.errors import ApiFailure, Transient
 from servlet.adapters.executor import Executor
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter

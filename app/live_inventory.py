@@ -29,8 +29,8 @@ from attrs import frozen
 
 from servlet.adapters import objects
 from servlet.adapters.connections import Connections, Target
-from servlet.adapters.errors import Invalid, NotFound, Operation
-from servlet.adapters.kube import failure_from_exception, failure_from_response
+from servlet.core.errors import Invalid, NotFound, Operation
+from servlet.adapters.errors import failure_from_exception, failure_from_response
 from servlet.app.live_reads import LiveReadError, Reader, ReadKey
 from servlet.core.actions import Side
 from servlet.core.apiexport import virtual_workspace_url

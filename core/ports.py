@@ -3,8 +3,8 @@
 Controllers are written against these shapes, so they read as "get the export, plan, execute"
 and never name a client library. Objects cross a port as plain JSON-like dicts (what the API
 server sent); a missing object is `None`, never an exception. Every other failure is raised as
-one of the adapters' own errors (NotFound, Conflict, AlreadyExists, Gone, Forbidden, Invalid,
-Transient); the core cannot import them, so the docstrings name them.
+one of the failures of `core/errors.py` (NotFound, Conflict, AlreadyExists, Gone, Forbidden,
+Invalid, Transient), whichever implementation fills the port.
 
 Deliberately not here: any implementation, any I/O, and cached reads. Reconciles read from the
 informer caches; the ports are for the few direct reads (startup, the APIExport before a patch)

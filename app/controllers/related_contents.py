@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from servlet.adapters.errors import Forbidden
+from servlet.core.errors import Forbidden
 from servlet.app.controllers.caches import Cache, resource_version
 from servlet.app.controllers.links import RelatedObjectKey
 from servlet.app.observability.logs import FieldLogger

@@ -38,7 +38,7 @@ from typing import Any
 
 from attrs import define, field, frozen
 
-from servlet.adapters.errors import AlreadyExists
+from servlet.core.errors import AlreadyExists
 from servlet.app.controllers.caches import Cache, InformerPool, resource_version
 from servlet.app.controllers.fights import FightTracker
 from servlet.app.controllers.names import LocalNames

@@ -33,7 +33,7 @@ from typing import Protocol
 
 import attrs
 
-from servlet.adapters.errors import Conflict, NotFound
+from servlet.core.errors import Conflict, NotFound
 from servlet.app.controllers.apiexport import exported_schemas
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.catalog import CRD_NOT_FOUND, Catalog, Entry, schema_taken_by

@@ -41,8 +41,8 @@ from typing import Any
 import httpx2
 from attrs import frozen
 
-from servlet.adapters.errors import ApiFailure, Gone, Operation
-from servlet.adapters.kube import failure_from_exception, failure_from_response, failure_from_status
+from servlet.core.errors import ApiFailure, Gone, Operation
+from servlet.adapters.errors import failure_from_exception, failure_from_response, failure_from_status
 from servlet.app.runtime.workqueue import Backoff
 from servlet.core import jsontext
 from servlet.core.keys import CLUSTER_ANNOTATION

@@ -29,8 +29,9 @@ from typing import Any
 from attrs import frozen
 from lightkube import AsyncClient
 
-from servlet.adapters.errors import AlreadyExists, ApiFailure, Conflict, NotFound, Operation
-from servlet.adapters.kube import api_errors, as_dict, resource_class, wrap
+from servlet.core.errors import AlreadyExists, ApiFailure, Conflict, NotFound, Operation
+from servlet.adapters.errors import api_errors
+from servlet.adapters.kube import as_dict, resource_class, wrap
 from servlet.core.model import ResourceType
 
 LEASE = ResourceType(group="coordination.k8s.io", version="v1", kind="Lease", plural="leases", namespaced=True)

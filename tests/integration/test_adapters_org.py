@@ -20,7 +20,7 @@ from servlet.adapters.connections import (
     load_kcp_config,
     split_workspace_server,
 )
-from servlet.adapters.errors import AlreadyExists, Conflict
+from servlet.core.errors import AlreadyExists, Conflict
 from servlet.adapters.kube import resource_class
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.core.ports import SCHEMA_TYPE, WorkspaceIdentity

@@ -24,7 +24,7 @@ from servlet.adapters.connections import (
     load_service_config,
     request_verb,
 )
-from servlet.adapters.errors import NotFound, Transient
+from servlet.core.errors import NotFound, Transient
 from servlet.adapters.kube import resource_class, wrap
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter

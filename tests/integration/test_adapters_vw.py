@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import pytest
 
 from servlet.adapters.connections import Connections, Target, VirtualWorkspaceUnknown
-from servlet.adapters.errors import Forbidden
+from servlet.core.errors import Forbidden
 from servlet.adapters.kube import resource_class, wrap
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter

@@ -20,7 +20,7 @@ from lightkube import Client
 from lightkube.types import PatchType
 
 from servlet.adapters.connections import Connections, Target
-from servlet.adapters.errors import AlreadyExists, Conflict, Forbidden, NotFound
+from servlet.core.errors import AlreadyExists, Conflict, Forbidden, NotFound
 from servlet.adapters.executor import Executor, NotLeader
 from servlet.adapters.kube import resource_class, wrap
 from servlet.core.actions import (

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs
 import pytest
 from lightkube import AsyncClient
 
-from servlet.adapters.errors import NotFound, Transient
+from servlet.core.errors import NotFound, Transient
 from servlet.adapters.kube import (
     async_client,
     collection_path,

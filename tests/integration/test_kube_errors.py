@@ -21,7 +21,7 @@ from lightkube.core.exceptions import ApiError
 from lightkube.core.internal_models import meta_v1
 from lightkube.core.resource_registry import resource_registry
 
-from servlet.adapters.errors import (
+from servlet.core.errors import (
     AlreadyExists,
     ApiFailure,
     Conflict,
@@ -32,12 +32,10 @@ from servlet.adapters.errors import (
     Operation,
     Transient,
 )
+from servlet.adapters.errors import api_errors, failure_for, failure_from_exception
 from servlet.adapters.kube import (
     ClusterClients,
-    api_errors,
     async_client,
-    failure_for,
-    failure_from_exception,
     http_client,
     json_patch,
     merge_patch,
