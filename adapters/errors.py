@@ -32,6 +32,7 @@ from servlet.core.errors import (
     NotFound,
     Operation,
     Transient,
+    Unreadable,
 )
 
 # Long enough to identify a server's error page, short enough to keep log lines readable.
@@ -114,6 +115,9 @@ def failure_from_exception(exc: BaseException, *, operation: Operation) -> ApiFa
         return Transient(operation=operation, code=0, message=f"timed out ({type(exc).__name__}): {exc}")
     if isinstance(exc, httpx2.TransportError):
         return Transient(operation=operation, code=0, message=f"connection failed ({type(exc).__name__}): {exc}")
+    if isinstance(exc, httpx2.DecodingError):
+        # The body's content encoding was broken: what it carried is lost, like an unreadable event.
+        return Unreadable(operation=operation, code=0, message=f"undecodable response: {exc}")
     return None
 
 

@@ -293,8 +293,7 @@ class Daemon:
 
     def _make_informer(self, source: WatchSource[Any], label_selector: str | None) -> Informer:
         return Informer(
-            source.http, path=source.path, name=source.name, label_selector=label_selector,
-            metadata_only=source.metadata_only,
+            source, label_selector=label_selector,
             on_restart=lambda: self.metrics.count_watch_restart(resource=source.name),
             on_relist=lambda: self.metrics.count_watch_relist(resource=source.name),
         )

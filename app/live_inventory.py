@@ -29,8 +29,7 @@ from attrs import frozen
 
 from servlet.adapters import objects
 from servlet.adapters.connections import Connections, Target
-from servlet.core.errors import Invalid, NotFound, Operation
-from servlet.adapters.errors import failure_from_exception, failure_from_response
+from servlet.core.errors import ApiFailure, Invalid, NotFound
 from servlet.app.live_reads import LiveReadError, Reader, ReadKey
 from servlet.core.actions import Side
 from servlet.core.apiexport import virtual_workspace_url
@@ -48,7 +47,7 @@ Object = dict[str, Any]
 T = TypeVar("T")
 
 SELECTOR_FLAG = "--published-resource-selector"
-_PAGE_SIZE = "500"
+_PAGE_SIZE = 500
 @frozen
 class LiveInventory:
     """What was read, ready for `plan_servlet`, and `notes` on what could not be read yet and why."""
@@ -76,38 +75,30 @@ async def _gather(calls: Iterable[Awaitable[T]]) -> list[T]:
 
 async def _list_published_resources(reader: Reader, *, selector: str) -> list[Object]:
     """Every PublishedResource matching `selector`, which the API server evaluates exactly as for
-    `servlet run` (lightkube cannot pass a selector string through, hence the plain request)."""
-    source = reader.connections.service_source(PUBLISHED_RESOURCE_TYPE)
-    operation = Operation(verb="list", resource=f"{PUBLISHED_RESOURCE_TYPE.plural}.{PUBLISHED_RESOURCE_TYPE.group}")
-    params = {"limit": _PAGE_SIZE, **({"labelSelector": selector} if selector else {})}
+    `servlet run` (read through the informers' collection, which passes the selector as written)."""
+    collection = reader.connections.service_source(PUBLISHED_RESOURCE_TYPE).collection
     items: list[Object] = []
+    token = ""
     while True:
         try:
             async with reader.limit:
-                response = await source.http.get(source.path, params=params)
-        except Exception as exc:
-            failure = failure_from_exception(exc, operation=operation)
-            if failure is None:
-                raise
-            raise reader.failed(Target.SERVICE, failure) from exc
-        if response.status_code != 200:
-            failure = failure_from_response(operation=operation, code=response.status_code,
-                                            headers=response.headers, body=response.content)
-            if isinstance(failure, NotFound):
-                raise reader.failed(Target.SERVICE, "it does not serve publishedresources.services.kdp.k8c.io: "
-                                    "install the PublishedResource CRD (charts/servlet/crds) first")
-            if isinstance(failure, Invalid) and selector:
-                raise reader.failed(Target.SERVICE, f"{SELECTOR_FLAG} {selector!r} was rejected: {failure.message}")
-            raise reader.failed(Target.SERVICE, failure)
-        page = response.json()
-        for item in page.get("items") or []:
+                page = await collection.list_page(limit=_PAGE_SIZE, continue_token=token, label_selector=selector or None)
+        except NotFound as failure:
+            raise reader.failed(Target.SERVICE, "it does not serve publishedresources.services.kdp.k8c.io: "
+                                "install the PublishedResource CRD (charts/servlet/crds) first") from failure
+        except Invalid as failure:
+            if not selector:
+                raise reader.failed(Target.SERVICE, failure) from failure
+            raise reader.failed(Target.SERVICE, f"{SELECTOR_FLAG} {selector!r} was rejected: {failure.message}") from failure
+        except ApiFailure as failure:
+            raise reader.failed(Target.SERVICE, failure) from failure
+        for item in page.items:
             item.setdefault("apiVersion", PUBLISHED_RESOURCE_TYPE.api_version)
             item.setdefault("kind", PUBLISHED_RESOURCE_TYPE.kind)
             items.append(item)
-        token = (page.get("metadata") or {}).get("continue")
+        token = page.continue_token
         if not token:
             return items
-        params["continue"] = token
 
 
 def _crd_for(crds: Sequence[Object], published: PublishedResource) -> Object | None:

@@ -100,6 +100,11 @@ class Invalid(ApiFailure):
     """400, 413, 415 or 422: the request itself was rejected; retrying it unchanged will not help."""
 
 
+class Unreadable(ApiFailure):
+    """A response arrived but could not be read as what was asked for (a list page, a watch event):
+    whatever it carried is lost, so a cache that follows a watch must list again."""
+
+
 class Transient(ApiFailure):
     """5xx, 429, timeouts and connection errors: worth retrying, after `retry_after` if given."""
 

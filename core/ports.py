@@ -8,14 +8,15 @@ Invalid, Transient), whichever implementation fills the port.
 
 Deliberately not here: any implementation, any I/O, and cached reads. Reconciles read from the
 informer caches; the ports are for the few direct reads (startup, the APIExport before a patch)
-and for writes. The informer sources are described generically (`WatchSource[HttpT]`) so the
-core does not depend on the HTTP library the adapters use.
+and for writes. Informers list and watch through a `Collection`, and the leader elector keeps
+its Lease through `Leases`; both are ports too, so the app's runtime loops never name a client
+library either. Every port has an in-memory fake in `servlet.adapters.memory`.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 from attrs import frozen
@@ -170,16 +171,72 @@ class ActionExecutor(Protocol):
         ...
 
 
-HttpT_co = TypeVar("HttpT_co", covariant=True)
+@frozen
+class ListPage:
+    """One page of a list: its objects, the version of the snapshot it is cut from, and the token
+    that asks for the next page ("" on the last one)."""
+
+    items: list[Object]
+    resource_version: str
+    continue_token: str = ""
 
 
 @frozen
-class WatchSource(Generic[HttpT_co]):
-    """What an informer needs to list and watch one resource: a client whose base URL picks the
-    cluster (or every workspace, for the VW wildcard) and the collection path relative to it."""
+class WatchEvent:
+    """One change a watch reports: `type` is ADDED, MODIFIED, DELETED or BOOKMARK (a bookmark's
+    object carries only the resourceVersion the watch has reached)."""
 
-    http: HttpT_co
-    path: str
+    type: str
+    object: Object
+
+
+class Collection(Protocol):
+    """One resource's objects at one base URL (a cluster, a workspace, or every workspace of the
+    VW): what an informer lists and watches.
+
+    `metadata_only` asks for Kubernetes' PartialObjectMetadata instead of whole objects.
+    """
+
+    @property
+    def location(self) -> str:
+        """Where the collection is (its URL), for logs and to tell two collections apart."""
+        ...
+
+    async def list_page(
+        self, *, limit: int, continue_token: str = "", label_selector: str | None = None, metadata_only: bool = False
+    ) -> ListPage:
+        """One page of at most `limit` objects. NotFound when the resource is not served."""
+        ...
+
+    def watch(
+        self,
+        *,
+        resource_version: str,
+        timeout_seconds: int,
+        read_timeout: float,
+        label_selector: str | None = None,
+        metadata_only: bool = False,
+    ) -> AsyncGenerator[WatchEvent, None]:
+        """The changes after `resource_version`, with bookmarks, until the server ends the watch
+        (after about `timeout_seconds`). Gone when that version is too old to resume from; an
+        ERROR event is raised as the failure it describes; Unreadable for an event that cannot
+        be read; Transient when nothing arrives for `read_timeout` seconds or the connection breaks.
+        Close it (`contextlib.aclosing`) when leaving early, so the connection is given back."""
+        ...
+
+
+CollectionT_co = TypeVar("CollectionT_co", bound=Collection, covariant=True)
+
+
+@frozen
+class WatchSource(Generic[CollectionT_co]):
+    """What an informer lists and watches: a collection, named for logs and metrics.
+
+    Generic in the collection's implementation, so a test holding the in-memory sources reaches
+    the fake's controls (end the watches, compact the history) without a cast.
+    """
+
+    collection: CollectionT_co
     # A short name for logs and metrics, e.g. `vw/certificates.example.corp`.
     name: str
     # List and watch only the objects' metadata (Kubernetes' PartialObjectMetadata): for kinds
@@ -187,17 +244,33 @@ class WatchSource(Generic[HttpT_co]):
     metadata_only: bool = False
 
 
-class WatchSources(Protocol[HttpT_co]):
+class WatchSources(Protocol[CollectionT_co]):
     """Where the app's informers list and watch from."""
 
-    def service_source(self, resource: ResourceType) -> WatchSource[HttpT_co]:
+    def service_source(self, resource: ResourceType) -> WatchSource[CollectionT_co]:
         """A resource on the service cluster, across all namespaces."""
         ...
 
-    def org_source(self, resource: ResourceType) -> WatchSource[HttpT_co]:
+    def org_source(self, resource: ResourceType) -> WatchSource[CollectionT_co]:
         """A resource in the org workspace."""
         ...
 
-    def virtual_workspace_source(self, resource: ResourceType) -> WatchSource[HttpT_co]:
+    def virtual_workspace_source(self, resource: ResourceType) -> WatchSource[CollectionT_co]:
         """A resource across every workspace bound to the export (`<vw url>/clusters/*`)."""
+        ...
+
+
+class Leases(Protocol):
+    """`coordination.k8s.io/v1` Leases on the service cluster, for leader election."""
+
+    async def get_lease(self, *, namespace: str, name: str) -> Object | None:
+        """The Lease, None if it does not exist."""
+        ...
+
+    async def create_lease(self, lease: Mapping[str, Any]) -> Object:
+        """Create the Lease; AlreadyExists when another candidate created it first."""
+        ...
+
+    async def replace_lease(self, lease: Mapping[str, Any]) -> Object:
+        """Replace the Lease whole; Conflict when its resourceVersion is no longer the stored one."""
         ...

@@ -234,7 +234,7 @@ def test_every_request_is_counted_by_target_verb_and_code(kcpsim: KcpSim) -> Non
             await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="absent")
             await OrgWorkspaceAdapter(connections.org).get_export("certificates.example.corp")
             source = connections.virtual_workspace_source(NAMESPACE_TYPE)
-            (await source.http.get(source.path)).raise_for_status()
+            (await source.collection.http.get(source.collection.path)).raise_for_status()
         finally:
             await connections.aclose()
 
@@ -298,7 +298,7 @@ def test_informer_sources_list_and_watch_each_target(kcpsim: KcpSim) -> None:
         connections.set_virtual_workspace_url(kcpsim.vw_url())
         sources = [connections.service_source(NAMESPACE_TYPE), connections.org_source(NAMESPACE_TYPE),
                    connections.virtual_workspace_source(NAMESPACE_TYPE)]
-        informers = [Informer(source.http, path=source.path, name=source.name) for source in sources]
+        informers = [Informer(source) for source in sources]
         tasks = [asyncio.create_task(informer.run()) for informer in informers]
         try:
             for informer in informers:
@@ -324,7 +324,7 @@ def test_sources_are_named_by_target_and_resource(kcpsim: KcpSim) -> None:
             connections.set_virtual_workspace_url(kcpsim.vw_url())
             sources = [connections.service_source(CRD_TYPE), connections.org_source(NAMESPACE_TYPE),
                        connections.virtual_workspace_source(NAMESPACE_TYPE)]
-            return [(source.name, str(source.http.build_request("GET", source.path).url)) for source in sources]
+            return [(source.name, source.collection.location) for source in sources]
         finally:
             await connections.aclose()
 
@@ -340,8 +340,8 @@ def test_aclose_closes_every_client_and_pool(kcpsim: KcpSim) -> None:
     async def main() -> list[bool]:
         connections = connect(kcpsim)
         connections.set_virtual_workspace_url(kcpsim.vw_url())
-        https = [connections.service_source(NAMESPACE_TYPE).http, connections.org_source(NAMESPACE_TYPE).http,
-                 connections.virtual_workspace_source(NAMESPACE_TYPE).http]
+        https = [connections.service_source(NAMESPACE_TYPE).collection.http, connections.org_source(NAMESPACE_TYPE).collection.http,
+                 connections.virtual_workspace_source(NAMESPACE_TYPE).collection.http]
         await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
         await connections.aclose()
         return [http.is_closed for http in https]
@@ -384,7 +384,7 @@ def test_tls_uses_the_kubeconfig_ca_for_every_target_and_refuses_an_unknown_serv
             service = await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
             org = await OrgWorkspaceAdapter(connections.org).resolve_identity()
             source = connections.virtual_workspace_source(NAMESPACE_TYPE)
-            vw = (await source.http.get(source.path)).status_code
+            vw = (await source.collection.http.get(source.collection.path)).status_code
             with pytest.raises(Transient) as raised:
                 await ServiceClusterAdapter(stranger.service).get(NAMESPACE_TYPE, namespace="", name="default")
             assert "certificate" in raised.value.message.lower()

@@ -154,7 +154,7 @@ def test_the_wildcard_list_spans_every_bound_workspace(kcpsim: KcpSim) -> None:
 
     async def body(connections: Connections) -> tuple[list[ObjectKey], str]:
         source = connections.virtual_workspace_source(CERTIFICATES)
-        informer = Informer(source.http, path=source.path, name=source.name)
+        informer = Informer(source)
         task = asyncio.create_task(informer.run())
         try:
             await informer.wait_synced()

@@ -50,7 +50,7 @@ async def _through_connections(configs: tuple[KubeConfig, KubeConfig], sim: KcpS
         results: list[Any] = [await _names(connections.service), await _names(connections.org)]
         for workspace in WORKSPACES:
             results.append(await _names(connections.virtual_workspace(sim.cluster_of(workspace))))
-        watch_http = connections.service_source(_namespaces()).http
+        watch_http = connections.service_source(_namespaces()).collection.http
         results.append((await watch_http.get("api/v1/namespaces")).status_code)
         return results
     finally:

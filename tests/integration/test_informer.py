@@ -24,9 +24,11 @@ from servlet.adapters.kube import (
     resource_class,
     wrap,
 )
+from servlet.adapters.watch import HttpCollection
 from servlet.app.runtime.informer import Event, Handler, Informer, ObjectKey
 from servlet.app.runtime.workqueue import Backoff
 from servlet.core.model import ResourceType
+from servlet.core.ports import WatchSource
 from tests.kcpsim import FaultPlan, KcpSim, LatencyRule
 from tests.kcpsim.faults import ErrorRule
 from tests.asyncio_support import run, eventually
@@ -82,12 +84,14 @@ class Harness:
     """An informer on the service cluster's ConfigMaps labelled `suite=informer`, plus a writer."""
 
     def __init__(self, sim: KcpSim, *, server: str | None = None, resource: ResourceType = CONFIGMAPS,
-                 label_selector: str | None = LABEL, handlers: tuple[Handler, ...] = (), **options: Any) -> None:
+                 label_selector: str | None = LABEL, handlers: tuple[Handler, ...] = (), metadata_only: bool = False,
+                 **options: Any) -> None:
         self.sim = sim
         self.http = http_client(sim.service_config(), server=server, trust_env=False)
         self.writer = async_client(sim.service_config(), trust_env=False)
-        self.informer = Informer(self.http, path=collection_path(resource), label_selector=label_selector,
-                                 backoff=FAST, **options)
+        source = WatchSource(collection=HttpCollection(self.http, path=collection_path(resource)),
+                             name=resource.plural, metadata_only=metadata_only)
+        self.informer = Informer(source, label_selector=label_selector, backoff=FAST, **options)
         self.recorder = Recorder()
         for handler in (*handlers, self.recorder):
             self.informer.add_handler(handler)
