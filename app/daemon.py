@@ -36,6 +36,7 @@ from attrs import frozen
 from servlet.adapters.connections import ConfigurationError, Connections, RequestObserver, Target
 from servlet.core.errors import ApiFailure, Transient
 from servlet.adapters.executor import Executor
+from servlet.adapters.leases import LeasesAdapter
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
@@ -285,7 +286,7 @@ class Daemon:
             self._lost.set()
 
         self.elector = LeaderElector(
-            connections.service, name=self.config.servlet.fq_name, namespace=self.config.namespace,
+            LeasesAdapter(connections.service), name=self.config.servlet.fq_name, namespace=self.config.namespace,
             identity=self.identity, clock=utc_now, timing=self.config.lease, on_lost=lost)
         return self.elector
 

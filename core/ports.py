@@ -52,6 +52,7 @@ ENDPOINT_SLICE_TYPE = ResourceType(
     namespaced=False,
 )
 EVENT_TYPE = ResourceType(group="", version="v1", kind="Event", plural="events", namespaced=True)
+LEASE_TYPE = ResourceType(group="coordination.k8s.io", version="v1", kind="Lease", plural="leases", namespaced=True)
 
 
 @frozen

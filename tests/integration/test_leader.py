@@ -15,7 +15,9 @@ from typing import Any, TypeVar
 import pytest
 
 from servlet.adapters.kube import async_client, resource_class
-from servlet.app.runtime.leader import LEASE, LeaderElector, LeaseTiming
+from servlet.adapters.leases import LeasesAdapter
+from servlet.app.runtime.leader import LeaderElector, LeaseTiming
+from servlet.core.ports import LEASE_TYPE as LEASE
 from tests.kcpsim import FaultPlan, KcpSim, LatencyRule
 from tests.kcpsim.faults import ErrorRule
 
@@ -54,7 +56,7 @@ class Election:
     def candidate(self, identity: str) -> LeaderElector:
         client = async_client(self.sim.service_config(), trust_env=False)
         self.clients.append(client)
-        return LeaderElector(client, name="tom.certificates.example.corp", namespace="default", identity=identity,
+        return LeaderElector(LeasesAdapter(client), name="tom.certificates.example.corp", namespace="default", identity=identity,
                              clock=self.clock, timing=TIMING, on_lost=lambda: self.lost.append(identity))
 
     async def lease(self) -> dict[str, Any]:
@@ -224,7 +226,7 @@ def test_a_leader_whose_renew_hangs_steps_down_by_its_deadline_not_by_the_http_t
         lost: list[str] = []
         client = async_client(kcpsim.service_config(), trust_env=False)
         try:
-            a = LeaderElector(client, name="hangs", namespace="default", identity="a",
+            a = LeaderElector(LeasesAdapter(client), name="hangs", namespace="default", identity="a",
                               clock=lambda: datetime.now(timezone.utc),
                               timing=LeaseTiming(lease_duration=3, renew_deadline=0.5, retry_period=0.1),
                               on_lost=lambda: lost.append("a"))
