@@ -289,6 +289,24 @@ class MemoryClusters:
         """Create an object in workspace `cluster` (a logical cluster name; the org's for its own)."""
         return self.server.create(Place(Side.REMOTE, resource, cluster), obj)
 
+    def delete_local(self, resource: ResourceType, *, name: str, namespace: str = "") -> None:
+        """Delete an object on the service cluster, as another writer would (finalizers hold it)."""
+        place = Place(Side.LOCAL, resource)
+        self.server.delete(place, place.key(namespace=namespace, name=name))
+
+    def delete_in(self, cluster: str, resource: ResourceType, *, name: str, namespace: str = "") -> None:
+        """Delete an object in workspace `cluster`, as a tenant would (finalizers hold it)."""
+        place = Place(Side.REMOTE, resource, cluster)
+        self.server.delete(place, place.key(namespace=namespace, name=name))
+
+    def patch_local(self, resource: ResourceType, patch: Mapping[str, Any], *, name: str, namespace: str = "") -> Object:
+        """Merge-patch an object on the service cluster, as another writer (its controller) would."""
+        place = Place(Side.LOCAL, resource)
+        return self.server.merge_patch(place, place.key(namespace=namespace, name=name), patch)
+
+    def list_local(self, resource: ResourceType) -> list[Object]:
+        return self.server.objects(Place(Side.LOCAL, resource))
+
     def local(self, resource: ResourceType, *, name: str, namespace: str = "") -> Object | None:
         return self.server.read(Place(Side.LOCAL, resource).key(namespace=namespace, name=name))
 

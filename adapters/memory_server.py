@@ -150,6 +150,16 @@ class MemoryServer:
                           "to the latest version and try again")
         return self._stored(key, lambda: self.world.put(place.side, obj))
 
+    def delete(self, place: Place, key: WorldKey, *, uid: str = "") -> Object | None:
+        """Delete as the API server does: NotFound when absent, Conflict when `uid` is not the
+        object's; an object with finalizers is only marked. The object as it was last seen."""
+        operation = place.operation("delete", namespace=key[4], name=key[5])
+        current = self._existing(key, operation)
+        if uid and uid != metadata_of(current).get("uid"):
+            raise failure(Conflict, operation, f"Precondition failed: UID in precondition: {uid}, "
+                          f"UID in object meta: {metadata_of(current).get('uid')}")
+        return self._write(key, lambda: self.world.remove(place.side, current))
+
     def apply(self, action: Action) -> Object | None:
         """Execute a planned action by the world's rules (see `World.apply`): the object stored
         afterwards, the deleted object, or None when there was nothing to delete."""

@@ -1,0 +1,283 @@
+"""The runtime loops and the controllers on the in-memory fakes: the same code as the daemon runs,
+with every port filled by `servlet.adapters.memory`, in milliseconds. The simulator-based
+integration tests cover the HTTP adapters; these cover what the controllers decide."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta, timezone
+from typing import Any, TypeVar
+
+from servlet.adapters.memory import MemoryClusters
+from servlet.app.controllers.caches import InformerPool
+from servlet.app.controllers.catalog import Catalog
+from servlet.app.controllers.leading import LeadingControllers, Shared, SharedCaches
+from servlet.app.controllers.queues import QueueDepths
+from servlet.app.observability.logs import get_logger
+from servlet.app.observability.metrics import Metrics
+from servlet.app.runtime.informer import Informer
+from servlet.app.runtime.leader import LeaderElector, LeaseTiming
+from servlet.app.runtime.workqueue import Backoff
+from servlet.core.actions import NAMESPACE_TYPE
+from servlet.core.errors import Operation, Transient
+from servlet.core.model import ResourceType, ServletIdentity
+from servlet.core.ports import (
+    APIEXPORT_TYPE,
+    CRD_TYPE,
+    ENDPOINT_SLICE_TYPE,
+    PUBLISHED_RESOURCE_TYPE,
+    SCHEMA_TYPE,
+    Collection,
+    WatchSource,
+)
+
+T = TypeVar("T")
+FAST = Backoff(base=0.001, cap=0.01)
+CONFIGMAPS = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)
+GROUP = "certificates.example.corp"
+WIDGETS = ResourceType(group="example.com", version="v1", kind="Widget", plural="widgets", namespaced=True)
+REMOTE_WIDGETS = ResourceType(group=GROUP, version="v1", kind="Widget", plural="widgets", namespaced=True)
+
+
+def run(main: Callable[[], Awaitable[T]]) -> T:
+    async def bounded() -> T:
+        return await asyncio.wait_for(main(), timeout=5)
+
+    return asyncio.run(bounded())
+
+
+async def eventually(check: Callable[[], Any], *, what: str) -> None:
+    for _ in range(2000):
+        if check():
+            return
+        await asyncio.sleep(0.001)
+    raise AssertionError(f"never happened: {what}")
+
+
+def configmap(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}}
+
+
+# -- the informer ----------------------------------------------------------------------------------
+
+
+def test_the_informer_relists_after_410_and_reports_the_deletion_it_missed() -> None:
+    clusters = MemoryClusters()
+    clusters.create_local(CONFIGMAPS, configmap("old"))
+    calls: list[str] = []
+    seen: list[tuple[str, str]] = []
+
+    async def main() -> int:
+        informer = Informer(clusters.sources.service_source(CONFIGMAPS), backoff=FAST,
+                            on_restart=lambda: calls.append("restart"), on_relist=lambda: calls.append("relist"))
+        informer.add_handler(lambda event: seen.append((event.type.value, event.key.name)))
+        informer.start()
+        await informer.wait_synced()
+        await asyncio.sleep(0)  # let the watch open
+        # While no watch can see it: the object goes, the history is compacted, the watch ends.
+        clusters.delete_local(CONFIGMAPS, name="old", namespace="default")
+        clusters.server.compact()
+        clusters.server.end_watches()
+        await eventually(lambda: ("DELETED", "old") in seen, what="the deletion reported by the relist")
+        await informer.stop()
+        return len(informer)
+
+    assert run(main) == 0
+    assert seen == [("ADDED", "old"), ("DELETED", "old")]
+    assert calls == ["restart", "restart", "relist"], "the clean end and the 410 each ended a watch"
+
+
+def test_a_failing_first_list_is_retried_and_the_cache_syncs_once_the_server_answers() -> None:
+    clusters = MemoryClusters()
+    clusters.create_local(CONFIGMAPS, configmap("a"))
+    outage = Transient(operation=Operation(verb="list", resource="configmaps"), code=503, message="unavailable")
+    clusters.server.faults.extend([outage, outage])
+
+    async def main() -> tuple[list[str], int, bool]:
+        source: WatchSource[Collection] = clusters.sources.service_source(CONFIGMAPS)
+        informer = Informer(source, backoff=FAST)
+        informer.start()
+        await informer.wait_synced()
+        await informer.stop()
+        return [key.name for key in informer.keys()], informer.relists, informer.last_error is None
+
+    assert run(main) == (["a"], 0, True)
+
+
+# -- leader election -------------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 21, 9, 0, 0, tzinfo=timezone.utc)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def candidates(clusters: MemoryClusters, clock: Clock, *names: str) -> list[LeaderElector]:
+    timing = LeaseTiming(lease_duration=15, renew_deadline=10, retry_period=2)
+    return [LeaderElector(clusters.leases, name="tom", namespace="default", identity=name, clock=clock, timing=timing)
+            for name in names]
+
+
+def test_of_two_candidates_one_leads_and_the_other_takes_over_only_once_the_lease_expired() -> None:
+    clusters = MemoryClusters()
+    clock = Clock()
+    a, b = candidates(clusters, clock, "a", "b")
+
+    async def main() -> list[tuple[bool, bool]]:
+        rounds = [(await a.attempt(), await b.attempt())]
+        clock.now += timedelta(seconds=14)  # a stopped renewing, but its lease still runs
+        rounds.append((a.is_leader, await b.attempt()))
+        clock.now += timedelta(seconds=2)
+        taken = await b.attempt()
+        rounds.append((await a.attempt(), taken))  # a, back from its pause, finds b holding it
+        return rounds
+
+    assert run(main) == [(True, False), (True, False), (False, True)]
+
+
+def test_a_released_lease_is_taken_over_at_once() -> None:
+    clusters = MemoryClusters()
+    clock = Clock()
+    a, b = candidates(clusters, clock, "a", "b")
+
+    async def main() -> tuple[bool, bool, str]:
+        await a.attempt()
+        await a.release()
+        taken = await b.attempt()
+        lease = await clusters.leases.get_lease(namespace="default", name="tom")
+        return a.is_leader, taken, str((lease or {})["spec"]["holderIdentity"])
+
+    assert run(main) == (False, True, "b")
+
+
+# -- the controllers -------------------------------------------------------------------------------
+
+
+def widget_crd() -> dict[str, Any]:
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget"},
+                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema,
+                                   "subresources": {"status": {}}}]}}
+
+
+def published_widgets() -> dict[str, Any]:
+    return {"apiVersion": "services.kdp.k8c.io/v1alpha1", "kind": "PublishedResource",
+            "metadata": {"name": "widgets", "creationTimestamp": "2026-11-21T09:00:00Z"},
+            "spec": {"resource": {"apiGroup": "example.com", "kind": "Widget"}}}
+
+
+def export() -> dict[str, Any]:
+    return {"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExport", "metadata": {"name": GROUP}, "spec": {}}
+
+
+@asynccontextmanager
+async def leading(clusters: MemoryClusters) -> AsyncIterator[LeadingControllers]:
+    """The daemon's shared caches and one term of leadership, every port an in-memory fake."""
+    pool = InformerPool(lambda source, selector: Informer(source, label_selector=selector, backoff=FAST))
+    org, sources = clusters.org.identity.name, clusters.sources
+    caches = SharedCaches(
+        published=pool.acquire(sources.service_source(PUBLISHED_RESOURCE_TYPE)),
+        crds=pool.acquire(sources.service_source(CRD_TYPE)),
+        schemas=pool.acquire(sources.org_source(SCHEMA_TYPE), cluster=org),
+        exports=pool.acquire(sources.org_source(APIEXPORT_TYPE), cluster=org),
+        slices=pool.acquire(sources.org_source(ENDPOINT_SLICE_TYPE), cluster=org),
+        local_namespaces=pool.acquire(sources.service_source(NAMESPACE_TYPE)),
+    )
+    metrics = Metrics(version="test")
+    shared = Shared(
+        servlet_name="tom", export_name=GROUP,
+        catalog=Catalog(published=caches.published, crds=caches.crds, servlet=ServletIdentity(name="tom", api_group=GROUP)),
+        caches=caches, pool=pool, sources=sources, location=sources, org=clusters.org, service=clusters.service,
+        vw=clusters.vw, executor=clusters.executor, metrics=metrics, depths=QueueDepths(metrics),
+        log=get_logger("controllers"), now=lambda: "2026-11-21T09:00:00Z")
+    await asyncio.gather(*(cache.wait_synced() for cache in caches.all()))
+    controllers = LeadingControllers(shared)
+    controllers.start()
+    try:
+        yield controllers
+    finally:
+        await controllers.stop(timeout=1)
+        await pool.stop_all()
+
+
+def conditions(clusters: MemoryClusters) -> dict[str, str]:
+    published = clusters.local(PUBLISHED_RESOURCE_TYPE, name="widgets") or {}
+    return {c["type"]: c["status"] for c in (published.get("status") or {}).get("conditions") or []}
+
+
+def test_a_published_resource_gets_its_schema_into_the_export_and_says_so_in_its_status() -> None:
+    clusters = MemoryClusters()
+    clusters.create_in("org", APIEXPORT_TYPE, export())
+    clusters.create_local(CRD_TYPE, widget_crd())
+    clusters.create_local(PUBLISHED_RESOURCE_TYPE, published_widgets())
+
+    async def main() -> tuple[list[str], list[str], dict[str, str]]:
+        async with leading(clusters):
+            await eventually(lambda: conditions(clusters).get("Exported") == "True", what="Exported=True")
+        schemas = [obj["metadata"]["name"] for obj in clusters.server.objects(clusters.org.place(SCHEMA_TYPE))]
+        exported = (clusters.remote("org", APIEXPORT_TYPE, name=GROUP) or {})["spec"]["latestResourceSchemas"]
+        return schemas, exported, conditions(clusters)
+
+    schemas, exported, status = run(main)
+    assert len(schemas) == 1 and schemas[0].endswith(f".widgets.{GROUP}")
+    assert exported == schemas
+    assert status["Valid"] == status["SchemaPublished"] == "True"
+
+
+def test_a_published_resource_whose_crd_is_missing_is_reported_and_publishes_nothing() -> None:
+    clusters = MemoryClusters()
+    clusters.create_in("org", APIEXPORT_TYPE, export())
+    clusters.create_local(PUBLISHED_RESOURCE_TYPE, published_widgets())
+
+    async def main() -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+        async with leading(clusters):
+            await eventually(lambda: conditions(clusters).get("Valid") == "False", what="Valid=False")
+        published = clusters.local(PUBLISHED_RESOURCE_TYPE, name="widgets") or {}
+        valid = next(c for c in published["status"]["conditions"] if c["type"] == "Valid")
+        schemas = clusters.server.objects(clusters.org.place(SCHEMA_TYPE))
+        return valid, schemas, clusters.remote("org", APIEXPORT_TYPE, name=GROUP) or {}
+
+    valid, schemas, exported = run(main)
+    assert valid["reason"] == "CRDNotFound" and "'Widget'" in valid["message"]
+    assert schemas == []
+    assert exported["spec"] == {}, "nothing to export, so the export is not written"
+
+
+def test_a_tenants_object_is_copied_to_the_service_cluster_and_its_status_flows_back() -> None:
+    clusters = MemoryClusters()
+    clusters.create_in("org", APIEXPORT_TYPE, export())
+    clusters.create_in("org", ENDPOINT_SLICE_TYPE, {
+        "apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExportEndpointSlice", "metadata": {"name": GROUP},
+        "status": {"endpoints": [{"url": "memory://virtual-workspace"}]}})
+    clusters.create_local(CRD_TYPE, widget_crd())
+    clusters.create_local(PUBLISHED_RESOURCE_TYPE, published_widgets())
+    clusters.create_in("team-a", REMOTE_WIDGETS, {
+        "apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "default"},
+        "spec": {"size": 3}})
+
+    def copies() -> list[dict[str, Any]]:
+        return clusters.list_local(WIDGETS)
+
+    async def main() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        async with leading(clusters):
+            await eventually(lambda: copies(), what="the local copy")
+            (local,) = copies()
+            # The service's own controller reports on the copy.
+            clusters.patch_local(WIDGETS, {"status": {"phase": "Ready"}}, name=local["metadata"]["name"],
+                                 namespace=local["metadata"]["namespace"])
+            await eventually(lambda: (clusters.remote("team-a", REMOTE_WIDGETS, name="w", namespace="default") or {})
+                             .get("status"), what="the status copied back")
+        return copies(), clusters.remote("team-a", REMOTE_WIDGETS, name="w", namespace="default") or {}
+
+    local, remote = run(main)
+    assert [obj["spec"] for obj in local] == [{"size": 3}]
+    assert remote["status"] == {"phase": "Ready"}
