@@ -198,6 +198,11 @@ class MemoryServer:
             gone["metadata"]["resourceVersion"] = str(self.world.version)
             self._record(key, "DELETED", gone)
             return gone
+        if before is not None and after is not None and _same_but_version(before, after):
+            # A write that changes nothing is no change: an API server keeps the version, sends no event.
+            self.world.objects[key] = before
+            self.world.version -= 1
+            return copy.deepcopy(before)
         if after is not None and string(metadata_of(after).get("resourceVersion")) != before_version:
             self._record(key, "ADDED" if before is None else "MODIFIED", after)
         return copy.deepcopy(after)
@@ -249,6 +254,14 @@ class MemoryServer:
                 await asyncio.wait_for(changed.wait(), timeout=remaining)
             except TimeoutError:
                 return
+
+
+def _same_but_version(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    def without_version(obj: Mapping[str, Any]) -> dict[str, Any]:
+        metadata = {k: v for k, v in metadata_of(obj).items() if k != "resourceVersion"}
+        return {**obj, "metadata": metadata}
+
+    return without_version(before) == without_version(after)
 
 
 def label_matcher(selector: str | None, *, operation: Operation) -> Callable[[Mapping[str, str]], bool]:
