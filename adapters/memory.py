@@ -22,10 +22,9 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from servlet.adapters.executor import NotLeader
 from servlet.adapters.memory_server import PARTIAL_API_VERSION, MemoryServer, Place, failure, label_matcher
 from servlet.core.actions import Action, Conflict, CreateNamespace, DeleteLocal, DeleteRelated, Error, Side, secret_spellings
-from servlet.core.errors import AlreadyExists, ApiFailure, Forbidden
+from servlet.core.errors import AlreadyExists, ApiFailure, Forbidden, NotLeader
 from servlet.core.keys import metadata_of, string, string_map
 from servlet.core.model import ResourceType
 from servlet.core.ports import (
@@ -162,10 +161,9 @@ class MemoryExecutor:
         if not self._can_write():
             raise NotLeader(action)
         target = action.target
-        assert target is not None
-        existing = self._server.read(Place(target.side, target.resource, target.cluster).key(
-            namespace=target.namespace, name=target.name))
-        if isinstance(action, CreateNamespace) and existing is not None:
+        assert target is not None, "every write has a target"
+        if isinstance(action, CreateNamespace) and self._server.read(
+                Place(target.side, target.resource, target.cluster).key(namespace="", name=target.name)) is not None:
             return None
         try:
             written = self._server.apply(action)

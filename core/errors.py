@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
+from servlet.core.actions import Action
 from servlet.core.redaction import scrub
 
 
@@ -119,3 +120,12 @@ class Transient(ApiFailure):
     ) -> None:
         self.retry_after = retry_after
         super().__init__(operation=operation, code=code, message=message, reason=reason)
+
+
+class NotLeader(Exception):
+    """A write was asked for while this replica does not hold the leader Lease; nothing was sent."""
+
+    def __init__(self, action: Action) -> None:
+        self.action = action
+        target = action.target.to_dict() if action.target is not None else {}
+        super().__init__(f"not the leader: refusing {action.type} of {target}")

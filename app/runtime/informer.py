@@ -14,8 +14,8 @@ in-memory fake), and:
   compared with the store so every difference is emitted: ADDED, MODIFIED, and DELETED for
   objects that vanished meanwhile.
 
-A metadata-only informer (`metadata_only=True`) asks the server for `PartialObjectMetadata`
-(the `Accept` header of Kubernetes' metadata client) and keeps of each object only what
+A metadata-only informer (a source with `metadata_only=True`) asks for `PartialObjectMetadata`
+and keeps of each object only what
 identifies it and its version (`identity_of`): a tenant's labels and annotations cost it nothing
 either. It serves kinds whose content matters for a few objects only (related Secrets), which the
 caller fetches one by one.
@@ -24,9 +24,8 @@ Handlers are plain callables run on the event loop; they should only enqueue wor
 objects are shared, not copied: treat them as read-only.
 
 Deliberately not here: any decision about the objects, the requests themselves (the port's), and
-metrics objects (the counters
-`restarts` and `relists`, with optional `on_restart`/`on_relist` callbacks, and `last_alive` /
-`is_alive()` are what the observability layer reads).
+metrics objects (the counters `restarts` and `relists`, with optional `on_restart`/`on_relist`
+callbacks, and `last_alive` / `is_alive()` are what the observability layer reads).
 """
 
 from __future__ import annotations
@@ -50,7 +49,7 @@ METADATA_API_VERSION = "meta.k8s.io/v1"
 PARTIAL_KIND = "PartialObjectMetadata"
 # The metadata a metadata-only informer keeps (plus the kcp.io/cluster annotation).
 _IDENTITY_FIELDS = ("name", "namespace", "uid", "resourceVersion", "deletionTimestamp")
-# How much longer than the server-side watch timeout we wait for a line before calling the
+# How much longer than the server-side watch timeout we wait for an event before calling the
 # connection dead.
 _READ_MARGIN = 30.0
 

@@ -20,8 +20,8 @@ from lightkube import Client
 from lightkube.types import PatchType
 
 from servlet.adapters.connections import Connections, Target
-from servlet.core.errors import AlreadyExists, Conflict, Forbidden, NotFound
-from servlet.adapters.executor import Executor, NotLeader
+from servlet.core.errors import AlreadyExists, Conflict, Forbidden, NotFound, NotLeader
+from servlet.adapters.executor import Executor
 from servlet.adapters.kube import resource_class, wrap
 from servlet.core.actions import (
     NAMESPACE_TYPE,
