@@ -233,8 +233,9 @@ CollectionT_co = TypeVar("CollectionT_co", bound=Collection, covariant=True)
 class WatchSource(Generic[CollectionT_co]):
     """What an informer lists and watches: a collection, named for logs and metrics.
 
-    Generic in the collection's implementation, so a test holding the in-memory sources reaches
-    the fake's controls (end the watches, compact the history) without a cast.
+    Generic in the collection's implementation, so code holding a concrete source reaches its
+    collection's own attributes (the HTTP client of `adapters.watch.HttpCollection`, which the
+    adapter tests inspect) without a cast; controllers take `WatchSource[Any]`.
     """
 
     collection: CollectionT_co
