@@ -108,6 +108,9 @@ class MemoryOrgWorkspace:
                 return existing
             raise
 
+    async def list_schemas(self) -> list[Object]:
+        return self._server.objects(self.place(SCHEMA_TYPE))
+
     async def get_export(self, name: str) -> Object | None:
         return await self._get(APIEXPORT_TYPE, name)
 

@@ -78,6 +78,9 @@ class OrgWorkspaceAdapter:
                 return existing
             raise
 
+    async def list_schemas(self) -> list[dict[str, Any]]:
+        return await objects.list_objects(self._client, SCHEMA_TYPE, where=self._where)
+
     async def get_export(self, name: str) -> dict[str, Any] | None:
         return await objects.get_object(self._client, APIEXPORT_TYPE, namespace="", name=name, where=self._where)
 

@@ -27,7 +27,6 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
-from servlet.adapters import objects
 from servlet.adapters.connections import Connections, Target
 from servlet.core.errors import ApiFailure, Invalid, NotFound
 from servlet.app.live_reads import LiveReadError, Reader, ReadKey
@@ -39,7 +38,7 @@ from servlet.core.dryrun import settle
 from servlet.core.keys import remote_key_of
 from servlet.core.model import PublishedResource, ResourceType, ServletIdentity
 from servlet.core.parsing import parse_published_resource
-from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE, SCHEMA_TYPE
+from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE
 from servlet.core.projection import Projected, project
 from servlet.core.world import World, WorldKey
 
@@ -248,7 +247,7 @@ async def read_live_inventory(
     crds = await reader.on(Target.SERVICE, reader.service.list_objects(CRD_TYPE)) if published else []
     export, schemas, endpoint_slice = await asyncio.gather(
         reader.on(Target.ORG, reader.org.get_export(apiexport)),
-        reader.on(Target.ORG, _list_schemas(reader)),
+        reader.on(Target.ORG, reader.org.list_schemas()),
         reader.on(Target.ORG, reader.org.get_endpoint_slice(apiexport)),
     )
     if export is None:
@@ -279,12 +278,6 @@ async def read_live_inventory(
         unreadable_remote=tuple(_world_key(key)[1:] for key in reader.refused),
     )
     return LiveInventory(inventory=inventory, notes=tuple(notes), virtual_workspace_url=url)
-
-
-async def _list_schemas(reader: Reader) -> list[Object]:
-    # The OrgWorkspace port reads schemas by name; a plan needs all of them, once.
-    return await objects.list_objects(reader.connections.org, SCHEMA_TYPE,
-                                      where=f"workspace {reader.connections.workspace_path}")
 
 
 def _checked_url(url: str, reader: Reader) -> str:

@@ -132,6 +132,11 @@ class OrgWorkspace(Protocol):
         """
         ...
 
+    async def list_schemas(self) -> list[Object]:
+        """Every APIResourceSchema of the workspace, for one-shot readers such as the live
+        `servlet plan`; the daemon uses an informer."""
+        ...
+
     async def get_export(self, name: str) -> Object | None:
         """The APIExport as `apis.kcp.io/v1alpha1`, None if it does not exist."""
         ...
