@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
 
-from servlet.adapters.memory import MemoryClusters
+from servlet.adapters.memory import MemoryClusters, MemoryOrgWorkspace
 from servlet.app.controllers.caches import InformerPool
 from servlet.app.controllers.catalog import Catalog
 from servlet.app.controllers.leading import LeadingControllers, Shared, SharedCaches
@@ -216,7 +216,8 @@ def conditions(clusters: MemoryClusters) -> dict[str, str]:
 
 def test_a_published_resource_gets_its_schema_into_the_export_and_says_so_in_its_status() -> None:
     clusters = MemoryClusters()
-    clusters.create_in("org", APIEXPORT_TYPE, export())
+    foreign = f"v0a1b2c3d.gizmos.{GROUP}"  # put there by someone else: the servlet never removes it
+    clusters.create_in("org", APIEXPORT_TYPE, {**export(), "spec": {"latestResourceSchemas": [foreign]}})
     clusters.create_local(CRD_TYPE, widget_crd())
     clusters.create_local(PUBLISHED_RESOURCE_TYPE, published_widgets())
 
@@ -229,7 +230,7 @@ def test_a_published_resource_gets_its_schema_into_the_export_and_says_so_in_its
 
     schemas, exported, status = run(main)
     assert len(schemas) == 1 and schemas[0].endswith(f".widgets.{GROUP}")
-    assert exported == schemas
+    assert sorted(exported) == sorted([foreign, *schemas])
     assert status["Valid"] == status["SchemaPublished"] == "True"
 
 
@@ -281,3 +282,43 @@ def test_a_tenants_object_is_copied_to_the_service_cluster_and_its_status_flows_
     local, remote = run(main)
     assert [obj["spec"] for obj in local] == [{"size": 3}]
     assert remote["status"] == {"phase": "Ready"}
+
+
+class RacedOrg(MemoryOrgWorkspace):
+    """The org workspace where someone else changes the export just before the servlet's first patch."""
+
+    def __init__(self, clusters: MemoryClusters, *, foreign: str) -> None:
+        super().__init__(clusters.server, identity=clusters.org.identity)
+        self._foreign = foreign
+        self.refused: list[str] = []
+
+    async def patch_export(self, name: str, patch: Any, *, resource_version: str) -> dict[str, Any]:
+        if not self.refused:
+            current = await self.get_export(name) or {}
+            listed = current["spec"].get("latestResourceSchemas") or []
+            await super().patch_export(name, {"spec": {"latestResourceSchemas": [*listed, self._foreign]}},
+                                       resource_version="")
+        try:
+            return await super().patch_export(name, patch, resource_version=resource_version)
+        except Exception as failure:
+            self.refused.append(type(failure).__name__)
+            raise
+
+
+def test_an_export_changed_meanwhile_is_patched_again_from_the_fresher_copy_and_keeps_both() -> None:
+    clusters = MemoryClusters()
+    foreign = f"v0a1b2c3d.gizmos.{GROUP}"
+    raced = RacedOrg(clusters, foreign=foreign)
+    clusters.org = raced
+    clusters.create_in("org", APIEXPORT_TYPE, export())
+    clusters.create_local(CRD_TYPE, widget_crd())
+    clusters.create_local(PUBLISHED_RESOURCE_TYPE, published_widgets())
+
+    async def main() -> list[str]:
+        async with leading(clusters):
+            await eventually(lambda: conditions(clusters).get("Exported") == "True", what="Exported=True")
+        return list((clusters.remote("org", APIEXPORT_TYPE, name=GROUP) or {})["spec"]["latestResourceSchemas"])
+
+    exported = run(main)
+    assert raced.refused == ["Conflict"], "the first patch was planned from a copy that had gone stale"
+    assert foreign in exported and len(exported) == 2
