@@ -155,6 +155,28 @@ def test_a_released_lease_is_taken_over_at_once() -> None:
     assert run(main) == (False, True, "b")
 
 
+def test_running_electors_hand_over_when_the_leader_stops() -> None:
+    clusters = MemoryClusters()
+    clock = Clock()
+    timing = LeaseTiming(lease_duration=15, renew_deadline=10, retry_period=0.005)
+    lost: list[str] = []
+    a, b = (LeaderElector(clusters.leases, name="tom", namespace="default", identity=name, clock=clock,
+                          timing=timing, on_lost=lambda name=name: lost.append(name)) for name in ("a", "b"))
+
+    async def main() -> tuple[bool, bool, list[str]]:
+        a.start()
+        await a.became_leader.wait()
+        b.start()
+        await asyncio.sleep(0.02)  # b campaigns a few rounds and stays a follower
+        follower = b.is_leader
+        await a.stop(release=True)
+        await asyncio.wait_for(b.became_leader.wait(), timeout=1)
+        await b.stop(release=True)
+        return follower, a.is_leader, lost
+
+    assert run(main) == (False, False, ["a", "b"])
+
+
 # -- the controllers -------------------------------------------------------------------------------
 
 
