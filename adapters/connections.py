@@ -14,8 +14,8 @@ pool of connections to the VW however many workspaces there are); only `aclose()
 
 The shared transport also counts every request by target, Kubernetes verb and status code through
 the `on_request` callback (the app passes its metrics; adapters never import app code). Requests
-that got no response are counted with code None. Requests that an environment proxy setting
-(`HTTPS_PROXY`) routes elsewhere bypass the shared transport and are not counted.
+that got no response are counted with code None. The environment's `HTTPS_PROXY`, `HTTP_PROXY`
+and `NO_PROXY` apply as kubectl applies them (proxies.py).
 
 Deliberately not here: what is read or written (the other adapters) and retries.
 """
@@ -42,6 +42,7 @@ from servlet.adapters.kube import (
     single_config,
     tls_context,
 )
+from servlet.adapters.proxies import ProxyRouting, ProxySettings
 from servlet.core.model import ResourceType
 from servlet.core.ports import WatchSource, WatchSources
 
@@ -215,9 +216,12 @@ class _Target:
         self._timeout = timeout
         self._trust_env = trust_env
         self._tls = tls_context(config, trust_env=trust_env)
-        # A transport passed to httpx2 replaces the client's own, TLS settings included, so the
-        # kubeconfig's CA and client certificate go here too.
-        pool = httpx2.AsyncHTTPTransport(verify=self._tls, trust_env=trust_env)
+        # A transport passed to httpx2 replaces the client's own, TLS and proxy settings included,
+        # so the kubeconfig's CA and client certificate go here too, and the environment's proxies.
+        proxies = ProxySettings.from_environment(os.environ) if trust_env else ProxySettings()
+        tls = self._tls
+        pool = ProxyRouting(proxies, pool=lambda proxy: httpx2.AsyncHTTPTransport(
+            verify=tls, trust_env=trust_env, proxy=proxy))
         self.transport = _CountingTransport(pool, target=target, observer=observer)
         self._clients: dict[str, AsyncClient] = {}
         self._https: dict[str, httpx2.AsyncClient] = {}
