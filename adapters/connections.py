@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 import os
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
@@ -48,6 +49,8 @@ from servlet.core.ports import WatchSource, WatchSources
 
 KUBECONFIG_FLAG = "--kubeconfig"
 KCP_KUBECONFIG_FLAG = "--kcp-kubeconfig"
+CONTEXT_FLAG = "--context"
+KCP_CONTEXT_FLAG = "--kcp-context"
 WILDCARD = "*"
 
 
@@ -96,28 +99,44 @@ def split_workspace_server(server: str) -> tuple[str, str]:
     return f"{parts.scheme}://{parts.netloc}{match['prefix']}", match["workspace"]
 
 
-def load_service_config(path: str | None) -> KubeConfig:
-    """`--kubeconfig` if given, else the first file in `KUBECONFIG`, else the pod's service account."""
+def load_service_config(path: str | None, *, context: str | None = None) -> SingleConfig:
+    """As kubectl finds its kubeconfig: `--kubeconfig`, else the first file in `KUBECONFIG`, else
+    `~/.kube/config` if it exists, else the pod's service account; `--context` picks a context."""
+    where = "the in-cluster service account"
     try:
-        if path:
-            return KubeConfig.from_file(path)
         env = os.environ.get("KUBECONFIG", "")
-        first = next((entry for entry in env.split(os.pathsep) if entry), None)
-        if first is not None:
-            return KubeConfig.from_file(first)
-        return KubeConfig.from_service_account()
+        home = Path.home() / ".kube" / "config"
+        chosen = path or next((entry for entry in env.split(os.pathsep) if entry), None) or (
+            str(home) if home.is_file() else None)
+        if chosen is None:
+            if context:
+                raise ConfigurationError(f"{CONTEXT_FLAG}: {context!r} cannot be chosen: no kubeconfig was found "
+                                         f"({KUBECONFIG_FLAG}, KUBECONFIG, ~/.kube/config), so the servlet uses "
+                                         f"{where}, which has no contexts")
+            return _context(KubeConfig.from_service_account(), context=None, flag=KUBECONFIG_FLAG, where=where)
+        where = chosen
+        return _context(KubeConfig.from_file(chosen), context=context, flag=CONTEXT_FLAG, where=where)
     except (ConfigError, KeyError, OSError, ValueError) as exc:
-        where = path or os.environ.get("KUBECONFIG") or "the in-cluster service account"
         raise ConfigurationError(f"{KUBECONFIG_FLAG}: cannot load {where}: {exc}") from exc
 
 
-def load_kcp_config(path: str) -> KubeConfig:
+def load_kcp_config(path: str, *, context: str | None = None) -> SingleConfig:
     try:
         config = KubeConfig.from_file(path)
     except (ConfigError, OSError, ValueError) as exc:
         raise ConfigurationError(f"{KCP_KUBECONFIG_FLAG}: cannot load {path}: {exc}") from exc
-    split_workspace_server(_current(config, flag=KCP_KUBECONFIG_FLAG).cluster.server)
-    return config
+    chosen = _context(config, context=context, flag=KCP_CONTEXT_FLAG, where=path)
+    split_workspace_server(chosen.cluster.server)
+    return chosen
+
+
+def _context(config: KubeConfig, *, context: str | None, flag: str, where: str) -> SingleConfig:
+    """The named context of `config`, else its current one; a missing one names the flag and the choices."""
+    if context and context not in config.contexts:
+        choices = ", ".join(sorted(config.contexts)) or "none"
+        raise ConfigurationError(f"{flag}: {where} has no context {context!r} (it has: {choices})")
+    named = config.get(context_name=context) if context else None
+    return _current(named or config, flag=flag)
 
 
 def _current(config: KubeConfig | SingleConfig, *, flag: str) -> SingleConfig:
@@ -282,12 +301,14 @@ class Connections:
 
     @classmethod
     def from_kubeconfigs(
-        cls, *, kubeconfig: str | None, kcp_kubeconfig: str, on_request: RequestObserver | None = None
+        cls, *, kubeconfig: str | None, kcp_kubeconfig: str, context: str | None = None,
+        kcp_context: str | None = None, on_request: RequestObserver | None = None,
     ) -> Connections:
-        """From the `--kubeconfig` and `--kcp-kubeconfig` flags (ConfigurationError when unusable)."""
+        """From the `--kubeconfig`, `--kcp-kubeconfig`, `--context` and `--kcp-context` flags
+        (ConfigurationError when unusable)."""
         return cls(
-            service_config=load_service_config(kubeconfig),
-            kcp_config=load_kcp_config(kcp_kubeconfig),
+            service_config=load_service_config(kubeconfig, context=context),
+            kcp_config=load_kcp_config(kcp_kubeconfig, context=kcp_context),
             on_request=on_request,
         )
 

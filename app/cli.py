@@ -65,7 +65,12 @@ ApiExportOption = Annotated[Optional[str], typer.Option(
     help="The APIExport the servlet manages (default: offline the one among the inputs, live the API group).")]
 KubeconfigOption = Annotated[Optional[str], typer.Option(
     "--kubeconfig", envvar="SERVLET_KUBECONFIG",
-    help="Kubeconfig of the service cluster (default: KUBECONFIG, else the pod's service account).")]
+    help="Kubeconfig of the service cluster (default: KUBECONFIG, else ~/.kube/config, else the pod's service "
+         "account).")]
+ContextOption = Annotated[Optional[str], typer.Option(
+    "--context", envvar="SERVLET_CONTEXT", help="Context of the service cluster's kubeconfig (default: its current).")]
+KcpContextOption = Annotated[Optional[str], typer.Option(
+    "--kcp-context", envvar="SERVLET_KCP_CONTEXT", help="Context of the kcp kubeconfig (default: its current).")]
 KcpKubeconfigOption = Annotated[Optional[str], typer.Option(
     "--kcp-kubeconfig", envvar="SERVLET_KCP_KUBECONFIG",
     help="Kubeconfig pointing into the org workspace (server .../clusters/<workspace path>).")]
@@ -77,8 +82,8 @@ PublishedResourceSelectorOption = Annotated[str, typer.Option(
     help="Only PublishedResources matching this label selector, e.g. 'tier=gold,team in (a,b)'.")]
 
 # Flags that only mean something when reading the clusters.
-_LIVE_FLAGS = {"kcp_kubeconfig": "--kcp-kubeconfig", "kubeconfig": "--kubeconfig",
-               "published_resource_selector": "--published-resource-selector"}
+_LIVE_FLAGS = {"kcp_kubeconfig": "--kcp-kubeconfig", "kubeconfig": "--kubeconfig", "context": "--context",
+               "kcp_context": "--kcp-context", "published_resource_selector": "--published-resource-selector"}
 
 
 def identity_problems(*, name: str, api_group: str) -> list[Problem]:
@@ -124,6 +129,8 @@ def plan(
     apiexport: ApiExportOption = None,
     kubeconfig: KubeconfigOption = None,
     kcp_kubeconfig: KcpKubeconfigOption = None,
+    context: ContextOption = None,
+    kcp_context: KcpContextOption = None,
     published_resource_selector: PublishedResourceSelectorOption = "",
     namespace: NamespaceOption = None,
     output: Annotated[OutputFormat, typer.Option("-o", "--output", envvar="SERVLET_OUTPUT",
@@ -162,6 +169,7 @@ def plan(
     servlet = ServletIdentity(name=name, api_group=api_group, namespace=own_namespace)
     if files:
         problems.extend(_offline_only_problems(ctx, {"kcp_kubeconfig": kcp_kubeconfig, "kubeconfig": kubeconfig,
+                                                     "context": context, "kcp_context": kcp_context,
                                                      "published_resource_selector": published_resource_selector}))
     elif not kcp_kubeconfig:
         problems.append(Problem(field="--kcp-kubeconfig", message=(
@@ -181,8 +189,8 @@ def plan(
         assert kcp_kubeconfig is not None  # checked above
         # The same default as `servlet run`: the APIExport is named like the API group.
         apiexport = apiexport or api_group
-        live = _read_live(kubeconfig=kubeconfig, kcp_kubeconfig=kcp_kubeconfig, apiexport=apiexport,
-                          selector=published_resource_selector, servlet=servlet, output=output)
+        live = _read_live(kubeconfig=kubeconfig, kcp_kubeconfig=kcp_kubeconfig, contexts=(context, kcp_context),
+                          apiexport=apiexport, selector=published_resource_selector, servlet=servlet, output=output)
         inventory, notes = live.inventory, live.notes
     _print_plan(inventory, servlet=servlet, apiexport=apiexport, notes=notes, output=output,
                 delete_orphans=delete_orphans, detailed_exitcode=detailed_exitcode)
@@ -210,11 +218,12 @@ def _offline_only_problems(ctx: typer.Context, values: dict[str, str | None]) ->
 
 
 def _read_live(
-    *, kubeconfig: str | None, kcp_kubeconfig: str, apiexport: str, selector: str, servlet: ServletIdentity,
-    output: OutputFormat,
+    *, kubeconfig: str | None, kcp_kubeconfig: str, contexts: tuple[str | None, str | None], apiexport: str,
+    selector: str, servlet: ServletIdentity, output: OutputFormat,
 ) -> LiveInventory:
     async def read() -> LiveInventory:
-        connections = Connections.from_kubeconfigs(kubeconfig=kubeconfig, kcp_kubeconfig=kcp_kubeconfig)
+        connections = Connections.from_kubeconfigs(kubeconfig=kubeconfig, kcp_kubeconfig=kcp_kubeconfig,
+                                                   context=contexts[0], kcp_context=contexts[1])
         try:
             return await read_live_inventory(connections=connections, servlet=servlet, apiexport=apiexport,
                                              published_resource_selector=selector)
