@@ -35,37 +35,37 @@ class SyncReporter:
         self._name = name
         self._servlet_name = servlet_name
         self._metrics = metrics
-        self.log = log
+        self._log = log
         self._managed: set[ObjectKey] = set()
         self._counting = False
 
     def synced(self, key: RemoteKey, action: Action) -> None:
         target = action.target.to_dict() if action.target is not None else None
-        self.log.info("synced", object=describe(key), workspace=key.cluster, action=action.type, target=target)
+        self._log.info("synced", object=describe(key), workspace=key.cluster, action=action.type, target=target)
 
     def problem(self, key: RemoteKey, action: Conflict | Error, *, known: frozenset[Report]) -> Report:
         """Log and count a conflict or error unless it is among those `known` for `key` already."""
         report = Report(type=action.type, target=action.target, identifier=action.identifier, reason=action.reason)
         where = action.target.to_dict() if action.target is not None else None
         if report in known:
-            self.log.debug("still not writing", object=describe(key), workspace=key.cluster, action=action.type,
+            self._log.debug("still not writing", object=describe(key), workspace=key.cluster, action=action.type,
                            target=where)
             return report
         if isinstance(action, Conflict):
             self._metrics.count_sync_conflict(published_resource=self._name)
-            self.log.warning("conflict: not writing", object=describe(key), workspace=key.cluster,
+            self._log.warning("conflict: not writing", object=describe(key), workspace=key.cluster,
                              action=action.type, target=where, identifier=action.identifier or None,
                              reason=action.reason)
         else:
             self._metrics.count_error(controller=CONTROLLER, kind="plan")
-            self.log.warning("cannot sync", object=describe(key), workspace=key.cluster, action=action.type,
+            self._log.warning("cannot sync", object=describe(key), workspace=key.cluster, action=action.type,
                              target=where, field=action.field or None, identifier=action.identifier or None,
                              reason=action.reason)
         return report
 
     def fight_started(self, key: RemoteKey, action: Patch, *, wait: float) -> None:
         self._metrics.count_sync_fight(published_resource=self._name)
-        self.log.warning("another writer keeps changing the local copy back; backing off",
+        self._log.warning("another writer keeps changing the local copy back; backing off",
                          object=describe(key), workspace=key.cluster, target=action.target.to_dict(),
                          fields=sorted(k for k in action.patch if k != "metadata"), wait=round(wait, 1))
 
