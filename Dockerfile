@@ -1,8 +1,9 @@
 # syntax=docker/dockerfile:1
 # The servlet's container image: `servlet run` as an unprivileged user on a slim Python base.
 #
-# Stage one builds wheels of the package and of every dependency; stage two installs them
-# without any build tools or network access, so the final image holds only the runtime.
+# Stage one builds the package's wheel, as `python -m build` does, and wheels of its dependencies
+# pinned by constraints.txt; stage two installs them without any build tools or network access,
+# so the final image holds only the runtime.
 #
 #   docker build -t kdp-servlet:0.1.0 .
 #
@@ -15,11 +16,12 @@ FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 # Only what the wheel is built from (see .dockerignore): no tests, charts or docs.
-COPY pyproject.toml README.md LICENSE ./
+COPY pyproject.toml README.md LICENSE constraints.txt ./
 COPY core ./core
 COPY adapters ./adapters
 COPY app ./app
-RUN pip wheel --wheel-dir /wheels .
+# Every dependency at the version of constraints.txt: the image is reproducible, and runs what CI tested.
+RUN pip wheel --constraint constraints.txt --wheel-dir /wheels .
 
 FROM ${PYTHON_IMAGE}
 # No .pyc files on a read-only filesystem; logs leave the process at once.

@@ -14,8 +14,8 @@ pool of connections to the VW however many workspaces there are); only `aclose()
 
 The shared transport also counts every request by target, Kubernetes verb and status code through
 the `on_request` callback (the app passes its metrics; adapters never import app code). Requests
-that got no response are counted with code None. Requests that an environment proxy setting
-(`HTTPS_PROXY`) routes elsewhere bypass the shared transport and are not counted.
+that got no response are counted with code None. The environment's `HTTPS_PROXY`, `HTTP_PROXY`
+and `NO_PROXY` apply as kubectl applies them (proxies.py).
 
 Deliberately not here: what is read or written (the other adapters) and retries.
 """
@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 import os
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
@@ -42,12 +43,15 @@ from servlet.adapters.kube import (
     single_config,
     tls_context,
 )
+from servlet.adapters.proxies import ProxyRouting, ProxySettings
 from servlet.adapters.watch import HttpCollection
 from servlet.core.model import ResourceType
 from servlet.core.ports import WatchSource, WatchSources
 
 KUBECONFIG_FLAG = "--kubeconfig"
 KCP_KUBECONFIG_FLAG = "--kcp-kubeconfig"
+CONTEXT_FLAG = "--context"
+KCP_CONTEXT_FLAG = "--kcp-context"
 WILDCARD = "*"
 
 
@@ -96,28 +100,44 @@ def split_workspace_server(server: str) -> tuple[str, str]:
     return f"{parts.scheme}://{parts.netloc}{match['prefix']}", match["workspace"]
 
 
-def load_service_config(path: str | None) -> KubeConfig:
-    """`--kubeconfig` if given, else the first file in `KUBECONFIG`, else the pod's service account."""
+def load_service_config(path: str | None, *, context: str | None = None) -> SingleConfig:
+    """As kubectl finds its kubeconfig: `--kubeconfig`, else the first file in `KUBECONFIG`, else
+    `~/.kube/config` if it exists, else the pod's service account; `--context` picks a context."""
+    where = "the in-cluster service account"
     try:
-        if path:
-            return KubeConfig.from_file(path)
         env = os.environ.get("KUBECONFIG", "")
-        first = next((entry for entry in env.split(os.pathsep) if entry), None)
-        if first is not None:
-            return KubeConfig.from_file(first)
-        return KubeConfig.from_service_account()
+        home = Path.home() / ".kube" / "config"
+        chosen = path or next((entry for entry in env.split(os.pathsep) if entry), None) or (
+            str(home) if home.is_file() else None)
+        if chosen is None:
+            if context:
+                raise ConfigurationError(f"{CONTEXT_FLAG}: {context!r} cannot be chosen: no kubeconfig was found "
+                                         f"({KUBECONFIG_FLAG}, KUBECONFIG, ~/.kube/config), so the servlet uses "
+                                         f"{where}, which has no contexts")
+            return _context(KubeConfig.from_service_account(), context=None, flag=KUBECONFIG_FLAG, where=where)
+        where = chosen
+        return _context(KubeConfig.from_file(chosen), context=context, flag=CONTEXT_FLAG, where=where)
     except (ConfigError, KeyError, OSError, ValueError) as exc:
-        where = path or os.environ.get("KUBECONFIG") or "the in-cluster service account"
         raise ConfigurationError(f"{KUBECONFIG_FLAG}: cannot load {where}: {exc}") from exc
 
 
-def load_kcp_config(path: str) -> KubeConfig:
+def load_kcp_config(path: str, *, context: str | None = None) -> SingleConfig:
     try:
         config = KubeConfig.from_file(path)
     except (ConfigError, OSError, ValueError) as exc:
         raise ConfigurationError(f"{KCP_KUBECONFIG_FLAG}: cannot load {path}: {exc}") from exc
-    split_workspace_server(_current(config, flag=KCP_KUBECONFIG_FLAG).cluster.server)
-    return config
+    chosen = _context(config, context=context, flag=KCP_CONTEXT_FLAG, where=path)
+    split_workspace_server(chosen.cluster.server)
+    return chosen
+
+
+def _context(config: KubeConfig, *, context: str | None, flag: str, where: str) -> SingleConfig:
+    """The named context of `config`, else its current one; a missing one names the flag and the choices."""
+    if context and context not in config.contexts:
+        choices = ", ".join(sorted(config.contexts)) or "none"
+        raise ConfigurationError(f"{flag}: {where} has no context {context!r} (it has: {choices})")
+    named = config.get(context_name=context) if context else None
+    return _current(named or config, flag=flag)
 
 
 def _current(config: KubeConfig | SingleConfig, *, flag: str) -> SingleConfig:
@@ -216,9 +236,12 @@ class _Target:
         self._timeout = timeout
         self._trust_env = trust_env
         self._tls = tls_context(config, trust_env=trust_env)
-        # A transport passed to httpx2 replaces the client's own, TLS settings included, so the
-        # kubeconfig's CA and client certificate go here too.
-        pool = httpx2.AsyncHTTPTransport(verify=self._tls, trust_env=trust_env)
+        # A transport passed to httpx2 replaces the client's own, TLS and proxy settings included,
+        # so the kubeconfig's CA and client certificate go here too, and the environment's proxies.
+        proxies = ProxySettings.from_environment(os.environ) if trust_env else ProxySettings()
+        tls = self._tls
+        pool = ProxyRouting(proxies, pool=lambda proxy: httpx2.AsyncHTTPTransport(
+            verify=tls, trust_env=trust_env, proxy=proxy))
         self.transport = _CountingTransport(pool, target=target, observer=observer)
         self._clients: dict[str, AsyncClient] = {}
         self._https: dict[str, httpx2.AsyncClient] = {}
@@ -279,12 +302,14 @@ class Connections:
 
     @classmethod
     def from_kubeconfigs(
-        cls, *, kubeconfig: str | None, kcp_kubeconfig: str, on_request: RequestObserver | None = None
+        cls, *, kubeconfig: str | None, kcp_kubeconfig: str, context: str | None = None,
+        kcp_context: str | None = None, on_request: RequestObserver | None = None,
     ) -> Connections:
-        """From the `--kubeconfig` and `--kcp-kubeconfig` flags (ConfigurationError when unusable)."""
+        """From the `--kubeconfig`, `--kcp-kubeconfig`, `--context` and `--kcp-context` flags
+        (ConfigurationError when unusable)."""
         return cls(
-            service_config=load_service_config(kubeconfig),
-            kcp_config=load_kcp_config(kcp_kubeconfig),
+            service_config=load_service_config(kubeconfig, context=context),
+            kcp_config=load_kcp_config(kcp_kubeconfig, context=kcp_context),
             on_request=on_request,
         )
 

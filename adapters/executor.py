@@ -1,9 +1,10 @@
 """Executes one planned action against the cluster its target names, exactly as planned.
 
 Local targets go to the service cluster; remote targets to the VW client of the target's logical
-cluster. Creates send the planned object, patches the planned JSON merge patch (finalizer
-patches carry the resourceVersion the planner read, so a concurrent change fails as Conflict),
-remote status goes through the `/status` subresource. Three outcomes count as done rather than
+cluster. How an action is sent follows from its kind of write (`core.actions.Write`): creates
+send the planned object, patches the planned JSON merge patch (finalizer patches carry the
+resourceVersion the planner read, so a concurrent change fails as Conflict), remote status goes
+through the `/status` subresource. Three outcomes count as done rather than
 failed, because the world already looks as the action wants: a namespace that already exists, and
 a delete (local primary or related copy) of something already gone.
 
@@ -20,7 +21,7 @@ Deliberately not here: choosing actions, ordering them, retrying, or reading any
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from lightkube import AsyncClient
 
@@ -28,27 +29,7 @@ from servlet.adapters import objects
 from servlet.adapters.connections import Connections
 from servlet.core.errors import AlreadyExists, ApiFailure, NotFound, NotLeader
 from servlet.adapters.kube import merge_patch, resource_class
-from servlet.core.actions import (
-    Action,
-    AddFinalizer,
-    Adopt,
-    Conflict,
-    Create,
-    CreateNamespace,
-    CreateRelated,
-    DeleteLocal,
-    DeleteRelated,
-    Error,
-    ObjectRef,
-    Patch,
-    PatchRelated,
-    PatchRemoteStatus,
-    RecordRelatedState,
-    Release,
-    RemoveFinalizer,
-    Side,
-    secret_spellings,
-)
+from servlet.core.actions import Action, ObjectRef, Side, Write, secret_spellings
 from servlet.core.ports import ActionExecutor
 
 
@@ -68,36 +49,37 @@ class Executor:
             raise
 
     async def _execute(self, action: Action) -> dict[str, Any] | None:
-        if isinstance(action, (Conflict, Error)):
+        if action.write is Write.NOTHING:
             return None
         if not self._can_write():
             raise NotLeader(action)
         target = action.target
         client, where = self._client_for(target)
-        if isinstance(action, CreateNamespace):
-            try:
-                return await objects.create_object(client, target.resource, action.object, where=where)
-            except AlreadyExists:
-                return None
-        if isinstance(action, (Create, CreateRelated)):
-            return await objects.create_object(
-                client, target.resource, action.object, namespace=target.namespace, where=where
-            )
-        if isinstance(action, (DeleteLocal, DeleteRelated)):
-            try:
-                await objects.delete_object(
-                    client, target.resource, namespace=target.namespace, name=target.name, where=where, uid=action.uid
+        match action.write:
+            case Write.CREATE_NAMESPACE:
+                try:
+                    return await objects.create_object(client, target.resource, action.object, where=where)
+                except AlreadyExists:
+                    return None
+            case Write.CREATE:
+                return await objects.create_object(
+                    client, target.resource, action.object, namespace=target.namespace, where=where
                 )
-            except NotFound:
-                pass
-            return None
-        if isinstance(action, PatchRemoteStatus):
-            return await self._merge_patch(client, target, action.patch, where=where, status=True)
-        if isinstance(action, (AddFinalizer, RemoveFinalizer, Release)):
-            return await self._merge_patch(client, target, action.patch, where=where)
-        if isinstance(action, (Adopt, Patch, PatchRelated, RecordRelatedState)):
-            return await self._merge_patch(client, target, action.patch, where=where)
-        raise TypeError(f"no way to execute {type(action).__name__}")
+            case Write.DELETE:
+                try:
+                    await objects.delete_object(
+                        client, target.resource, namespace=target.namespace, name=target.name, where=where,
+                        uid=action.uid
+                    )
+                except NotFound:
+                    pass
+                return None
+            case Write.STATUS:
+                return await self._merge_patch(client, target, action.patch, where=where, status=True)
+            case Write.FINALIZERS | Write.PATCH:
+                return await self._merge_patch(client, target, action.patch, where=where)
+            case _:
+                assert_never(action.write)
 
     def _client_for(self, target: ObjectRef) -> tuple[AsyncClient, str]:
         if target.side is Side.LOCAL:

@@ -23,7 +23,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from servlet.adapters.memory_server import PARTIAL_API_VERSION, MemoryServer, Place, failure, label_matcher
-from servlet.core.actions import Action, Conflict, CreateNamespace, DeleteLocal, DeleteRelated, Error, Side, secret_spellings
+from servlet.core.actions import Action, Side, Write, secret_spellings
 from servlet.core.errors import AlreadyExists, ApiFailure, Forbidden, NotLeader
 from servlet.core.keys import metadata_of, string, string_map
 from servlet.core.model import ResourceType
@@ -159,13 +159,12 @@ class MemoryExecutor:
         self.executed: list[Action] = []
 
     async def execute(self, action: Action) -> Object | None:
-        if isinstance(action, (Conflict, Error)):
+        if action.write is Write.NOTHING:
             return None
         if not self._can_write():
             raise NotLeader(action)
         target = action.target
-        assert target is not None, "every write has a target"
-        if isinstance(action, CreateNamespace) and self._server.read(
+        if action.write is Write.CREATE_NAMESPACE and self._server.read(
                 Place(target.side, target.resource, target.cluster).key(namespace="", name=target.name)) is not None:
             return None
         try:
@@ -174,7 +173,7 @@ class MemoryExecutor:
             refused.hide(secret_spellings(action))
             raise
         self.executed.append(action)
-        return None if isinstance(action, (DeleteLocal, DeleteRelated)) else written
+        return None if action.write is Write.DELETE else written
 
 
 class MemoryLeases:

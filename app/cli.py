@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import importlib.metadata
 import json
+import sys
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import Annotated, Any, NoReturn, Optional
 
 import typer
+import yaml
 
 from servlet.adapters.connections import ConfigurationError, Connections
 from servlet.app.live_inventory import LiveInventory, read_live_inventory
@@ -25,18 +28,32 @@ from servlet.core.model import Problem, ServletIdentity
 from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain
 from servlet.core.preview import PlanError, plan_servlet
 
-app = typer.Typer(name="servlet", no_args_is_help=True, add_completion=False,
+# Plain help, wrapped at the terminal's width: rich's tables cut long option and variable names.
+app = typer.Typer(name="servlet", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                   help="Publish service-cluster CRDs into KDP (kcp) and sync objects both ways.")
+
+# Exit codes of `servlet plan`: 1 an error (in the inputs, the clusters or the plan); 2 a usage error
+# (a flag's value), as for `servlet run`; with --detailed-exitcode, 2 also means writes are pending.
+EXIT_ERROR, EXIT_USAGE, EXIT_CHANGES = 1, 2, 2
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(f"servlet {importlib.metadata.version('kdp-servlet')}")
+        raise typer.Exit()
 
 
 @app.callback()
-def _commands() -> None:
-    """Keeps `plan` (and later `run`) as named subcommands even while only one exists."""
+def _commands(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print the servlet's version and exit.")] = False,
+) -> None:
+    """Publish service-cluster CRDs into KDP (kcp) and sync objects both ways."""
 
 
 class OutputFormat(str, enum.Enum):
     TEXT = "text"
     JSON = "json"
+    YAML = "yaml"
 
 
 NameOption = Annotated[str, typer.Option("--name", envvar="SERVLET_NAME",
@@ -45,10 +62,15 @@ ApiGroupOption = Annotated[str, typer.Option("--api-group", envvar="SERVLET_API_
                                              help="The KDP Service's API group, e.g. certificates.example.corp.")]
 ApiExportOption = Annotated[Optional[str], typer.Option(
     "--apiexport", envvar="SERVLET_APIEXPORT",
-    help="The APIExport the servlet manages (default offline: the one among the inputs).")]
+    help="The APIExport the servlet manages (default: offline the one among the inputs, live the API group).")]
 KubeconfigOption = Annotated[Optional[str], typer.Option(
     "--kubeconfig", envvar="SERVLET_KUBECONFIG",
-    help="Kubeconfig of the service cluster (default: KUBECONFIG, else the pod's service account).")]
+    help="Kubeconfig of the service cluster (default: KUBECONFIG, else ~/.kube/config, else the pod's service "
+         "account).")]
+ContextOption = Annotated[Optional[str], typer.Option(
+    "--context", envvar="SERVLET_CONTEXT", help="Context of the service cluster's kubeconfig (default: its current).")]
+KcpContextOption = Annotated[Optional[str], typer.Option(
+    "--kcp-context", envvar="SERVLET_KCP_CONTEXT", help="Context of the kcp kubeconfig (default: its current).")]
 KcpKubeconfigOption = Annotated[Optional[str], typer.Option(
     "--kcp-kubeconfig", envvar="SERVLET_KCP_KUBECONFIG",
     help="Kubeconfig pointing into the org workspace (server .../clusters/<workspace path>).")]
@@ -60,8 +82,8 @@ PublishedResourceSelectorOption = Annotated[str, typer.Option(
     help="Only PublishedResources matching this label selector, e.g. 'tier=gold,team in (a,b)'.")]
 
 # Flags that only mean something when reading the clusters.
-_LIVE_FLAGS = {"kcp_kubeconfig": "--kcp-kubeconfig", "kubeconfig": "--kubeconfig",
-               "published_resource_selector": "--published-resource-selector"}
+_LIVE_FLAGS = {"kcp_kubeconfig": "--kcp-kubeconfig", "kubeconfig": "--kubeconfig", "context": "--context",
+               "kcp_context": "--kcp-context", "published_resource_selector": "--published-resource-selector"}
 
 
 def identity_problems(*, name: str, api_group: str) -> list[Problem]:
@@ -74,16 +96,25 @@ def identity_problems(*, name: str, api_group: str) -> list[Problem]:
     return problems
 
 
-def _fail(problems: list[Problem], *, output: OutputFormat) -> NoReturn:
+def _fail(problems: list[Problem], *, output: OutputFormat, servlet: ServletIdentity, code: int = EXIT_ERROR
+          ) -> NoReturn:
+    """Every problem, as the plan's errors; JSON and YAML keep the keys of a plan, so readers need one shape."""
     errors = [PlanError(object=p.field, field="", message=p.message) for p in problems]
-    if output is OutputFormat.JSON:
-        typer.echo(json.dumps({"schemas": [], "apiExport": None, "objects": [],
-                               "errors": [error.to_dict() for error in errors], "warnings": []}, indent=2))
-    else:
+    if output is OutputFormat.TEXT:
         for error in errors:
             where = f"{error.object}: " if error.object else ""
             typer.echo(f"error: {where}{error.message}", err=True)
-    raise typer.Exit(code=1)
+    else:
+        _echo_data({"servlet": servlet.fq_name, "schemas": [], "apiExport": None, "objects": [],
+                    "errors": [error.to_dict() for error in errors], "warnings": [], "orphans": []}, output=output)
+    raise typer.Exit(code=code)
+
+
+def _echo_data(data: dict[str, Any], *, output: OutputFormat) -> None:
+    if output is OutputFormat.JSON:
+        typer.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        typer.echo(yaml.safe_dump(data, sort_keys=True, allow_unicode=True), nl=False)
 
 
 @app.command()
@@ -92,17 +123,24 @@ def plan(
     name: NameOption,
     api_group: ApiGroupOption,
     files: Annotated[Optional[list[Path]], typer.Option(
-        "-f", "--filename",
-        help="Offline: a YAML/JSON file (multi-document allowed) or a folder of them; repeatable.")] = None,
+        "-f", "--filename", envvar="SERVLET_FILENAME",
+        help="Offline: a YAML/JSON file (multi-document allowed), a folder of them, or - for standard input; "
+             "repeatable (the variable: paths separated by spaces).")] = None,
     apiexport: ApiExportOption = None,
     kubeconfig: KubeconfigOption = None,
     kcp_kubeconfig: KcpKubeconfigOption = None,
+    context: ContextOption = None,
+    kcp_context: KcpContextOption = None,
     published_resource_selector: PublishedResourceSelectorOption = "",
     namespace: NamespaceOption = None,
-    output: Annotated[OutputFormat, typer.Option("-o", "--output", help="text or json.")] = OutputFormat.TEXT,
+    output: Annotated[OutputFormat, typer.Option("-o", "--output", envvar="SERVLET_OUTPUT",
+                                                 help="text, json or yaml.")] = OutputFormat.TEXT,
     delete_orphans: Annotated[bool, typer.Option(
         "--delete-orphans", envvar="SERVLET_DELETE_ORPHANS",
         help="Plan the deletions `servlet run --delete-orphans` makes; orphans are listed either way.")] = False,
+    detailed_exitcode: Annotated[bool, typer.Option(
+        "--detailed-exitcode", envvar="SERVLET_DETAILED_EXITCODE",
+        help="Exit 0 when nothing would be written, 2 when writes are pending, 1 on errors.")] = False,
 ) -> None:
     """Print everything the servlet would do, writing nothing.
 
@@ -129,26 +167,37 @@ def plan(
     if not is_dns1123_label(own_namespace):
         problems.append(Problem(field="--namespace", message=f"{own_namespace!r} is not a namespace name"))
     servlet = ServletIdentity(name=name, api_group=api_group, namespace=own_namespace)
+    if files:
+        problems.extend(_offline_only_problems(ctx, {"kcp_kubeconfig": kcp_kubeconfig, "kubeconfig": kubeconfig,
+                                                     "context": context, "kcp_context": kcp_context,
+                                                     "published_resource_selector": published_resource_selector}))
+    elif not kcp_kubeconfig:
+        problems.append(Problem(field="--kcp-kubeconfig", message=(
+            "is needed to plan from the clusters (or give -f to plan offline from files)")))
+    if problems:
+        _fail(problems, output=output, servlet=servlet, code=EXIT_USAGE)
     notes: tuple[str, ...] | None = None  # None: offline, where nothing can be left unread
     if files:
-        given = {"kcp_kubeconfig": kcp_kubeconfig, "kubeconfig": kubeconfig,
-                 "published_resource_selector": published_resource_selector}
-        problems.extend(_offline_only_problems(ctx, given))
-        documents, read_problems = load_documents(files)
-        problems.extend(read_problems)
-        if problems:
-            _fail(problems, output=output)
+        documents, read_problems = load_documents(files, stdin=sys.stdin, progress=_progress)
+        if not documents and not read_problems:
+            read_problems = [Problem(field="-f", message=(
+                f"nothing was read: {', '.join(str(path) for path in files)} hold(s) no Kubernetes objects"))]
+        if read_problems:
+            _fail(read_problems, output=output, servlet=servlet)
         inventory = build_inventory(documents)
     else:
-        problems.extend(_live_problems(kcp_kubeconfig=kcp_kubeconfig, apiexport=apiexport))
-        if problems:
-            _fail(problems, output=output)
-        assert kcp_kubeconfig is not None and apiexport is not None  # checked just above
-        live = _read_live(kubeconfig=kubeconfig, kcp_kubeconfig=kcp_kubeconfig, apiexport=apiexport,
-                          selector=published_resource_selector, servlet=servlet, output=output)
+        assert kcp_kubeconfig is not None  # checked above
+        # The same default as `servlet run`: the APIExport is named like the API group.
+        apiexport = apiexport or api_group
+        live = _read_live(kubeconfig=kubeconfig, kcp_kubeconfig=kcp_kubeconfig, contexts=(context, kcp_context),
+                          apiexport=apiexport, selector=published_resource_selector, servlet=servlet, output=output)
         inventory, notes = live.inventory, live.notes
     _print_plan(inventory, servlet=servlet, apiexport=apiexport, notes=notes, output=output,
-                delete_orphans=delete_orphans)
+                delete_orphans=delete_orphans, detailed_exitcode=detailed_exitcode)
+
+
+def _progress(message: str) -> None:
+    typer.echo(message, err=True)
 
 
 def _set_by(ctx: typer.Context, parameter: str, flag: str) -> str:
@@ -168,23 +217,13 @@ def _offline_only_problems(ctx: typer.Context, values: dict[str, str | None]) ->
     ]
 
 
-def _live_problems(*, kcp_kubeconfig: str | None, apiexport: str | None) -> list[Problem]:
-    problems = []
-    if not kcp_kubeconfig:
-        problems.append(Problem(field="--kcp-kubeconfig", message=(
-            "is needed to plan from the clusters (or give -f to plan offline from files)")))
-    if not apiexport:
-        problems.append(Problem(field="--apiexport", message="is needed to plan from the clusters: "
-                                "name the APIExport the servlet manages (also SERVLET_APIEXPORT)"))
-    return problems
-
-
 def _read_live(
-    *, kubeconfig: str | None, kcp_kubeconfig: str, apiexport: str, selector: str, servlet: ServletIdentity,
-    output: OutputFormat,
+    *, kubeconfig: str | None, kcp_kubeconfig: str, contexts: tuple[str | None, str | None], apiexport: str,
+    selector: str, servlet: ServletIdentity, output: OutputFormat,
 ) -> LiveInventory:
     async def read() -> LiveInventory:
-        connections = Connections.from_kubeconfigs(kubeconfig=kubeconfig, kcp_kubeconfig=kcp_kubeconfig)
+        connections = Connections.from_kubeconfigs(kubeconfig=kubeconfig, kcp_kubeconfig=kcp_kubeconfig,
+                                                   context=contexts[0], kcp_context=contexts[1])
         try:
             return await read_live_inventory(connections=connections, servlet=servlet, apiexport=apiexport,
                                              published_resource_selector=selector)
@@ -195,22 +234,22 @@ def _read_live(
         return asyncio.run(read())
     except ConfigurationError as error:
         # The message names the flag at fault already.
-        _fail([Problem(field="", message=" ".join(str(error).split()))], output=output)
+        _fail([Problem(field="", message=" ".join(str(error).split()))], output=output, servlet=servlet)
     except LiveReadError as error:
-        _fail([Problem(field=error.where, message=error.detail)], output=output)
+        _fail([Problem(field=error.where, message=error.detail)], output=output, servlet=servlet)
 
 
 def _print_plan(
     inventory: Inventory, *, servlet: ServletIdentity, apiexport: str | None, notes: tuple[str, ...] | None,
-    output: OutputFormat, delete_orphans: bool = False,
+    output: OutputFormat, delete_orphans: bool = False, detailed_exitcode: bool = False,
 ) -> None:
     result = plan_servlet(inventory=inventory, servlet=servlet, apiexport_name=apiexport,
                           delete_orphans=delete_orphans)
     data = result.to_dict()
     if notes is not None:
         data["notes"] = list(notes)
-    if output is OutputFormat.JSON:
-        typer.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+    if output is not OutputFormat.TEXT:
+        _echo_data(data, output=output)
     else:
         typer.echo(render_text(data), nl=False)
         if notes:
@@ -220,7 +259,9 @@ def _print_plan(
         warned = f", {len(result.warnings)} warning(s)" if result.warnings else ""
         typer.echo(f"\nPlan: {result.writes} write(s), {len(result.errors)} error(s){warned}.")
     if result.errors:
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=EXIT_ERROR)
+    if detailed_exitcode and result.writes:
+        raise typer.Exit(code=EXIT_CHANGES)
 
 
 from servlet.app.run_command import run_command  # noqa: E402  (the daemon's command lives in its own module)

@@ -80,6 +80,9 @@ class DaemonConfig:
     apiexport: str
     namespace: str
     kubeconfig: str | None = None
+    # Contexts of the two kubeconfigs (`--context`, `--kcp-context`); None: their current ones.
+    context: str | None = None
+    kcp_context: str | None = None
     leader_election: bool = True
     published_resource_selector: str | None = None
     metrics_address: Address = Address(host="", port=8080)
@@ -120,7 +123,7 @@ Connect = Callable[[DaemonConfig, RequestObserver], Connections]
 def connect(config: DaemonConfig, observer: RequestObserver) -> Connections:
     """Connections from the `--kubeconfig` and `--kcp-kubeconfig` files (ConfigurationError if unusable)."""
     return Connections.from_kubeconfigs(kubeconfig=config.kubeconfig, kcp_kubeconfig=config.kcp_kubeconfig,
-                                        on_request=observer)
+                                        context=config.context, kcp_context=config.kcp_context, on_request=observer)
 
 
 class Daemon:

@@ -22,6 +22,7 @@ import signal
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
+import attrs
 import typer
 
 from servlet.app.daemon import DaemonConfig, run_daemon
@@ -151,7 +152,12 @@ def run_command(
     kcp_kubeconfig: Annotated[str, _option(
         "--kcp-kubeconfig", "Kubeconfig whose server points into the org workspace (.../clusters/root:myorg).")],
     kubeconfig: Annotated[Optional[str], _option(
-        "--kubeconfig", "Kubeconfig of the service cluster (default: KUBECONFIG, else in-cluster).")] = None,
+        "--kubeconfig", "Kubeconfig of the service cluster (default: KUBECONFIG, else ~/.kube/config, "
+                        "else in-cluster).")] = None,
+    context: Annotated[Optional[str], _option(
+        "--context", "Context of the service cluster's kubeconfig (default: its current context).")] = None,
+    kcp_context: Annotated[Optional[str], _option(
+        "--kcp-context", "Context of the kcp kubeconfig (default: its current context).")] = None,
     apiexport: Annotated[Optional[str], _option(
         "--apiexport", "The APIExport the servlet manages (default: the API group).")] = None,
     namespace: Annotated[Optional[str], _option(
@@ -190,6 +196,7 @@ def run_command(
             raise typer.BadParameter(config[0].message, param_hint=config[0].field)
         raise typer.BadParameter("; ".join(str(problem) for problem in config),
                                  param_hint=", ".join(problem.field for problem in config))
+    config = attrs.evolve(config, context=context or None, kcp_context=kcp_context or None)
     configure_logging(log_format=log_format, level=log_level.value.upper())
     gc.set_threshold(*GC_THRESHOLDS)
     code = asyncio.run(run_daemon(config, install_signals=_install_signals))

@@ -13,7 +13,7 @@ refused to write.
 from __future__ import annotations
 
 import enum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from attrs import frozen
 
@@ -24,7 +24,7 @@ from servlet.core.redaction import REDACTED as REDACTED
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = ["ACTION_TYPES", "Action", "AddFinalizer", "Adopt", "Conflict", "Create", "CreateNamespace",
            "CreateRelated", "DeleteLocal", "DeleteRelated", "Error", "ObjectRef", "Patch", "PatchRelated",
-           "PatchRemoteStatus", "RecordRelatedState", "Release", "RemoveFinalizer", "Side", "redacted"]
+           "PatchRemoteStatus", "RecordRelatedState", "Release", "RemoveFinalizer", "Side", "Write", "redacted"]
 
 
 class Side(enum.Enum):
@@ -32,6 +32,21 @@ class Side(enum.Enum):
 
     LOCAL = "local"
     REMOTE = "remote"
+
+
+class Write(enum.Enum):
+    """The kind of write an action is: all an executor needs to know to send it.
+
+    Each action class declares its kind as a literal, so a `match` on `action.write` narrows the
+    action to the classes of that kind and mypy proves every kind is handled (`assert_never`)."""
+
+    NOTHING = "nothing"  # a report (Conflict, Error): it explains a refusal and sends nothing
+    CREATE = "create"  # the planned object, as it is
+    CREATE_NAMESPACE = "createNamespace"  # a namespace: one that exists already is as good
+    DELETE = "delete"  # with the planned uid as precondition: an object already gone is as good
+    FINALIZERS = "finalizers"  # the complete finalizer list, failing if the object changed since read
+    STATUS = "status"  # a merge patch through the status subresource
+    PATCH = "patch"  # a merge patch of the object
 
 
 NAMESPACE_TYPE = ResourceType(group="", version="v1", kind="Namespace", plural="namespaces", namespaced=False)
@@ -83,10 +98,11 @@ def _finalizer_patch(finalizers: tuple[str, ...], resource_version: str) -> dict
 
 
 @frozen
-class AddFinalizer:
-    """Put our finalizer on the remote primary; `finalizers` is the complete resulting list."""
+class _FinalizerChange:
+    """A merge patch of the remote primary's finalizers; `finalizers` is the complete resulting list."""
 
-    type: ClassVar[str] = "addFinalizer"
+    type: ClassVar[str]
+    write: ClassVar[Literal[Write.FINALIZERS]] = Write.FINALIZERS
     is_write: ClassVar[bool] = True
     target: ObjectRef
     finalizers: tuple[str, ...]
@@ -101,39 +117,24 @@ class AddFinalizer:
 
 
 @frozen
-class RemoveFinalizer:
+class AddFinalizer(_FinalizerChange):
+    """Put our finalizer on the remote primary."""
+
+    type: ClassVar[str] = "addFinalizer"
+
+
+@frozen
+class RemoveFinalizer(_FinalizerChange):
     """Take our finalizer off the remote primary after its local copy is gone."""
 
     type: ClassVar[str] = "removeFinalizer"
-    is_write: ClassVar[bool] = True
-    target: ObjectRef
-    finalizers: tuple[str, ...]
-    resource_version: str = ""
-
-    @property
-    def patch(self) -> dict[str, Any]:
-        return _finalizer_patch(self.finalizers, self.resource_version)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, **self.target.to_dict(), "patch": self.patch}
 
 
 @frozen
-class Release:
+class Release(_FinalizerChange):
     """Take our finalizer off a remote primary that left the filter; its local copy is kept."""
 
     type: ClassVar[str] = "release"
-    is_write: ClassVar[bool] = True
-    target: ObjectRef
-    finalizers: tuple[str, ...]
-    resource_version: str = ""
-
-    @property
-    def patch(self) -> dict[str, Any]:
-        return _finalizer_patch(self.finalizers, self.resource_version)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, **self.target.to_dict(), "patch": self.patch}
 
 
 @frozen
@@ -141,6 +142,7 @@ class CreateNamespace:
     """Create a namespace on either side (`target.resource` is always NAMESPACE_TYPE)."""
 
     type: ClassVar[str] = "createNamespace"
+    write: ClassVar[Literal[Write.CREATE_NAMESPACE]] = Write.CREATE_NAMESPACE
     is_write: ClassVar[bool] = True
     target: ObjectRef
 
@@ -157,6 +159,7 @@ class Create:
     """Create the local primary; `object` is complete, link metadata and last-known-state included."""
 
     type: ClassVar[str] = "create"
+    write: ClassVar[Literal[Write.CREATE]] = Write.CREATE
     is_write: ClassVar[bool] = True
     target: ObjectRef
     object: dict[str, Any]
@@ -170,6 +173,7 @@ class Adopt:
     """Repair the link labels and annotations of a local object proven to be our copy."""
 
     type: ClassVar[str] = "adopt"
+    write: ClassVar[Literal[Write.PATCH]] = Write.PATCH
     is_write: ClassVar[bool] = True
     target: ObjectRef
     patch: dict[str, Any]
@@ -183,6 +187,7 @@ class Patch:
     """A JSON merge patch (RFC 7386) on the local primary, new last-known-state included."""
 
     type: ClassVar[str] = "patch"
+    write: ClassVar[Literal[Write.PATCH]] = Write.PATCH
     is_write: ClassVar[bool] = True
     target: ObjectRef
     patch: dict[str, Any]
@@ -199,6 +204,7 @@ class PatchRemoteStatus:
     remote status has), for adapters that patch rather than replace."""
 
     type: ClassVar[str] = "patchRemoteStatus"
+    write: ClassVar[Literal[Write.STATUS]] = Write.STATUS
     is_write: ClassVar[bool] = True
     target: ObjectRef
     status: Any
@@ -216,6 +222,7 @@ class DeleteLocal:
     an object that took the name meanwhile."""
 
     type: ClassVar[str] = "deleteLocal"
+    write: ClassVar[Literal[Write.DELETE]] = Write.DELETE
     is_write: ClassVar[bool] = True
     target: ObjectRef
     uid: str = ""
@@ -229,6 +236,7 @@ class Conflict:
     """An object is in the way and cannot be proven ours: nothing is written to it."""
 
     type: ClassVar[str] = "conflict"
+    write: ClassVar[Literal[Write.NOTHING]] = Write.NOTHING
     is_write: ClassVar[bool] = False
     target: ObjectRef
     reason: str
@@ -249,6 +257,7 @@ class Error:
     `reason` is a full sentence that names it too, so it reads well on its own."""
 
     type: ClassVar[str] = "error"
+    write: ClassVar[Literal[Write.NOTHING]] = Write.NOTHING
     is_write: ClassVar[bool] = False
     reason: str
     target: ObjectRef | None = None
@@ -276,6 +285,7 @@ class CreateRelated:
     """Create the destination copy of a related object (`target.side` says where)."""
 
     type: ClassVar[str] = "createRelated"
+    write: ClassVar[Literal[Write.CREATE]] = Write.CREATE
     is_write: ClassVar[bool] = True
     identifier: str
     target: ObjectRef
@@ -290,6 +300,7 @@ class PatchRelated:
     """A merge patch on the destination copy of a related object."""
 
     type: ClassVar[str] = "patchRelated"
+    write: ClassVar[Literal[Write.PATCH]] = Write.PATCH
     is_write: ClassVar[bool] = True
     identifier: str
     target: ObjectRef
@@ -304,6 +315,7 @@ class DeleteRelated:
     """Delete a destination copy the servlet created (its origin or its primary is gone)."""
 
     type: ClassVar[str] = "deleteRelated"
+    write: ClassVar[Literal[Write.DELETE]] = Write.DELETE
     is_write: ClassVar[bool] = True
     identifier: str
     target: ObjectRef
@@ -320,6 +332,7 @@ class RecordRelatedState:
     `target` is the local primary; `patch` touches only that one annotation."""
 
     type: ClassVar[str] = "recordRelatedState"
+    write: ClassVar[Literal[Write.PATCH]] = Write.PATCH
     is_write: ClassVar[bool] = True
     identifier: str
     target: ObjectRef
@@ -329,41 +342,12 @@ class RecordRelatedState:
         return {"type": self.type, "identifier": self.identifier, **self.target.to_dict(), "patch": self.patch}
 
 
-Action = (
-    AddFinalizer
-    | RemoveFinalizer
-    | Release
-    | CreateNamespace
-    | Create
-    | Adopt
-    | Patch
-    | PatchRemoteStatus
-    | DeleteLocal
-    | Conflict
-    | Error
-    | CreateRelated
-    | PatchRelated
-    | DeleteRelated
-    | RecordRelatedState
-)
+Action = (AddFinalizer | RemoveFinalizer | Release | CreateNamespace | Create | Adopt | Patch | PatchRemoteStatus
+          | DeleteLocal | Conflict | Error | CreateRelated | PatchRelated | DeleteRelated | RecordRelatedState)
 
-ACTION_TYPES: tuple[str, ...] = (
-    AddFinalizer.type,
-    CreateNamespace.type,
-    Create.type,
-    Adopt.type,
-    Patch.type,
-    PatchRemoteStatus.type,
-    DeleteLocal.type,
-    RemoveFinalizer.type,
-    Release.type,
-    Conflict.type,
-    Error.type,
-    CreateRelated.type,
-    PatchRelated.type,
-    DeleteRelated.type,
-    RecordRelatedState.type,
-)
+ACTION_TYPES: tuple[str, ...] = tuple(action.type for action in (
+    AddFinalizer, CreateNamespace, Create, Adopt, Patch, PatchRemoteStatus, DeleteLocal, RemoveFinalizer, Release,
+    Conflict, Error, CreateRelated, PatchRelated, DeleteRelated, RecordRelatedState))
 
 
 # The sections of an action's printable form that carry an object or a merge patch.

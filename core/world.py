@@ -19,26 +19,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, assert_never
 
-from servlet.core.actions import (
-    NAMESPACE_TYPE,
-    Action,
-    AddFinalizer,
-    Adopt,
-    Create,
-    CreateNamespace,
-    CreateRelated,
-    DeleteLocal,
-    DeleteRelated,
-    Patch,
-    PatchRelated,
-    PatchRemoteStatus,
-    RecordRelatedState,
-    Release,
-    RemoveFinalizer,
-    Side,
-)
+from servlet.core.actions import NAMESPACE_TYPE, Action, AddFinalizer, Side, Write
 from servlet.core.context import SyncContext
 from servlet.core.gather import (
     UNREADABLE,
@@ -90,6 +73,19 @@ def _target_key(action: Action) -> WorldKey:
     cluster = target.cluster if target.side is Side.REMOTE else ""
     namespace = target.namespace if resource.namespaced else ""
     return (target.side, resource.api_version, resource.kind, cluster, namespace, target.name)
+
+
+def _existing(key: WorldKey, current: Object | None) -> Object:
+    if current is None:
+        raise WriteFailure("NotFound", f"{key[2]} {key[4]}/{key[5]} not found")
+    return current
+
+
+def _check_uid(uid: object, current: Object) -> None:
+    """The uid precondition a delete or a patch carries, as the API server checks it."""
+    if uid != metadata_of(current).get("uid"):
+        raise WriteFailure("Conflict", f"Precondition failed: UID in precondition: {uid}, "
+                           f"UID in object meta: {metadata_of(current).get('uid')}")
 
 
 class World:
@@ -177,41 +173,43 @@ class World:
         """
         key = _target_key(action)
         current = self.objects.get(key)
-        if isinstance(action, (Create, CreateRelated, CreateNamespace)):
-            if current is not None:
-                if isinstance(action, CreateNamespace):
-                    return current
-                raise WriteFailure("AlreadyExists", f"{key[2]} {key[4]}/{key[5]} already exists")
-            created = copy.deepcopy(action.object)
-            if key[0] is Side.REMOTE:
-                created.setdefault("metadata", {}).setdefault("annotations", {})[CLUSTER_ANNOTATION] = key[3]
-            return self._put(key, created)
-        if isinstance(action, (DeleteLocal, DeleteRelated)):
-            if current is None:
-                return None
-            if action.uid and action.uid != metadata_of(current).get("uid"):
-                raise WriteFailure("Conflict", f"Precondition failed: UID in precondition: {action.uid}, "
-                                   f"UID in object meta: {metadata_of(current).get('uid')}")
-            return self._delete(key, current)
-        if current is None:
-            raise WriteFailure("NotFound", f"{key[2]} {key[4]}/{key[5]} not found")
-        if isinstance(action, (AddFinalizer, RemoveFinalizer, Release)):
-            expected = action.resource_version
-            if expected and expected != string(metadata_of(current).get("resourceVersion")):
-                raise WriteFailure("Conflict", f"{key[2]} {key[4]}/{key[5]} was changed since it was read")
-            if isinstance(action, AddFinalizer) and is_deleting(current):
-                raise WriteFailure("Invalid", "no new finalizers can be added while the object is being deleted")
-            patch: Mapping[str, Any] = {"metadata": {"finalizers": list(action.finalizers)}}
-        elif isinstance(action, PatchRemoteStatus):
-            patch = {"status": action.status}
-        elif isinstance(action, (Patch, Adopt, PatchRelated, RecordRelatedState)):
-            patch = action.patch
-            uid = metadata_of(patch).get("uid")
-            if uid is not None and uid != metadata_of(current).get("uid"):
-                raise WriteFailure("Conflict", f"Precondition failed: UID in precondition: {uid}, "
-                                   f"UID in object meta: {metadata_of(current).get('uid')}")
-        else:
-            raise AssertionError(f"not a write: {action.type}")
+        match action.write:
+            case Write.NOTHING:
+                raise AssertionError(f"not a write: {action.type}")
+            case Write.CREATE | Write.CREATE_NAMESPACE:
+                if current is not None:
+                    if action.write is Write.CREATE_NAMESPACE:
+                        return current
+                    raise WriteFailure("AlreadyExists", f"{key[2]} {key[4]}/{key[5]} already exists")
+                created = copy.deepcopy(action.object)
+                if key[0] is Side.REMOTE:
+                    created.setdefault("metadata", {}).setdefault("annotations", {})[CLUSTER_ANNOTATION] = key[3]
+                return self._put(key, created)
+            case Write.DELETE:
+                if current is None:
+                    return None
+                if action.uid:
+                    _check_uid(action.uid, current)
+                return self._delete(key, current)
+            case Write.FINALIZERS:
+                current = _existing(key, current)
+                expected = action.resource_version
+                if expected and expected != string(metadata_of(current).get("resourceVersion")):
+                    raise WriteFailure("Conflict", f"{key[2]} {key[4]}/{key[5]} was changed since it was read")
+                if isinstance(action, AddFinalizer) and is_deleting(current):
+                    raise WriteFailure("Invalid", "no new finalizers can be added while the object is being deleted")
+                patch: Mapping[str, Any] = {"metadata": {"finalizers": list(action.finalizers)}}
+            case Write.STATUS:
+                current = _existing(key, current)
+                patch = {"status": action.status}
+            case Write.PATCH:
+                current = _existing(key, current)
+                patch = action.patch
+                uid = metadata_of(patch).get("uid")
+                if uid is not None:
+                    _check_uid(uid, current)
+            case _:
+                assert_never(action.write)
         updated = apply_merge_patch(current, patch)
         if is_deleting(updated) and not metadata_of(updated).get("finalizers"):
             del self.objects[key]  # the deletion completes once no finalizer is left

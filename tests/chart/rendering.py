@@ -41,6 +41,16 @@ REQUIRED_VALUES: dict[str, Any] = {
 CERTIFICATES = {"apiGroup": "cert-manager.io", "resources": ["certificates"], "relatedKinds": ["Secret"]}
 
 
+# The documented example (charts/servlet/README.md): a corporate proxy and a private CA bundle.
+PROXY_AND_CA: dict[str, Any] = {
+    "extraEnv": [{"name": "HTTPS_PROXY", "value": "http://proxy.corp.example:3128"},
+                 {"name": "NO_PROXY", "value": "10.0.0.0/8,.svc,.cluster.local"},
+                 {"name": "SSL_CERT_FILE", "value": "/etc/servlet/ca/ca.crt"}],
+    "extraVolumes": [{"name": "corporate-ca", "configMap": {"name": "corporate-ca"}}],
+    "extraVolumeMounts": [{"name": "corporate-ca", "mountPath": "/etc/servlet/ca", "readOnly": True}],
+}
+
+
 def with_required(**overrides: Any) -> dict[str, Any]:
     """The required values plus `overrides` (top-level keys, merged one level deep)."""
     values = copy.deepcopy(REQUIRED_VALUES)
@@ -99,6 +109,15 @@ def kinds(documents: list[dict[str, Any]]) -> list[str]:
 
 _DURATION = {"type": "string", "pattern": r"^(0|(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$"}
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
+_RELABEL_ACTIONS = ["Replace", "Keep", "Drop", "HashMod", "LabelMap", "LabelDrop", "LabelKeep", "Lowercase",
+                    "Uppercase", "KeepEqual", "DropEqual"]
+# monitoring.coreos.com/v1 RelabelConfig.
+_RELABELINGS = {"type": "array", "items": {
+    "type": "object", "additionalProperties": False,
+    "properties": {"sourceLabels": {"type": "array", "items": {"type": "string"}}, "separator": {"type": "string"},
+                   "targetLabel": {"type": "string"}, "regex": {"type": "string"}, "modulus": {"type": "integer"},
+                   "replacement": {"type": "string"},
+                   "action": {"enum": _RELABEL_ACTIONS + [action.lower() for action in _RELABEL_ACTIONS]}}}}
 # monitoring.coreos.com/v1 ServiceMonitor, only the fields this chart writes, unknown ones rejected.
 SERVICE_MONITOR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -123,7 +142,8 @@ SERVICE_MONITOR_SCHEMA: dict[str, Any] = {
                     "type": "object", "additionalProperties": False,
                     "properties": {"port": {"type": "string"}, "path": {"type": "string"},
                                    "scheme": {"enum": ["http", "https"]},
-                                   "interval": _DURATION, "scrapeTimeout": _DURATION}}},
+                                   "interval": _DURATION, "scrapeTimeout": _DURATION,
+                                   "relabelings": _RELABELINGS, "metricRelabelings": _RELABELINGS}}},
             },
         },
     },

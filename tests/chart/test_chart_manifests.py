@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.chart.rendering import (
-    CERTIFICATES, KUBE_VERSIONS, crds, kinds, one, render, validate_strict, with_required,
+    CERTIFICATES, KUBE_VERSIONS, PROXY_AND_CA, crds, kinds, one, render, validate_strict, with_required,
 )
 
 SCENARIOS: dict[str, dict[str, Any]] = {
@@ -27,6 +27,18 @@ SCENARIOS: dict[str, dict[str, Any]] = {
                                     "whenUnsatisfiable": "ScheduleAnyway",
                                     "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "servlet"}}}],
         serviceAccount={"annotations": {"example.corp/owner": "pki"}},
+        commonLabels={"example.corp/cost-centre": "pki"},
+        extraEnv=PROXY_AND_CA["extraEnv"], extraVolumes=PROXY_AND_CA["extraVolumes"],
+        extraVolumeMounts=PROXY_AND_CA["extraVolumeMounts"],
+        extraEnvFrom=[{"configMapRef": {"name": "proxy-settings"}}],
+        updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}},
+        probes={"startup": {"initialDelaySeconds": 5, "failureThreshold": 60}, "liveness": {"enabled": False}},
+    ),
+    "recreated on update, monitored from another namespace": with_required(
+        updateStrategy={"type": "Recreate"},
+        metrics={"serviceMonitor": {"enabled": True, "namespace": "monitoring", "relabelings": [
+            {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node", "action": "replace"}],
+            "metricRelabelings": [{"sourceLabels": ["__name__"], "regex": "go_.*", "action": "drop"}]}},
     ),
     "one replica, no leader election, optional parts off": with_required(
         replicaCount=1, leaderElection={"enabled": False}, podDisruptionBudget={"enabled": True},

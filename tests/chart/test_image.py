@@ -179,6 +179,12 @@ def test_the_image_installs_the_wheel_from_the_build_stage_without_network() -> 
     assert "kdp-servlet" in installs[0]
 
 
+def test_the_image_pins_every_dependency_with_the_constraints_file() -> None:
+    (wheel_run,) = [run for run in BUILD.all("RUN") if "pip wheel" in run]
+    assert "--constraint constraints.txt" in wheel_run
+    assert any("constraints.txt" in copy.split()[:-1] for copy in BUILD.all("COPY")), "constraints.txt is not copied"
+
+
 def test_the_image_is_a_slim_python_matching_the_package() -> None:
     for stage in (BUILD, FINAL):
         image = _resolve(stage.base)

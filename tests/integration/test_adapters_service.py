@@ -8,6 +8,7 @@ informers their sources, and close everything.
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -209,8 +210,38 @@ def test_the_service_kubeconfig_comes_from_the_flag_then_kubeconfig_env(
     flag.write_text(yaml.safe_dump(kcpsim.kubeconfig_dict("http://flag.example.test")))
     env.write_text(yaml.safe_dump(kcpsim.kubeconfig_dict("http://env.example.test")))
     monkeypatch.setenv("KUBECONFIG", f"{env}:{tmp_path / 'second'}")
-    assert load_service_config(str(flag)).get().cluster.server == "http://flag.example.test"
-    assert load_service_config(None).get().cluster.server == "http://env.example.test"
+    assert load_service_config(str(flag)).cluster.server == "http://flag.example.test"
+    assert load_service_config(None).cluster.server == "http://env.example.test"
+
+
+def test_without_flag_or_kubeconfig_env_the_home_kubeconfig_is_used(
+    kcpsim: KcpSim, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".kube").mkdir()
+    (tmp_path / ".kube" / "config").write_text(yaml.safe_dump(kcpsim.kubeconfig_dict("http://home.example.test")))
+    assert load_service_config(None).cluster.server == "http://home.example.test"
+
+
+def test_a_context_is_chosen_by_name_and_a_missing_one_lists_the_others(
+    kcpsim: KcpSim, tmp_path: Path
+) -> None:
+    config = kcpsim.kubeconfig_dict("http://current.example.test")
+    other = copy.deepcopy(config)
+    other["clusters"][0].update(name="other", cluster={"server": "http://other.example.test"})
+    other["contexts"][0].update(name="other", context={**config["contexts"][0]["context"], "cluster": "other"})
+    config["clusters"] += other["clusters"]
+    config["contexts"] += other["contexts"]
+    path = tmp_path / "two.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+
+    assert load_service_config(str(path)).cluster.server == "http://current.example.test"
+    assert load_service_config(str(path), context="other").cluster.server == "http://other.example.test"
+    with pytest.raises(ConfigurationError) as raised:
+        load_service_config(str(path), context="absent")
+    assert str(raised.value) == (f"--context: {path} has no context 'absent' "
+                                 f"(it has: {config['contexts'][0]['name']}, other)")
 
 
 def test_without_flag_kubeconfig_or_service_account_the_error_names_the_flag(
@@ -218,9 +249,13 @@ def test_without_flag_kubeconfig_or_service_account_the_error_names_the_flag(
 ) -> None:
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
     with pytest.raises(ConfigurationError) as raised:
         load_service_config(None)
     assert KUBECONFIG_FLAG in str(raised.value) and "service account" in str(raised.value)
+    with pytest.raises(ConfigurationError) as raised:
+        load_service_config(None, context="kind")
+    assert str(raised.value).startswith("--context: 'kind' cannot be chosen: no kubeconfig was found")
 
 
 def test_every_request_is_counted_by_target_verb_and_code(kcpsim: KcpSim) -> None:

@@ -382,17 +382,19 @@ def test_a_missing_apiexport_ends_with_a_message_naming_it(example: Example) -> 
 ])
 def test_files_and_a_live_flag_exclude_each_other(args: list[str], env: dict[str, str], named: list[str]) -> None:
     outcome = invoke(*IDENTITY, "-f", str(EXAMPLES), *args, env=env)
-    assert outcome.code == 1
+    assert outcome.code == 2, "a usage error"
     for flag in named:
         assert flag in outcome.stderr, outcome.stderr
     assert outcome.stdout == ""
 
 
-@pytest.mark.parametrize(("args", "missing"), [
-    (["--apiexport", EXPORT], "--kcp-kubeconfig"),
-    (["--kcp-kubeconfig", "kcp.kubeconfig"], "--apiexport"),
-])
-def test_live_mode_names_the_flag_it_lacks(args: list[str], missing: str) -> None:
-    outcome = invoke(*IDENTITY, *args)
-    assert outcome.code == 1
-    assert f"error: {missing}: is needed" in outcome.stderr, outcome.stderr
+def test_live_mode_names_the_flag_it_lacks() -> None:
+    outcome = invoke(*IDENTITY, "--apiexport", EXPORT)
+    assert outcome.code == 2, "a usage error"
+    assert "error: --kcp-kubeconfig: is needed" in outcome.stderr, outcome.stderr
+
+
+def test_without_apiexport_the_live_plan_manages_the_one_named_like_the_api_group(example: Example) -> None:
+    outcome = invoke(*IDENTITY, *example.live_flags()[:-2], "-o", "json")
+    assert outcome.code == 0, outcome.stdout + outcome.stderr
+    assert json.loads(outcome.stdout)["apiExport"]["name"] == GROUP

@@ -12,13 +12,12 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, assert_never
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from servlet.core import actions as act
-from servlet.core.actions import Action, Side
+from servlet.core.actions import Action, Side, Write
 from servlet.core.metadata import FINALIZER
 from servlet.core.model import (
     Naming,
@@ -90,26 +89,29 @@ class World:
         return [copy.deepcopy(obj) for _, obj in sorted(self.objects[side].items())]
 
     def execute(self, action: Action) -> None:
-        if isinstance(action, (act.Conflict, act.Error)):
+        if action.write is Write.NOTHING:
             return
         target = action.target
         key: Key = (target.resource.api_version, target.resource.kind, target.cluster, target.namespace, target.name)
         side = self.objects[target.side]
-        if isinstance(action, (act.Create, act.CreateRelated, act.CreateNamespace)):
-            assert key not in side, f"{action.type} of an existing object: the planner must not cause AlreadyExists"
-            created = copy.deepcopy(action.object)
-            if target.side is Side.REMOTE:
-                created["metadata"].setdefault("annotations", {})["kcp.io/cluster"] = target.cluster
-            side[key] = created
-        elif isinstance(action, (act.DeleteLocal, act.DeleteRelated)):
-            assert key in side, f"{action.type} of a missing object"
-            del side[key]
-        else:
-            assert key in side, f"{action.type} of a missing object"
-            side[key] = apply_merge_patch(side[key], action.patch)
-            meta = side[key]["metadata"]
-            if meta.get("deletionTimestamp") and not meta.get("finalizers"):
-                del side[key]  # the API server completes a deletion once no finalizer is left
+        match action.write:
+            case Write.CREATE | Write.CREATE_NAMESPACE:
+                assert key not in side, f"{action.type} of an existing object: the planner must not cause AlreadyExists"
+                created = copy.deepcopy(action.object)
+                if target.side is Side.REMOTE:
+                    created["metadata"].setdefault("annotations", {})["kcp.io/cluster"] = target.cluster
+                side[key] = created
+            case Write.DELETE:
+                assert key in side, f"{action.type} of a missing object"
+                del side[key]
+            case Write.FINALIZERS | Write.STATUS | Write.PATCH:
+                assert key in side, f"{action.type} of a missing object"
+                side[key] = apply_merge_patch(side[key], action.patch)
+                meta = side[key]["metadata"]
+                if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+                    del side[key]  # the API server completes a deletion once no finalizer is left
+            case _:
+                assert_never(action.write)
 
     def cert_manager(self, context: SyncContext) -> None:
         """Status and the TLS Secret for every local Certificate, derived from its spec only."""

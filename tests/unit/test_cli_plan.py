@@ -161,7 +161,7 @@ def test_a_bad_servlet_identity_is_refused_naming_the_flag(flag: str, value: str
     args = dict(zip(IDENTITY[::2], IDENTITY[1::2]))
     args[flag] = value
     result = CliRunner().invoke(app, ["plan", *[x for pair in args.items() for x in pair], "-f", str(EXAMPLE)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2, "a usage error, as `servlet run` answers it"
     assert flag in result.output and value in result.output
 
 
@@ -231,7 +231,7 @@ def test_plan_refuses_copies_into_the_servlets_own_namespace(tmp_path: Path, how
 
 def test_a_bad_servlet_namespace_is_refused_naming_the_flag() -> None:
     code, output = run_plan("-f", str(EXAMPLE), "--namespace", "Not_A_Namespace")
-    assert code == 1 and "--namespace" in output and "Not_A_Namespace" in output
+    assert code == 2 and "--namespace" in output and "Not_A_Namespace" in output
 
 
 def _orphaned_copy() -> dict[str, Any]:

@@ -32,6 +32,25 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: kdp
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+One probe of the servlet container: its fixed endpoint on the health port and the timings of
+`probes.<name>`; nothing when `enabled` is false. Takes (dict "kind" "path" "timings").
+*/}}
+{{- define "servlet.probe" -}}
+{{- if ne .timings.enabled false }}
+{{ .kind }}:
+  httpGet:
+    path: {{ .path }}
+    port: health
+  {{- range $field, $value := omit .timings "enabled" }}
+  {{ $field }}: {{ int $value }}
+  {{- end }}
+{{- end }}
 {{- end }}
 
 {{- define "servlet.serviceAccountName" -}}
@@ -84,6 +103,11 @@ The related kinds named by any entry of publishedResources, as RBAC resource nam
 {{- $pdb := .Values.podDisruptionBudget }}
 {{- if and $pdb.enabled (hasKey $pdb "minAvailable") (hasKey $pdb "maxUnavailable") }}
 {{- fail "podDisruptionBudget: set either minAvailable or maxUnavailable, not both" }}
+{{- end }}
+{{- range $key, $_ := .Values.commonLabels }}
+{{- if or (hasPrefix "app.kubernetes.io/" $key) (eq $key "helm.sh/chart") }}
+{{- fail (printf "commonLabels.%s: the chart sets this label itself; choose another key" $key) }}
+{{- end }}
 {{- end }}
 {{- if eq (int .Values.metrics.port) (int .Values.health.port) }}
 {{- fail (printf "metrics.port and health.port: both are %d; they must differ" (int .Values.metrics.port)) }}
