@@ -118,7 +118,9 @@ class MemoryServer:
         if self.world.get(key) is not None:
             raise failure(AlreadyExists, place.operation("create", namespace=key[4], name=key[5]),
                           f'{place.resource.plural} "{key[5]}" already exists')
+        # The server hands these out; whatever a create carries is ignored.
         metadata.pop("resourceVersion", None)
+        metadata.pop("uid", None)
         if place.side is Side.REMOTE:
             metadata.setdefault("annotations", {})[CLUSTER_ANNOTATION] = key[3]
         return self._stored(key, lambda: self.world.put(place.side, created))
