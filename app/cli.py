@@ -205,7 +205,8 @@ def _print_plan(
     output: OutputFormat, delete_orphans: bool = False,
 ) -> None:
     result = plan_servlet(inventory=inventory, servlet=servlet, apiexport_name=apiexport,
-                          delete_orphans=delete_orphans)
+                          delete_orphans=delete_orphans,
+                          crds_from="among the inputs" if notes is None else "on the service cluster")
     data = result.to_dict()
     if notes is not None:
         data["notes"] = list(notes)
