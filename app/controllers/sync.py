@@ -85,6 +85,7 @@ from servlet.core.keys import remote_key_of
 from servlet.core.model import LocalKey, RelatedKind, RemoteKey
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object
 from servlet.core.ports import ActionExecutor, ServiceCluster, VirtualWorkspace, WatchSources
+from servlet.core.releases import finalizer_releases
 
 CONTROLLER = "sync"
 ORPHANS_KEY = "orphans"
@@ -281,19 +282,7 @@ class SyncWorker:
         For a PublishedResource that was deleted: nothing will clean up for these objects any more,
         so a finalizer left on them would block their deletion forever. Local copies are kept.
         """
-        found = []
-        resource = self.context.projected.remote
-        for remote in self._remote.objects():
-            meta = remote.get("metadata") or {}
-            finalizers = [f for f in meta.get("finalizers") or [] if isinstance(f, str)]
-            if metadata.FINALIZER not in finalizers:
-                continue
-            key = remote_key_of(remote)
-            target = ObjectRef(side=Side.REMOTE, resource=resource, namespace=key.namespace, name=key.name,
-                               cluster=key.cluster)
-            found.append(Release(target=target, finalizers=tuple(f for f in finalizers if f != metadata.FINALIZER),
-                                 resource_version=str(meta.get("resourceVersion") or "")))
-        return found
+        return finalizer_releases(self._remote.objects(), resource=self.context.projected.remote)
 
     def _describe_resources(self) -> str:
         projected = self.context.projected
