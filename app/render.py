@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from servlet.core.redaction import REDACTED
+
 _MARKERS = {
     "create": "+", "createNamespace": "+", "addFinalizer": "+", "createRelated": "+",
     "patch": "~", "adopt": "~", "patchRemoteStatus": "~", "patchRelated": "~", "recordRelatedState": "~",
@@ -46,8 +48,8 @@ def change_lines(changes: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     for change in changes:
         marker = "+" if "old" not in change else "-" if "new" not in change else "~"
         old, new = (_scalar(change[name]) if name in change else _ABSENT_TEXT for name in ("old", "new"))
-        if old == new:  # what differs is hidden (`core.redaction`)
-            yield f"{marker} {change['path']}: changed, values hidden"
+        if old == new:  # what differs is hidden (`core.redaction`): say so, without the long text
+            yield f"{marker} {change['path']}: {REDACTED} -> {REDACTED}"
             continue
         # Long values are shown from a little before where they first differ.
         start = max(0, next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), 0) - _CONTEXT)

@@ -22,6 +22,9 @@ connections there, and then makes the set of running workers match the Published
 When the VW URL changes, every worker is stopped before the connections move, since their watches
 point at the old URL.
 
+The choices above are `core.worker_choice`'s and the releases `core.releases`'; this module
+starts and stops the workers and sends the releases.
+
 Deliberately not here: syncing objects (the workers) and the export itself.
 """
 

@@ -94,7 +94,7 @@ def test_a_changed_secret_shows_which_keys_change_but_never_a_value(tmp_path: Pa
         for value in (old_value, new_value):
             assert value not in output
             assert base64.b64decode(value).decode() not in output
-    assert '~ data["tls.key"]: changed, values hidden' in text
+    assert '~ data["tls.key"]: <redacted> -> <redacted>' in text
     assert 'data["tls.crt"]' not in text  # unchanged, so not listed
 
 
