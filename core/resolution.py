@@ -78,7 +78,7 @@ def resolve(*, parsed: ParseResult, crd: Manifest | None, api_group: str, crds_f
         resource = published.spec.resource
         where = f"kind {resource.kind!r} in group {resource.api_group!r}"
         message = (f"there is no CustomResourceDefinition for {where} {crds_from}" if crd is None
-                   else f"the CustomResourceDefinition for {where} is being deleted {crds_from}")
+                   else f"the CustomResourceDefinition for {where} {crds_from} is being deleted")
         return Resolution(published=published, projected=None,
                           problems=(Problem(field="spec.resource", message=message),), reason=CRD_NOT_FOUND)
     result = project(crd=crd, published=published, api_group=api_group)

@@ -75,7 +75,8 @@ def test_a_crd_being_deleted_counts_as_gone() -> None:
     resolution = resolve(parsed=parse_published_resource(_load("publishedresource.yaml")), crd=crd,
                          api_group=API_GROUP, crds_from="on the service cluster")
     assert resolution.reason == CRD_NOT_FOUND and resolution.projected is None
-    assert "is being deleted on the service cluster" in resolution.problems[0].message
+    assert resolution.problems[0].message == ("the CustomResourceDefinition for kind 'Certificate' in group "
+                                              "'cert-manager.io' on the service cluster is being deleted")
 
 
 def test_an_invalid_spec_reports_the_parser_problems_and_no_crd_is_needed() -> None:
