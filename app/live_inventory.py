@@ -39,7 +39,8 @@ from servlet.core.keys import remote_key_of
 from servlet.core.model import PublishedResource, ResourceType, ServletIdentity
 from servlet.core.parsing import parse_published_resource
 from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE
-from servlet.core.projection import Projected, project
+from servlet.core.projection import Projected
+from servlet.core.resolution import find_crd, resolve
 from servlet.core.world import World, WorldKey
 
 Object = dict[str, Any]
@@ -100,15 +101,6 @@ async def _list_published_resources(reader: Reader, *, selector: str) -> list[Ob
             return items
 
 
-def _crd_for(crds: Sequence[Object], published: PublishedResource) -> Object | None:
-    resource = published.spec.resource
-    for crd in crds:
-        spec = crd.get("spec") or {}
-        if spec.get("group") == resource.api_group and (spec.get("names") or {}).get("kind") == resource.kind:
-            return crd
-    return None
-
-
 def _publishable(
     manifests: Sequence[Object], crds: Sequence[Object], *, servlet: ServletIdentity
 ) -> tuple[list[Object], list[_Published]]:
@@ -120,15 +112,13 @@ def _publishable(
     usable: list[_Published] = []
     for manifest in manifests:
         parsed = parse_published_resource(manifest)
-        if parsed.value is None:
-            continue
-        crd = _crd_for(crds, parsed.value)
+        crd = None if parsed.value is None else find_crd(crds, parsed.value)
         if crd is None:
             continue
         named[str((crd.get("metadata") or {}).get("name"))] = crd
-        result = project(crd=crd, published=parsed.value, api_group=servlet.api_group)
-        if isinstance(result, Projected):
-            usable.append(_Published(published=parsed.value, projected=result))
+        resolution = resolve(parsed=parsed, crd=crd, api_group=servlet.api_group, crds_from="on the service cluster")
+        if resolution.published is not None and resolution.projected is not None:
+            usable.append(_Published(published=resolution.published, projected=resolution.projected))
     return list(named.values()), usable
 
 
