@@ -225,6 +225,9 @@ class Daemon:
             slices=pool.acquire(connections.org_source(ENDPOINT_SLICE_TYPE), cluster=workspace.name),
             local_namespaces=pool.acquire(connections.service_source(NAMESPACE_TYPE)),
         )
+        # A resource not served yet (the PublishedResource CRD installed after the servlet) is
+        # listed again the moment its CRD appears or changes (established), not after a backoff.
+        caches.crds.subscribe(lambda event: pool.retry_failing(f"service/{event.key.name}"))
         self.checks.add_liveness("watches", pool.alive)
         self.checks.add_readiness("caches", lambda: _synced(caches.all()))
         elector = self._elector(connections) if config.leader_election else None

@@ -221,6 +221,12 @@ class InformerPool:
                     await cache.informer.stop()
                 return
 
+    def retry_failing(self, name: str) -> None:
+        """Every informer named `name` that is pausing after a failure tries again now."""
+        for cache in self.caches():
+            if cache.name == name and cache.informer.last_error is not None:
+                cache.informer.retry_now()
+
     def caches(self) -> list[Cache]:
         return list(self._caches.values())
 

@@ -41,7 +41,7 @@ from typing import Any
 from attrs import frozen
 
 from servlet.app.runtime.workqueue import Backoff
-from servlet.core.errors import ApiFailure, Gone
+from servlet.core.errors import ApiFailure, Gone, NotFound
 from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.ports import Collection, WatchEvent, WatchSource
 
@@ -130,6 +130,7 @@ class Informer:
         self._handlers: list[Handler] = []
         self._store: dict[ObjectKey, Object] = {}
         self._synced = asyncio.Event()
+        self._retry_now = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.resource_version = ""
         #: Watches that ended and were re-opened (server-side timeout, cut, 410, error).
@@ -225,12 +226,27 @@ class Informer:
                 failures += 1
                 self.last_error = exc
                 delay = self._backoff.delay(failures)
-                _log.warning(
-                    "list/watch failed, relisting after a pause",
-                    extra={"informer": self.name, "error": str(self.last_error), "retry_in": delay},
-                )
+                if isinstance(exc, NotFound) and not listed_once:
+                    # Not served yet: usually its CRD is not installed. `retry_now()` cuts the pause
+                    # short the moment that CRD appears.
+                    _log.warning("waiting for the resource to be served (is its CRD installed?)",
+                                 extra={"informer": self.name, "error": str(exc), "retry_in": delay})
+                else:
+                    _log.warning("list/watch failed, relisting after a pause",
+                                 extra={"informer": self.name, "error": str(exc), "retry_in": delay})
                 self._alive()
-                await asyncio.sleep(delay)
+                await self._pause(delay)
+
+    def retry_now(self) -> None:
+        """End a pause after a failure at once (e.g. the CRD of a resource that was not served appeared)."""
+        self._retry_now.set()
+
+    async def _pause(self, delay: float) -> None:
+        self._retry_now.clear()
+        try:
+            await asyncio.wait_for(self._retry_now.wait(), timeout=delay)
+        except TimeoutError:
+            pass
 
     # -- list --------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from servlet.app.runtime.informer import Informer
 from servlet.app.runtime.leader import LeaderElector, LeaseTiming
 from servlet.app.runtime.workqueue import Backoff
 from servlet.core.actions import NAMESPACE_TYPE
-from servlet.core.errors import Operation, Transient
+from servlet.core.errors import NotFound, Operation, Transient
 from servlet.core.model import ResourceType, ServletIdentity
 from servlet.core.ports import (
     APIEXPORT_TYPE,
@@ -104,6 +104,29 @@ def test_a_failing_first_list_is_retried_and_the_cache_syncs_once_the_server_ans
         return [key.name for key in informer.keys()], informer.relists, informer.last_error is None
 
     assert run(main) == (["a"], 0, True)
+
+
+def test_a_resource_not_served_yet_is_listed_the_moment_the_pool_is_told_its_crd_appeared() -> None:
+    clusters = MemoryClusters()
+    clusters.create_local(CONFIGMAPS, configmap("a"))
+    not_served = NotFound(operation=Operation(verb="list", resource="configmaps"), code=404,
+                          message="the server could not find the requested resource")
+    clusters.server.faults.append(not_served)
+    slow = Backoff(base=60.0, cap=60.0)  # a pause the test's 5 s bound would never outlast
+
+    async def main() -> list[str]:
+        pool = InformerPool(lambda source, selector: Informer(source, label_selector=selector, backoff=slow))
+        cache = pool.acquire(clusters.sources.service_source(CONFIGMAPS))
+        await eventually(lambda: isinstance(cache.informer.last_error, NotFound), what="the first list refused")
+        pool.retry_failing("service/other")
+        await asyncio.sleep(0.01)
+        assert not cache.synced, "only the informer of the named resource is woken"
+        pool.retry_failing(cache.name)
+        await cache.wait_synced()
+        await pool.stop_all()
+        return [key.name for key in cache.keys()]
+
+    assert run(main) == ["a"]
 
 
 # -- leader election -------------------------------------------------------------------------------
