@@ -46,7 +46,7 @@ from servlet.adapters.kube import (
 from servlet.adapters.proxies import ProxyRouting, ProxySettings
 from servlet.adapters.watch import HttpCollection
 from servlet.core.model import ResourceType
-from servlet.core.ports import WatchSource, WatchSources
+from servlet.core.ports import VirtualWorkspaceLocation, WatchSource, WatchSources
 
 KUBECONFIG_FLAG = "--kubeconfig"
 KCP_KUBECONFIG_FLAG = "--kcp-kubeconfig"
@@ -370,4 +370,7 @@ def _label(resource: ResourceType) -> str:
 if TYPE_CHECKING:  # mypy proves the adapter fills its port
 
     def _fills_port(adapter: Connections) -> WatchSources[HttpCollection]:
+        return adapter
+
+    def _fills_location(adapter: Connections) -> VirtualWorkspaceLocation:
         return adapter

@@ -41,6 +41,7 @@ from servlet.core.ports import (
     OrgWorkspace,
     ServiceCluster,
     VirtualWorkspace,
+    VirtualWorkspaceLocation,
     WatchEvent,
     WatchSource,
     WatchSources,
@@ -317,5 +318,7 @@ class MemoryClusters:
 if TYPE_CHECKING:  # mypy proves every fake fills its port
 
     def _fills_ports(clusters: MemoryClusters) -> tuple[ServiceCluster, OrgWorkspace, VirtualWorkspace,
-                                                        ActionExecutor, Leases, WatchSources[MemoryCollection]]:
-        return clusters.service, clusters.org, clusters.vw, clusters.executor, clusters.leases, clusters.sources
+                                                        ActionExecutor, Leases, WatchSources[MemoryCollection],
+                                                        VirtualWorkspaceLocation]:
+        return (clusters.service, clusters.org, clusters.vw, clusters.executor, clusters.leases, clusters.sources,
+                clusters.sources)

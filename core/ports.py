@@ -267,6 +267,16 @@ class WatchSources(Protocol[CollectionT_co]):
         ...
 
 
+class VirtualWorkspaceLocation(Protocol):
+    """Where the virtual workspace's clients and sources point; the sync manager sets it once kcp
+    publishes the URL (the daemon's connections fill it)."""
+
+    @property
+    def virtual_workspace_url(self) -> str | None: ...
+
+    def set_virtual_workspace_url(self, url: str) -> None: ...
+
+
 class Leases(Protocol):
     """`coordination.k8s.io/v1` Leases on the service cluster, for leader election."""
 

@@ -31,7 +31,6 @@ Deliberately not here: syncing objects (the workers) and the export itself.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
 
 import attrs
 
@@ -46,21 +45,13 @@ from servlet.core.actions import Release
 from servlet.core.apiexport import virtual_workspace_url
 from servlet.core.conditions import Condition, ConditionType
 from servlet.core.model import ResourceType
+from servlet.core.ports import VirtualWorkspaceLocation
 from servlet.core.releases import retry_after_conflict
 from servlet.core.resolution import CRD_NOT_FOUND
 from servlet.core.worker_choice import Candidate, choose_workers, release_superseded, workers_to_stop
 
 CONTROLLER = "syncmanager"
 KEY = "syncmanager"
-
-
-class VirtualWorkspaceLocation(Protocol):
-    """Where the VW clients point (the daemon's connections)."""
-
-    @property
-    def virtual_workspace_url(self) -> str | None: ...
-
-    def set_virtual_workspace_url(self, url: str) -> None: ...
 
 
 @attrs.define
