@@ -25,8 +25,8 @@ from servlet.app.daemon import Daemon, DaemonConfig
 from servlet.app.observability.probes import Address
 from servlet.app.runtime.leader import LeaseTiming
 from servlet.core.model import ServletIdentity
-from tests.integration.e2e.world import SERVLET_NAMESPACE, World, start_world
-from tests.kcpsim import Topology
+from kcpsim.harness.world import SERVLET_NAMESPACE, World, start_world
+from kcpsim import Topology
 
 T = TypeVar("T")
 TOKEN = "servlet-under-test"

@@ -24,7 +24,7 @@ from servlet.adapters.errors import AlreadyExists, Conflict
 from servlet.adapters.kube import resource_class
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.core.ports import SCHEMA_TYPE, WorkspaceIdentity
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 from tests.asyncio_support import run
 
 T = TypeVar("T")

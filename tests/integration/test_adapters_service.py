@@ -39,7 +39,7 @@ from servlet.core.ports import (
     EventType,
     InvolvedObject,
 )
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 from tests.asyncio_support import run
 
 T = TypeVar("T")

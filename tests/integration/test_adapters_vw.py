@@ -21,7 +21,7 @@ from servlet.app.runtime.informer import Informer, ObjectKey
 from servlet.core.actions import SECRET_TYPE
 from servlet.core.apiexport import virtual_workspace_url
 from servlet.core.model import ResourceType
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 from tests.asyncio_support import run
 
 T = TypeVar("T")

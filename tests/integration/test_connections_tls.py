@@ -19,7 +19,7 @@ from servlet.adapters.connections import Connections
 from servlet.adapters.kube import ClusterClients, async_client, http_client
 from servlet.core.model import ResourceType
 from tests.asyncio_support import run
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 
 WORKSPACES = ("root:myorg:team-a", "root:myorg:team-b")
 

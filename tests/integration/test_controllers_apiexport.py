@@ -15,9 +15,9 @@ from tests.integration.e2e.manifests import (
     published_resource,
     widget_crd,
 )
-from tests.integration.e2e.world import World
-from tests.kcpsim import FaultPlan, Topology
-from tests.kcpsim.faults import ErrorRule
+from kcpsim.harness.world import World
+from kcpsim import FaultPlan, Topology
+from kcpsim.faults import ErrorRule
 
 EXPORT = "/apis/apis.kcp.io/v1alpha1/apiexports/certificates.example.corp"
 SCHEMAS = "/apis/apis.kcp.io/v1alpha1/apiresourceschemas"

@@ -10,7 +10,7 @@ import httpx2
 import yaml
 
 from tests.integration.controllers_support import daemon_running, eventually, run
-from tests.integration.e2e.world import start_world
+from kcpsim.harness.world import start_world
 
 
 def _closed_port() -> int:

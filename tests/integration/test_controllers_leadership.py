@@ -20,7 +20,7 @@ from tests.integration.e2e.manifests import (
     remote_object,
     widget_crd,
 )
-from tests.integration.e2e.world import SERVLET_NAMESPACE, World, start_world
+from kcpsim.harness.world import SERVLET_NAMESPACE, World, start_world
 
 LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{SERVLET_NAMESPACE}/leases/tom.certificates.example.corp"
 

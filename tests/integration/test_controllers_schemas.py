@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.integration.controllers_support import TEAM_A, eventually, run, settle, world_and_daemon
-from tests.integration.e2e.world import World
+from kcpsim.harness.world import World
 from tests.integration.e2e.manifests import (
     REMOTE_WIDGET,
     WIDGET,

@@ -14,7 +14,7 @@ from tests.integration.e2e.manifests import (
     remote_object,
     widget_crd,
 )
-from tests.kcpsim import Topology
+from kcpsim import Topology
 
 PUBLISHED = "/apis/services.kdp.k8c.io/v1alpha1/publishedresources"
 

@@ -50,7 +50,7 @@ from servlet.core.model import ResourceType
 from servlet.core.patch import encode_state
 from servlet.core.redaction import REDACTED
 from servlet.core.ports import CRD_TYPE
-from tests.kcpsim import ErrorRule, FaultPlan, KcpSim
+from kcpsim import ErrorRule, FaultPlan, KcpSim
 from tests.asyncio_support import run
 
 REPO = Path(__file__).resolve().parents[2]

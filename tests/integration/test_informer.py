@@ -27,8 +27,8 @@ from servlet.adapters.kube import (
 from servlet.app.runtime.informer import Event, Handler, Informer, ObjectKey
 from servlet.app.runtime.workqueue import Backoff
 from servlet.core.model import ResourceType
-from tests.kcpsim import FaultPlan, KcpSim, LatencyRule
-from tests.kcpsim.faults import ErrorRule
+from kcpsim import FaultPlan, KcpSim, LatencyRule
+from kcpsim.faults import ErrorRule
 from tests.asyncio_support import run, eventually
 
 CONFIGMAPS = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)

@@ -405,7 +405,7 @@ def test_kcpsim_errors_map_to_our_classes_with_the_servers_message(
     ids=["500", "503", "429"],
 )
 def test_kcpsim_server_errors_and_throttling_are_transient(kcpsim: Any, rule: dict[str, Any], retry_after: float | None) -> None:
-    from tests.kcpsim import ErrorRule, FaultPlan
+    from kcpsim import ErrorRule, FaultPlan
 
     kcpsim.set_faults(FaultPlan(errors=(ErrorRule(resource="configmaps", **rule),)))
     with pytest.raises(Transient) as caught:

@@ -16,8 +16,8 @@ import pytest
 
 from servlet.adapters.kube import async_client, resource_class
 from servlet.app.runtime.leader import LEASE, LeaderElector, LeaseTiming
-from tests.kcpsim import FaultPlan, KcpSim, LatencyRule
-from tests.kcpsim.faults import ErrorRule
+from kcpsim import FaultPlan, KcpSim, LatencyRule
+from kcpsim.faults import ErrorRule
 
 T = TypeVar("T")
 TIMING = LeaseTiming(lease_duration=15, renew_deadline=10, retry_period=0.05)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from tests.integration.e2e.process import ServletOptions, ServletProcess
-from tests.integration.e2e.waiting import consistently, eventually
-from tests.integration.e2e.world import Rest, World
+from kcpsim.harness.process import ServletOptions, ServletProcess
+from kcpsim.waiting import consistently, eventually
+from kcpsim.harness.world import Rest, World
 from tests.integration.e2e.manifests import (
     FINALIZER,
     LINK,

@@ -9,7 +9,7 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Namespace
 
 from tests.integration.kcpsim.helpers import APIBinding, APIExport, EndpointSlice, Raw
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 
 DELAY = 0.15
 

@@ -14,7 +14,7 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Secret
 
 from tests.integration.kcpsim.helpers import Raw, read_events
-from tests.kcpsim import ErrorRule, FaultPlan, KcpSim, LatencyRule
+from kcpsim import ErrorRule, FaultPlan, KcpSim, LatencyRule
 
 
 def test_an_error_rule_fires_for_its_verb_and_resource_up_to_its_limit(kcpsim: KcpSim, service: Client) -> None:

@@ -15,7 +15,7 @@ from lightkube.resources.core_v1 import ConfigMap
 from lightkube.types import PatchType
 
 from tests.integration.kcpsim.helpers import Raw, read_events, stream_lines
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 
 
 def test_watch_from_a_list_version_reports_added_modified_deleted_in_order(service: Client) -> None:

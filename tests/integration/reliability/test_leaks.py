@@ -22,8 +22,8 @@ from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
     REMOTE_WIDGET, WIDGET, default_local_name, gadget_crd, published_resource, remote_object, widget_crd,
 )
-from tests.integration.e2e.process import ServletProcess
-from tests.integration.e2e.world import resource_path
+from kcpsim.harness.process import ServletProcess
+from kcpsim.harness.world import resource_path
 
 WARMUP = 2
 WAIT = 30.0  # generous: CI machines are shared
