@@ -52,7 +52,8 @@ class Demo:
 
     def wait(self, check: Callable[[], T | None], what: str) -> T:
         guard = self.servlet.check_alive if self.servlet is not None else None
-        return eventually(check, timeout=max(self.deadline - time.monotonic(), 0.1), what=what, guard=guard)
+        return eventually(check, timeout=max(self.deadline - time.monotonic(), 0.1), what=what, guard=guard,
+                          interval=0.1)
 
     # ---- the story -------------------------------------------------------------------------------
     def run(self) -> None:

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.controllers_support import Harness, eventually, run, settle, world_and_daemon
+from tests.integration.controllers_support import Harness, run, settle, world_and_daemon
+from kcpsim.waiting import eventually_async
 from tests.integration.e2e.manifests import (
     certificate_crd,
     example_published_resource,
@@ -92,13 +93,13 @@ def test_a_changed_crd_gets_a_new_schema_that_replaces_the_old_one_in_the_export
             properties["shape"] = {"type": "string"}
             h.rest._send("PUT", WIDGET_CRD, changed)
 
-            await eventually(lambda: _schema_name(h, "widgets") != old, what="a new schema name in the status")
+            await eventually_async(lambda: _schema_name(h, "widgets") != old, what="a new schema name in the status")
             new = _schema_name(h, "widgets")
-            await eventually(lambda: _export(h)["spec"]["latestResourceSchemas"] == [new],
+            await eventually_async(lambda: _export(h)["spec"]["latestResourceSchemas"] == [new],
                              what="the new schema to replace the old one in the export")
             assert h.rest.get(h.world.in_org(f"{SCHEMAS}/{old}")) is not None, "an old schema must never be deleted"
             await h.wait_condition("widgets", "Ready")
-            await eventually(lambda: h.worker("widgets").context.projected.schema_name == new,
+            await eventually_async(lambda: h.worker("widgets").context.projected.schema_name == new,
                              what="the sync worker to follow the new schema")
 
     run(main)
@@ -122,7 +123,7 @@ def test_a_schema_for_a_resource_another_published_resource_serves_is_not_export
                 assert all(c and c["reason"] != "SchemaNotPublished" for c in found.values()), found
                 return {name: condition for name, condition in found.items() if condition}
 
-            conditions = await eventually(both_settled, what="Exported settled on both")
+            conditions = await eventually_async(both_settled, what="Exported settled on both")
             statuses = sorted(condition["status"] for condition in conditions.values())
             assert statuses == ["False", "True"], conditions
             loser = next(condition for condition in conditions.values() if condition["status"] == "False")

@@ -9,7 +9,8 @@ from pathlib import Path
 import httpx2
 import yaml
 
-from tests.integration.controllers_support import daemon_running, eventually, run
+from tests.integration.controllers_support import daemon_running, run
+from kcpsim.waiting import eventually_async
 from kcpsim.harness.world import start_world
 
 
@@ -34,7 +35,7 @@ def test_while_kcp_is_unreachable_the_daemon_is_alive_but_not_ready_and_stops_cl
             unreachable.write_text(yaml.safe_dump(config))
             async with daemon_running(world, tmp_path, kcp_kubeconfig=str(unreachable),
                                       wait_for_controllers=False) as h:
-                probes = await eventually(lambda: h.daemon.probes, what="the probe server to listen")
+                probes = await eventually_async(lambda: h.daemon.probes, what="the probe server to listen")
                 port = probes.health_address.port
                 assert (await _probe(port, "/healthz"))[0] == 200, "an unreachable kcp must not fail liveness"
                 status, body = await _probe(port, "/readyz")
@@ -54,7 +55,7 @@ def test_a_started_daemon_is_ready_and_serves_its_metrics(tmp_path: Path) -> Non
             async with daemon_running(world, tmp_path) as h:
                 assert h.daemon.probes is not None
                 port = h.daemon.probes.health_address.port
-                await eventually(lambda: h.daemon.checks.run_readiness() and all(
+                await eventually_async(lambda: h.daemon.checks.run_readiness() and all(
                     ok for _, ok, _ in h.daemon.checks.run_readiness()), what="readiness")
                 assert (await _probe(port, "/readyz"))[0] == 200
                 status, metrics = await _probe(h.daemon.probes.metrics_address.port, "/metrics")

@@ -11,7 +11,8 @@ import base64
 from pathlib import Path
 
 from servlet.core.actions import Side
-from tests.integration.controllers_support import TEAM_A, Harness, eventually, run, settle, world_and_daemon
+from tests.integration.controllers_support import TEAM_A, Harness, run, settle, world_and_daemon
+from kcpsim.waiting import eventually_async
 from tests.integration.e2e.manifests import (
     SECRET,
     ZERTIFIKAT,
@@ -55,17 +56,17 @@ def test_unrelated_secrets_leave_no_content_in_the_servlet_and_referenced_ones_s
             h.rest.create(h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default")),
                           zertifikat("web", issuer="team-issuer"))
             local_ca = SECRET.path(namespace=TEAM_A, name="team-issuer-ca")
-            await eventually(lambda: _data(h, local_ca) == {"ca.crt": "Y2E="}, what="the CA Secret down")
+            await eventually_async(lambda: _data(h, local_ca) == {"ca.crt": "Y2E="}, what="the CA Secret down")
             h.world.apply(secret("web-tls", namespace=TEAM_A, type_="kubernetes.io/tls",
                                  data={"tls.crt": "YQ==", "tls.key": "Yg=="}))
             remote_tls = f"{remote_secrets}/web-tls"
-            await eventually(lambda: _data(h, remote_tls).get("tls.key") == "Yg==", what="the TLS Secret up")
+            await eventually_async(lambda: _data(h, remote_tls).get("tls.key") == "Yg==", what="the TLS Secret up")
 
             # Changes to them still propagate, on either side.
             h.rest.merge_patch(f"{remote_secrets}/team-issuer-ca", {"data": {"ca.crt": "bmV3"}})
-            await eventually(lambda: _data(h, local_ca).get("ca.crt") == "bmV3", what="the new CA down")
+            await eventually_async(lambda: _data(h, local_ca).get("ca.crt") == "bmV3", what="the new CA down")
             h.rest.merge_patch(SECRET.path(namespace=TEAM_A, name="web-tls"), {"data": {"tls.key": "Yw=="}})
-            await eventually(lambda: _data(h, remote_tls).get("tls.key") == "Yw==", what="the new key up")
+            await eventually_async(lambda: _data(h, remote_tls).get("tls.key") == "Yw==", what="the new key up")
             await settle(h.world)
 
             cached = [obj for cache in worker.related.caches().values() for obj in cache.objects()]
@@ -80,12 +81,12 @@ def test_unrelated_secrets_leave_no_content_in_the_servlet_and_referenced_ones_s
             h.set_mark()
             reconciles = _sync_reconciles(h)
             worker.queue.resync()
-            await eventually(lambda: _sync_reconciles(h) > reconciles, what="the resync to reconcile")
+            await eventually_async(lambda: _sync_reconciles(h) > reconciles, what="the resync to reconcile")
             await settle(h.world)
             assert h.requests() == []
 
             # Once nothing references them, their content is let go too.
             h.rest.delete(h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default", name="web")))
-            await eventually(lambda: worker.related.held_names() == [], what="the held Secrets to be let go")
+            await eventually_async(lambda: worker.related.held_names() == [], what="the held Secrets to be let go")
 
     run(main)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.integration.controllers_support import TEAM_A, eventually, run, settle, world_and_daemon
+from tests.integration.controllers_support import TEAM_A, run, settle, world_and_daemon
+from kcpsim.waiting import eventually_async
 from kcpsim.harness.world import World
 from tests.integration.e2e.manifests import (
     REMOTE_WIDGET,
@@ -55,7 +56,7 @@ def test_a_missing_crd_is_reported_until_it_appears(tmp_path: Path) -> None:
             h.rest.create(h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
                           remote_object("Widget", "late", namespace="default", size=1))
             local = WIDGET.path(namespace=TEAM_A, name=default_local_name(namespace="default", name="late"))
-            await eventually(lambda: h.rest.get(local), what="the first object's local copy")
+            await eventually_async(lambda: h.rest.get(local), what="the first object's local copy")
 
     run(main)
 
@@ -74,7 +75,7 @@ def test_a_published_schema_costs_nothing_later_and_comes_back_when_deleted(tmp_
             name = (h.rest.get("/apis/services.kdp.k8c.io/v1alpha1/publishedresources/widgets") or {})[
                 "status"]["resourceSchemaName"]
             h.rest.delete(h.world.in_org(f"{SCHEMAS}/{name}"))
-            await eventually(lambda: h.rest.get(h.world.in_org(f"{SCHEMAS}/{name}")), what="the schema to be recreated")
+            await eventually_async(lambda: h.rest.get(h.world.in_org(f"{SCHEMAS}/{name}")), what="the schema to be recreated")
             await settle(h.world)
             assert h.requests() == ["POST org apiresourceschemas"]
 

@@ -11,7 +11,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from tests.integration.controllers_support import TEAM_A, Harness, eventually, run, settle, world_and_daemon
+from tests.integration.controllers_support import TEAM_A, Harness, run, settle, world_and_daemon
+from kcpsim.waiting import eventually_async
 from tests.integration.e2e.manifests import (
     FINALIZER,
     REMOTE_WIDGET,
@@ -43,7 +44,7 @@ async def _settled(h: Harness, name: str, type_: str) -> dict[str, Any]:
             "SchemaNotPublished", "WaitingForExport", "CachesNotSynced", "Pending"), condition
         return condition
 
-    return await eventually(check, what=f"{name} {type_} to settle")
+    return await eventually_async(check, what=f"{name} {type_} to settle")
 
 
 def test_the_younger_of_two_identical_projections_reports_the_resource_taken_and_syncs_nothing(
@@ -70,7 +71,7 @@ def test_the_younger_of_two_identical_projections_reports_the_resource_taken_and
             h.rest.create(h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
                           remote_object("Widget", "w1", namespace="default", size=1))
             local_name = default_local_name(namespace="default", name="w1")
-            await eventually(lambda: h.rest.get(WIDGET.path(namespace=TEAM_A, name=local_name)),
+            await eventually_async(lambda: h.rest.get(WIDGET.path(namespace=TEAM_A, name=local_name)),
                              what="the copy in the keeper's CRD")
             await settle(h.world)
             assert h.rest.list(TWIN_WIDGET.path()) == [], "the object was copied into the younger twin's CRD too"
@@ -80,7 +81,7 @@ def test_the_younger_of_two_identical_projections_reports_the_resource_taken_and
             # The keeper goes: the other one takes the resource over and syncs its objects.
             h.rest.delete(f"{PUBLISHED}/zeta")
             await h.wait_condition("alpha", "Ready")
-            await eventually(lambda: h.rest.get(TWIN_WIDGET.path(namespace=TEAM_A, name=local_name)),
+            await eventually_async(lambda: h.rest.get(TWIN_WIDGET.path(namespace=TEAM_A, name=local_name)),
                              what="the copy in the new keeper's CRD")
             remote = h.rest.get(h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default", name="w1")))
             assert (remote or {})["metadata"]["finalizers"] == [FINALIZER]

@@ -17,11 +17,11 @@ from servlet.core.metadata import REMOTE_NAME_ANNOTATION, REMOTE_NAMESPACE_ANNOT
 from tests.integration.controllers_support import (
     TEAM_A,
     Harness,
-    eventually,
     run,
     settle,
     world_and_daemon,
 )
+from kcpsim.waiting import eventually_async
 from tests.integration.e2e.manifests import (
     CERTIFICATE,
     REMOTE_WIDGET,
@@ -68,7 +68,7 @@ def test_api_calls_for_a_new_a_converged_a_changed_and_a_deleted_object(tmp_path
             w1 = default_local_name(namespace="default", name="w1")
 
             h.rest.create(_remote_widgets(h), remote_object("Widget", "w1", namespace="default", size=1))
-            await eventually(lambda: h.rest.get(_local_widget("w1")), what="the local copy of w1")
+            await eventually_async(lambda: h.rest.get(_local_widget("w1")), what="the local copy of w1")
             assert await _measure(h) == [
                 "PATCH vw:k7v2m9x4q1w8z3r5 widgets default/w1",  # the finalizer
                 "POST service namespaces",  # the workspace's namespace, first object only
@@ -76,21 +76,21 @@ def test_api_calls_for_a_new_a_converged_a_changed_and_a_deleted_object(tmp_path
             ]
 
             h.rest.create(_remote_widgets(h), remote_object("Widget", "w2", namespace="default", size=1))
-            await eventually(lambda: h.rest.get(_local_widget("w2")), what="the local copy of w2")
+            await eventually_async(lambda: h.rest.get(_local_widget("w2")), what="the local copy of w2")
             assert await _measure(h) == [
                 "PATCH vw:k7v2m9x4q1w8z3r5 widgets default/w2", "POST service widgets k7v2m9x4q1w8z3r5"]
 
             reconciles = _sync_reconciles(h)
             h.worker("widgets").queue.resync()
-            await eventually(lambda: _sync_reconciles(h) > reconciles, what="the resync to reconcile")
+            await eventually_async(lambda: _sync_reconciles(h) > reconciles, what="the resync to reconcile")
             assert await _measure(h) == [], "a resync of converged objects must send nothing, not even a GET"
 
             h.rest.merge_patch(_remote_widgets(h, "w1"), {"spec": {"size": 5}})
-            await eventually(lambda: (h.rest.get(_local_widget("w1")) or {})["spec"]["size"] == 5, what="size 5")
+            await eventually_async(lambda: (h.rest.get(_local_widget("w1")) or {})["spec"]["size"] == 5, what="size 5")
             assert await _measure(h) == [f"PATCH service widgets {TEAM_A}/{w1}"]
 
             h.rest.delete(_remote_widgets(h, "w1"))
-            await eventually(lambda: h.rest.get(_remote_widgets(h, "w1")) is None, what="the remote w1 to go")
+            await eventually_async(lambda: h.rest.get(_remote_widgets(h, "w1")) is None, what="the remote w1 to go")
             assert await _measure(h, with_status=True) == [
                 f"DELETE service widgets {TEAM_A}/{w1} -> 200",
                 "PATCH vw:k7v2m9x4q1w8z3r5 widgets default/w1 -> 200",  # the finalizer, once the copy is gone
@@ -114,16 +114,16 @@ def test_the_events_of_its_own_writes_do_not_reconcile_a_new_object_again(tmp_pa
             for name in ("w1", "w2", "w3"):
                 h.rest.create(_remote_widgets(h), remote_object("Widget", name, namespace="default", size=1))
             for name in ("w1", "w2", "w3"):
-                await eventually(lambda name=name: h.rest.get(_local_widget(name)), what=f"the local copy of {name}")
+                await eventually_async(lambda name=name: h.rest.get(_local_widget(name)), what=f"the local copy of {name}")
             await settle(h.world)
             # One reconcile per object: the watch events of the finalizer and of the local copy
             # carry exactly what the servlet wrote and planned from.
             assert _sync_reconciles(h) - before == 3
             # A change made by anyone else is reconciled, also on the service cluster.
             h.rest.merge_patch(_remote_widgets(h, "w1"), {"spec": {"size": 5}})
-            await eventually(lambda: (h.rest.get(_local_widget("w1")) or {})["spec"]["size"] == 5, what="size 5")
+            await eventually_async(lambda: (h.rest.get(_local_widget("w1")) or {})["spec"]["size"] == 5, what="size 5")
             h.rest.merge_patch(_local_widget("w2"), {"spec": {"size": 9}})
-            await eventually(lambda: (h.rest.get(_local_widget("w2")) or {})["spec"]["size"] == 1,
+            await eventually_async(lambda: (h.rest.get(_local_widget("w2")) or {})["spec"]["size"] == 1,
                              what="the servlet to restore w2's size")
             await settle(h.world)
             assert _sync_reconciles(h) - before == 5
@@ -148,7 +148,7 @@ def test_status_and_related_objects_cost_one_request_per_change(tmp_path: Path) 
 
             h.rest.create(h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default")),
                           zertifikat("web", issuer="team-issuer"))
-            await eventually(lambda: h.rest.get(SECRET.path(namespace=TEAM_A, name="team-issuer-ca")),
+            await eventually_async(lambda: h.rest.get(SECRET.path(namespace=TEAM_A, name="team-issuer-ca")),
                              what="the local copy of the CA Secret")
             assert await _measure(h) == [
                 "PATCH vw:k7v2m9x4q1w8z3r5 zertifikate default/web",
@@ -165,7 +165,7 @@ def test_status_and_related_objects_cost_one_request_per_change(tmp_path: Path) 
 
             h.world.apply(secret("web-tls", namespace=TEAM_A, type_="kubernetes.io/tls",
                                  data={"tls.crt": "YQ==", "tls.key": "Yg=="}))
-            await eventually(lambda: h.rest.get(f"{remote_secrets}/web-tls"), what="the TLS Secret in the workspace")
+            await eventually_async(lambda: h.rest.get(f"{remote_secrets}/web-tls"), what="the TLS Secret in the workspace")
             assert await _measure(h) == [
                 f"GET service secrets {TEAM_A}/web-tls",
                 "POST vw:k7v2m9x4q1w8z3r5 secrets default",
@@ -178,11 +178,11 @@ def test_status_and_related_objects_cost_one_request_per_change(tmp_path: Path) 
 
             reconciles = _sync_reconciles(h)
             h.worker("publish-certmanager-certs").queue.resync()
-            await eventually(lambda: _sync_reconciles(h) > reconciles, what="the resync to reconcile")
+            await eventually_async(lambda: _sync_reconciles(h) > reconciles, what="the resync to reconcile")
             assert await _measure(h) == []
 
             h.rest.delete(h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default", name="web")))
-            await eventually(lambda: h.rest.get(h.world.in_workspace(
+            await eventually_async(lambda: h.rest.get(h.world.in_workspace(
                 "team-a", ZERTIFIKAT.path(namespace="default", name="web"))) is None, what="the Zertifikat to go")
             assert await _measure(h) == [
                 "DELETE vw:k7v2m9x4q1w8z3r5 secrets default/web-tls",
@@ -221,10 +221,10 @@ def test_an_object_in_the_way_is_known_from_the_cache_and_adopted_only_when_prov
             h.rest.create(_remote_widgets(h), remote_object("Widget", "w1", namespace="default", size=1))
             local_name = default_local_name(namespace="default", name="w1")
             if adopted:
-                await eventually(lambda: (h.rest.get(_local_widget("w1")) or {})["spec"].get("size") == 1,
+                await eventually_async(lambda: (h.rest.get(_local_widget("w1")) or {})["spec"].get("size") == 1,
                                  what="the adopted copy to get the remote content")
             else:
-                await eventually(lambda: b'servlet_sync_conflicts_total{published_resource="widgets"} 1.0'
+                await eventually_async(lambda: b'servlet_sync_conflicts_total{published_resource="widgets"} 1.0'
                                  in h.daemon.metrics.render(), what="the conflict to be counted")
             requests = await _measure(h, with_status=True)
             # The local cache holds every Widget, so the object in the way is known before any write:
@@ -250,7 +250,7 @@ def test_a_copy_whose_remote_object_vanished_is_an_orphan(tmp_path: Path, delete
         async with world_and_daemon(tmp_path, documents=WIDGETS, delete_orphans=delete_orphans) as h:
             await h.wait_condition("widgets", "Ready")
             h.rest.create(_remote_widgets(h), remote_object("Widget", "keep", namespace="default", size=1))
-            await eventually(lambda: h.rest.get(_local_widget("keep")), what="the copy of a live object")
+            await eventually_async(lambda: h.rest.get(_local_widget("keep")), what="the copy of a live object")
             h.world.ensure_namespace(TEAM_A)
             # A copy of this servlet whose remote object no longer exists (force-deleted meanwhile).
             orphan = {"apiVersion": "example.com/v1", "kind": "Widget",
@@ -261,16 +261,16 @@ def test_a_copy_whose_remote_object_vanished_is_an_orphan(tmp_path: Path, delete
                                                    REMOTE_NAMESPACE_ANNOTATION: "default"}},
                       "spec": {"size": 1}}
             h.rest.create(WIDGET.path(namespace=TEAM_A), orphan)
-            await eventually(lambda: "left-behind" in {key.name for key in h.worker("widgets")._local.keys()},
+            await eventually_async(lambda: "left-behind" in {key.name for key in h.worker("widgets")._local.keys()},
                              what="the orphan in the cache")
             h.worker("widgets")._orphan_queue.add("orphans")
             metrics = h.daemon.metrics
             if delete_orphans:
-                await eventually(lambda: h.rest.get(WIDGET.path(namespace=TEAM_A, name="left-behind")) is None,
+                await eventually_async(lambda: h.rest.get(WIDGET.path(namespace=TEAM_A, name="left-behind")) is None,
                                  what="the orphan to be deleted")
                 assert b'servlet_orphans_deleted_total{published_resource="widgets"} 1.0' in metrics.render()
             else:
-                await eventually(lambda: b'servlet_orphaned_objects{published_resource="widgets"} 1.0'
+                await eventually_async(lambda: b'servlet_orphaned_objects{published_resource="widgets"} 1.0'
                                  in metrics.render(), what="the orphan to be counted")
                 await settle(h.world)
                 assert h.rest.get(WIDGET.path(namespace=TEAM_A, name="left-behind")) is not None
@@ -288,7 +288,7 @@ def test_a_burst_from_a_new_workspace_creates_its_namespace_once_and_nothing_twi
             names = [f"burst-{i:02d}" for i in range(20)]
             for name in names:
                 h.rest.create(remote, remote_object("Widget", name, namespace="default", size=1))
-            await eventually(lambda: len(h.rest.list(WIDGET.path())) == len(names), what="every copy")
+            await eventually_async(lambda: len(h.rest.list(WIDGET.path())) == len(names), what="every copy")
             requests = await _measure(h, with_status=True)
             assert sorted(requests) == sorted([
                 "POST service namespaces -> 201",

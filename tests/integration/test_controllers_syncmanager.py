@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.integration.controllers_support import TEAM_A, eventually, run, settle, world_and_daemon
+from tests.integration.controllers_support import TEAM_A, run, settle, world_and_daemon
+from kcpsim.waiting import eventually_async
 from tests.integration.e2e.manifests import (
     REMOTE_WIDGET,
     WIDGET,
@@ -35,7 +36,7 @@ def test_syncing_waits_for_the_virtual_workspace_and_starts_with_the_first_bindi
             h.world.ensure_namespace("default", workspace="team-x")
             h.rest.create(h.world.in_workspace("team-x", REMOTE_WIDGET.path(namespace="default")),
                           remote_object("Widget", "first", namespace="default", size=1))
-            await eventually(lambda: h.rest.get(WIDGET.path(
+            await eventually_async(lambda: h.rest.get(WIDGET.path(
                 namespace=cluster, name=default_local_name(namespace="default", name="first"))),
                 what="the first object of the first workspace to be synced")
 
@@ -52,7 +53,7 @@ def test_a_worker_runs_per_published_resource_and_stops_with_it(tmp_path: Path) 
             assert remote_cache in {cache.name for cache in pool.caches()}
 
             h.rest.delete(f"{PUBLISHED}/widgets")
-            await eventually(lambda: h.controllers.manager.workers == {}, what="the worker to stop")
+            await eventually_async(lambda: h.controllers.manager.workers == {}, what="the worker to stop")
             assert remote_cache not in {cache.name for cache in pool.caches()}, "the worker's watches kept running"
 
             h.world.apply(published_resource("widgets", kind="Widget"))
@@ -61,7 +62,7 @@ def test_a_worker_runs_per_published_resource_and_stops_with_it(tmp_path: Path) 
             assert second is not first and list(h.controllers.manager.workers) == ["widgets"]
             h.rest.create(h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
                           remote_object("Widget", "again", namespace="default", size=1))
-            await eventually(lambda: h.rest.get(WIDGET.path(
+            await eventually_async(lambda: h.rest.get(WIDGET.path(
                 namespace=TEAM_A, name=default_local_name(namespace="default", name="again"))),
                 what="the new worker to sync")
 
@@ -85,7 +86,7 @@ def test_published_resources_sharing_a_local_crd_get_a_worker_each_and_no_orphan
             h.rest.create(h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
                           remote_object("Widget", "w1", namespace="default", size=1))
             for name in ("d1", "w1"):
-                await eventually(lambda name=name: h.rest.get(WIDGET.path(  # type: ignore[misc]
+                await eventually_async(lambda name=name: h.rest.get(WIDGET.path(  # type: ignore[misc]
                     namespace=TEAM_A, name=default_local_name(namespace="default", name=name))), what=f"{name} copy")
             await settle(h.world)
             assert len(h.rest.list(WIDGET.path())) == 2

@@ -64,7 +64,8 @@ class E2E:
             process.check_alive()
 
     def eventually(self, check: Callable[[], T | None], *, what: str, timeout: float = WAIT) -> T:
-        return eventually(check, timeout=timeout, what=what, guard=self.guard)
+        # Every attempt is an HTTP request to kcpsim, which the servlet processes share the CPU with.
+        return eventually(check, timeout=timeout, what=what, guard=self.guard, interval=0.1)
 
     def consistently(self, check: Callable[[], object], *, what: str, duration: float = 2.0) -> None:
         """For conditions that must stay true (nothing synced, nothing deleted) for a while."""
