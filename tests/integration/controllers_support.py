@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -36,13 +36,6 @@ TEAM_B = "p4n8c2l6t0y9h1j3"
 ORG = "abc123xyz"
 WIDGETS = "/apis/example.com/v1"
 REMOTE_WIDGETS = "/apis/certificates.example.corp/v1"
-
-
-def run(main: Callable[[], Awaitable[T]], *, timeout: float = 60.0) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(main(), timeout=timeout)
-
-    return asyncio.run(bounded())
 
 
 def _work_calls(world: World, token: str) -> int:

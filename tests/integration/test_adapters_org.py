@@ -30,7 +30,6 @@ T = TypeVar("T")
 EXPORT = "certificates.example.corp"
 
 
-
 async def with_org(sim: KcpSim, body: Callable[[OrgWorkspaceAdapter], Awaitable[T]], *, workspace: str | None = None) -> T:
     connections = Connections(
         service_config=sim.service_config(), kcp_config=sim.kcp_config(workspace), trust_env=False

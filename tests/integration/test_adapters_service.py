@@ -47,7 +47,6 @@ PR_CRD = REPO / "charts" / "servlet" / "crds" / "publishedresources.yaml"
 CERT_CRD = REPO / "examples" / "certificates" / "crd-certificates.yaml"
 
 
-
 class Calls:
     """A request observer that keeps what it was told."""
 

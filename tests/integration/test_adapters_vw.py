@@ -31,7 +31,6 @@ CERTIFICATES = ResourceType(
 )
 
 
-
 async def with_vw(sim: KcpSim, body: Callable[[Connections], Awaitable[T]]) -> T:
     """Connections whose VW URL was found the way the daemon finds it: in the endpoint slice."""
 

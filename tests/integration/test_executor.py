@@ -61,7 +61,6 @@ REMOTE = ResourceType(
 )
 
 
-
 class Observed:
     def __init__(self) -> None:
         self.seen: list[tuple[Target, str, int | None]] = []

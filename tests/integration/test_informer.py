@@ -40,8 +40,6 @@ LABEL = "suite=informer"
 FAST = Backoff(base=0.05, cap=0.2)
 
 
-
-
 async def cut_open_watch(sim: KcpSim, *, abort: bool = False) -> None:
     """End the informer's watch; `has_synced` comes before the watch request reaches the server."""
     loop = asyncio.get_running_loop()
@@ -120,7 +118,7 @@ async def test_the_first_list_follows_continue_and_reports_every_object_as_added
         assert not h.informer.has_synced
         await h.synced()
         pages = kcpsim.requests.count(verb="list", resource="configmaps")
-        seen, names, pages = h.recorder.seen(), h.names(), pages
+        seen, names = h.recorder.seen(), h.names()
 
     assert sorted(seen) == [("ADDED", n) for n in "abcde"]
     assert names == list("abcde")
@@ -141,7 +139,7 @@ async def test_changes_after_the_list_arrive_in_order_from_a_watch_with_bookmark
         assert modified.old is not None and modified.old["data"] == {"value": "1"}
         await h.informer.stop()
         await eventually_async(lambda: len(h.watch_queries()) == 1, what="len(h.watch_queries()) == 1")  # logged when the stream ends
-        seen, current, listed_at, query = h.recorder.seen(), current, listed_at, h.watch_queries()[0]
+        seen, query = h.recorder.seen(), h.watch_queries()[0]
 
     assert seen == [("ADDED", "x"), ("MODIFIED", "x"), ("DELETED", "x")]
     assert current is not None and current["data"] == {"value": "2"}
@@ -167,7 +165,7 @@ async def test_bookmarks_move_the_resume_version_and_a_clean_end_resumes_from_it
         await eventually_async(lambda: h.informer.restarts == 1, what="h.informer.restarts == 1")
         await h.informer.stop()
         await eventually_async(lambda: len(h.watch_queries()) == 2, what="len(h.watch_queries()) == 2")
-        bumped, queries, restarts, relists, events = bumped, h.watch_queries(), h.informer.restarts, h.informer.relists, h.recorder.events
+        queries, restarts, relists, events = h.watch_queries(), h.informer.restarts, h.informer.relists, h.recorder.events
 
     assert events == []
     assert int(queries[0]["resourceVersion"][0]) < int(bumped) <= int(queries[1]["resourceVersion"][0])
@@ -232,7 +230,7 @@ async def test_410_gone_relists_and_reports_deletions_from_the_gap(
         await eventually_async(lambda: h.recorder.seen() == [("DELETED", "old")], what="h.recorder.seen() == [('DELETED', 'old')]")
         await asyncio.sleep(0.1)
         gone = sim.requests.count(verb="watch", resource="configmaps", status=410)
-        seen, relists, gone = h.recorder.seen(), h.informer.relists, gone
+        seen, relists = h.recorder.seen(), h.informer.relists
 
     assert seen == [("DELETED", "old")]
     assert relists == 1
@@ -277,7 +275,7 @@ async def test_an_unreachable_server_keeps_the_loop_alive_and_it_syncs_once_back
         first = h.informer.last_alive
         await eventually_async(lambda: h.informer.last_alive > first + 1, what="h.informer.last_alive > first + 1")
         await asyncio.wait_for(h.informer.wait_synced(), timeout=5)
-        synced_while_down, transient, relists, progressed, healthy = synced_while_down, transient, h.informer.relists, h.informer.last_alive - first, h.informer.last_error is None
+        relists, progressed, healthy = h.informer.relists, h.informer.last_alive - first, h.informer.last_error is None
 
     assert not synced_while_down
     assert transient
@@ -341,7 +339,6 @@ async def test_a_failing_handler_does_not_stop_other_handlers_or_the_cache(kcpsi
 
     assert seen == [("ADDED", "one"), ("ADDED", "two")]
     assert names == ["one", "two"]
-
 
 
 async def test_the_watch_uses_the_kubeconfigs_tls_settings(kcpsim_factory: Callable[..., KcpSim]) -> None:

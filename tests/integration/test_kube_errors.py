@@ -51,7 +51,6 @@ WIDGETS = ResourceType(group="example.test", version="v1", kind="Widget", plural
 OP = Operation(verb="get", resource="widgets.example.test", namespace="ns", name="w")
 
 
-
 # -- classification ----------------------------------------------------------------------------
 
 
