@@ -42,12 +42,7 @@ FAST = Backoff(base=0.05, cap=0.2)
 
 async def cut_open_watch(sim: KcpSim, *, abort: bool = False) -> None:
     """End the informer's watch; `has_synced` comes before the watch request reaches the server."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 5
-    while sim.cut_watches(abort=abort) == 0:
-        if loop.time() > deadline:
-            raise AssertionError("no watch was ever open")
-        await asyncio.sleep(0.01)
+    await eventually_async(lambda: sim.cut_watches(abort=abort), what="an open watch to cut", timeout=5)
 
 
 class Recorder:
