@@ -36,6 +36,7 @@ from servlet.core.template_functions import (
 __all__ = ["Template", "TemplateError", "is_template", "parse_template", "render"]
 
 DEPTH_MAX = 8
+INT64_MAX = 2**63 - 1
 OPEN, CLOSE = "{{", "}}"
 # Keywords and Go built-ins that exist in Go templates but are refused here, with why.
 _UNSUPPORTED = frozenset({
@@ -91,9 +92,6 @@ class Template:
     def fields(self) -> frozenset[str]:
         """The context roots the template reads (`Object`, `ClusterName`, ...)."""
         return frozenset(node.path[0] for node in _walk(self.segments) if isinstance(node, Field))
-
-    def functions(self) -> frozenset[str]:
-        return frozenset(node.function for node in _walk(self.segments) if isinstance(node, Call))
 
 
 def is_template(pattern: str) -> bool:
@@ -215,7 +213,7 @@ class _Parser:
         if kind == "raw":
             return Constant(text[1:-1])
         if kind == "number":
-            return Constant(int(text))
+            return Constant(_integer(text))
         if kind == "ident":
             raise TemplateError(f"function {text!r} used as an argument; put it in parentheses with its arguments")
         if text == "(":
@@ -253,6 +251,14 @@ def _tokens(body: str) -> list[tuple[str, str]]:
             tokens.append((kind, match.group()))
         position = match.end()
     return tokens
+
+
+def _integer(text: str) -> int:
+    # Go's constants here are ints of 64 bits; a longer literal is refused, never converted.
+    value = int(text) if len(text.lstrip("+-")) <= 19 else INT64_MAX + 1
+    if not -INT64_MAX - 1 <= value <= INT64_MAX:
+        raise TemplateError(f"number {text} is out of range")
+    return value
 
 
 def _unquote(text: str) -> str:

@@ -146,6 +146,8 @@ def test_parentheses_may_nest_eight_deep() -> None:
     ('{{ printf "%x" .ClusterName }}', "not %x"),
     ('{{ printf "50%" }}', "a lone %"),
     ('{{ "\\q" }}', "unsupported escape"),
+    ("{{ trunc 9223372036854775808 .ClusterName }}", "out of range"),
+    ("{{ trunc " + "9" * 5000 + " .ClusterName }}", "out of range"),
     ("{{ lower " + "(lower " * 9 + ".ClusterName" + ")" * 9 + " }}", "deeper than 8"),
 ])
 def test_what_cannot_work_is_refused_when_parsed(source: str, message: str) -> None:
