@@ -295,7 +295,8 @@ def is_per_workspace(pattern: str) -> bool:
     is 20 characters, or empty for every object of a cluster-scoped resource), so the length of
     a namespace gives the cluster name's length and place, hence the cluster name. Verbatim text
     breaks it: under `$remoteClusterName-$remoteNamespace`, workspace `a` with namespace `b-c`
-    and workspace `a-b` with namespace `c` both get `a-b-c`.
+    and workspace `a-b` with namespace `c` both get `a-b-c`. A template is judged by the same
+    argument (`name_templates.is_per_workspace`).
     """
     if is_template(pattern):
         template = name_templates.parsed(pattern)
