@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from servlet.adapters.errors import NotFound
+from servlet.core.errors import NotFound
 from servlet.app.controllers.caches import Cache
 from servlet.app.observability.logs import FieldLogger
 from servlet.core.conditions import Condition, ConditionType, status_patch
