@@ -138,8 +138,14 @@ class _ApiErrors:
         if exc is None:
             return
         failure = failure_from_exception(exc, operation=self.operation)
-        if failure is not None and failure is not exc:
+        if failure is None or failure is exc:
+            return
+        try:
             raise failure from exc
+        finally:
+            # The failure's traceback holds this frame: a local naming the failure would make a
+            # reference cycle, freed only by the cyclic collector, which the daemon runs rarely.
+            del failure
 
     async def __aenter__(self) -> _ApiErrors:
         return self

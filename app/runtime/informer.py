@@ -224,7 +224,9 @@ class Informer:
                         _log.info("watch expired, relisting", extra={"informer": self.name, "error": str(exc)})
                         continue
                 failures += 1
-                self.last_error = exc
+                # Kept for diagnostics without its traceback, which holds this frame and so `self`:
+                # a cycle only the cyclic collector (run rarely by the daemon) would free.
+                self.last_error = exc.with_traceback(None)
                 delay = self._backoff.delay(failures)
                 if isinstance(exc, NotFound) and not listed_once:
                     # Not served yet: usually its CRD is not installed. `retry_now()` cuts the pause
