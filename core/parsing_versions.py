@@ -14,15 +14,10 @@ from typing import Any
 
 from servlet.core.fields import describe, read_string, read_string_list
 from servlet.core.model import Problem
+from servlet.core.versions import is_kcp_version
 
 _DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _DNS1035_MAX = 63
-# What kcp accepts as a version name of an APIResourceSchema.
-KCP_VERSION = re.compile(r"v[1-9][0-9]*([a-z]+[1-9][0-9]*)?")
-
-
-def is_kcp_version(name: str) -> bool:
-    return len(name) <= _DNS1035_MAX and KCP_VERSION.fullmatch(name) is not None
 
 
 def parse_source_versions(

@@ -25,6 +25,7 @@ from attrs import frozen
 from servlet.core.hashing import canonical_json, sha1_hex
 from servlet.core.model import Problem, Projection, PublishedResource, ResourceType, Scope
 from servlet.core.published_versions import PublishedVersion, select_versions
+from servlet.core.versions import is_kcp_version
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = ["Projected", "pluralize", "project", "schema_manifest"]
@@ -38,8 +39,6 @@ _COPIED_VERSION_FIELDS = ("subresources", "additionalPrinterColumns", "deprecate
 # Kubernetes' rule for resource names (plural, singular, short names, categories, lower-cased kinds).
 _DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS1035_MAX = 63
-# What kcp and Kubernetes accept as a version name: v1, v1alpha1, v2beta3.
-_VERSION = re.compile(r"^v[1-9][0-9]*([a-z]+[1-9][0-9]*)?$")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS1123_SUBDOMAIN_MAX = 253
 
@@ -104,7 +103,7 @@ def project(
     names, names_problems = _projected_names(crd_names=crd_names, projection=published.spec.projection)
     problems.extend(names_problems)
     projection = published.spec.projection
-    if projection.version is not None and not _VERSION.match(projection.version):
+    if projection.version is not None and not is_kcp_version(projection.version):
         problems.append(Problem(
             field="spec.projection.version",
             message=f"'{projection.version}' is not a Kubernetes version name like v1, v1alpha1 or v2beta3",

@@ -20,8 +20,7 @@ from typing import Any
 from attrs import frozen
 
 from servlet.core.model import Problem, Projection, SourceResource
-from servlet.core.parsing_versions import is_kcp_version
-from servlet.core.versions import version_priority_key
+from servlet.core.versions import is_kcp_version, version_priority_key
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = ["PublishedVersion", "VersionSelection", "select_versions"]

@@ -6,6 +6,8 @@ v12alpha1). Names that are not of that shape (`foo1`, `v1gamma1`) come after eve
 in alphabetical order. This is apimachinery's version priority, written down here so the
 schema's version list and its storage choice are the same on every machine.
 
+It also says which names kcp accepts as versions of an APIResourceSchema (`is_kcp_version`).
+
 Deliberately not here: which versions are published (`published_versions.py`).
 """
 
@@ -21,6 +23,14 @@ __all__ = ["by_version_priority", "version_priority_key"]
 _KUBE_VERSION = re.compile(r"v([0-9]+)(?:(alpha|beta)([0-9]+))?")
 _LEVEL_RANK = {None: 0, "beta": 1, "alpha": 2}
 _NOT_KUBE_RANK = 3
+# kcp's pattern for the version names of an APIResourceSchema: v1, v1alpha1, v2beta3.
+_KCP_VERSION = re.compile(r"v[1-9][0-9]*([a-z]+[1-9][0-9]*)?")
+_KCP_VERSION_MAX = 63
+
+
+def is_kcp_version(name: str) -> bool:
+    """Whether kcp accepts `name` as a version of an APIResourceSchema."""
+    return len(name) <= _KCP_VERSION_MAX and _KCP_VERSION.fullmatch(name) is not None
 
 
 def version_priority_key(name: str) -> tuple[int, int, int, str]:
