@@ -131,12 +131,14 @@ def admitted(context: SyncContext, remote: Mapping[str, Any], key: RemoteKey) ->
     return filter_admits(resource_filter, namespace=key.namespace, labels=labels)
 
 
-def computed_local_key(context: SyncContext, key: RemoteKey) -> LocalKey | None:
+def computed_local_key(
+    context: SyncContext, key: RemoteKey, *, remote_object: Mapping[str, Any] | None = None,
+) -> LocalKey | None:
     projected = context.projected
     computed = naming.local_key_for(
         naming=context.published.spec.naming, remote=key,
         local_namespaced=projected.local.namespaced, remote_namespaced=projected.remote.namespaced,
-        protected_namespaces=context.servlet.protected_namespaces,
+        protected_namespaces=context.servlet.protected_namespaces, remote_object=remote_object,
     )
     return computed if isinstance(computed, LocalKey) else None
 
@@ -152,7 +154,7 @@ def plan_reads(context: SyncContext, remote: Mapping[str, Any]) -> Gathering:
     namespace_exists = True
     contenders: tuple[RemoteKey, ...] = ()
     if not candidates and not is_deleting(remote) and admitted(context, remote, key):
-        computed = computed_local_key(context, key)
+        computed = computed_local_key(context, key, remote_object=remote)
         if computed is not None:
             occupant, namespace_exists, contenders = yield from _at_computed_name(context, key, computed)
     local_primary = candidates[0] if len(candidates) == 1 else None

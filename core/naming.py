@@ -8,17 +8,25 @@ namespaces of its own (`is_per_workspace`), what a PublishedResource must not as
 object it meets (`namespace_pattern_problems`, `related_namespace_problem`, used by `parsing.py`),
 and which computed namespaces are refused for every object (`local_key_for`).
 
-Deliberately not here: parsing `spec.naming` out of a manifest (`parsing.py` reports unknown
-placeholders there) and any knowledge of which objects already exist.
+A pattern is either plain text with `$` placeholders or, when it holds `{{`, a Go template
+(`name_templates.py`); `pattern_problems` refuses, before any object meets it, a pattern that
+uses an unknown placeholder, field or function, or whose own text can never be part of a name.
+
+Deliberately not here: parsing `spec.naming` out of a manifest (`parsing.py`) and any knowledge of
+which objects already exist.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
+from typing import Any
 
+from servlet.core import name_templates
 from servlet.core.hashing import name_sha1
 from servlet.core.model import LocalKey, Naming, Origin, Problem, RelatedResource, RemoteKey
+from servlet.core.templates import TemplateError, is_template
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = ["PLACEHOLDERS", "default_naming", "expand", "local_key_for"]
@@ -37,9 +45,10 @@ PLACEHOLDERS: tuple[str, ...] = tuple(
 HASH_LENGTH = 20
 
 _PLACEHOLDER_RE = re.compile("|".join(re.escape(p) for p in PLACEHOLDERS))
-# A `$remote` word: letters only, so `$remoteName2` is `$remoteName` followed by "2", while a
-# misspelling such as `$remoteNme` or `$remoteNameHashes` is one unknown token.
-_TOKEN_RE = re.compile(r"\$remote[A-Za-z]*")
+# A `$` word: letters only, so `$remoteName2` is `$remoteName` followed by "2", while a
+# misspelling such as `$remoteNme`, `$remoteNameHashes` or `$foo` is one unknown token (a `$` can
+# never be part of a name, so none of them is meant as text).
+_TOKEN_RE = re.compile(r"\$[A-Za-z]*")
 
 _DNS_LABEL_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS_LABEL_MAX = 63
@@ -65,7 +74,7 @@ def is_dns1123_subdomain(value: str) -> bool:
 
 
 def unknown_placeholders(pattern: str) -> tuple[str, ...]:
-    """Every `$remote...` token of `pattern` that is not a placeholder, once each, in order."""
+    """Every `$` token of `pattern` that is not a placeholder, once each, in order."""
     unknown = [token for token in _TOKEN_RE.findall(pattern) if token not in PLACEHOLDERS]
     return tuple(dict.fromkeys(unknown))
 
@@ -100,6 +109,42 @@ def _parts(pattern: str) -> tuple[str, ...]:
     return tuple(part for part in re.split(f"({_PLACEHOLDER_RE.pattern})", pattern) if part)
 
 
+_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
+
+
+def pattern_problems(pattern: str, *, field: str, namespace: bool) -> list[Problem]:
+    """Why `pattern` can never yield a name, whatever object it meets; [] when it may.
+
+    Refused: an unknown `$` placeholder, a template the servlet cannot evaluate (unknown field or
+    function, unsupported syntax), and text of the pattern's own that no name can hold
+    (upper-case letters, `_`, a `.` in a namespace) or that is too long already.
+    """
+    if is_template(pattern):
+        template = name_templates.parsed(pattern)
+        if isinstance(template, TemplateError):
+            return [Problem(field=field, message=f"template {pattern!r}: {template}")]
+        text = name_templates.literal_text(template)
+    else:
+        unknown = unknown_placeholders(pattern)
+        if unknown:
+            return [Problem(field=field, message=f"unknown placeholder {token}") for token in unknown]
+        text = "".join(part for part in _parts(pattern) if part not in _PLACEHOLDER_SET)
+    allowed = _NAME_CHARACTERS - {"."} if namespace else _NAME_CHARACTERS
+    longest = DNS_LABEL_MAX if namespace else DNS_SUBDOMAIN_MAX
+    kind = "namespace" if namespace else "name"
+    never = sorted(set(text) - allowed)
+    if never:
+        shown = ", ".join(repr(character) for character in never)
+        return [Problem(field=field, message=(
+            f"{pattern!r} can never yield a valid {kind}: its own text holds {shown}; a {kind} is "
+            f"{_LABEL_RULE if namespace else _SUBDOMAIN_RULE}"))]
+    if len(text) > longest:
+        return [Problem(field=field, message=(
+            f"{pattern!r} can never yield a valid {kind}: its own text is {len(text)} characters, "
+            f"more than {longest}"))]
+    return []
+
+
 def default_naming(*, local_namespaced: bool, remote_namespaced: bool) -> Naming:
     """The SPEC 5 default rule; every combination keeps distinct remote objects apart."""
     return Naming(
@@ -114,22 +159,49 @@ def _default_name(*, local_namespaced: bool, remote_namespaced: bool) -> str:
     return name if local_namespaced else f"{CLUSTER_NAME}-{name}"
 
 
-@functools.lru_cache(maxsize=1024)  # asked twice in a reconcile: for the namespace, then for the plan
 def local_key_for(
     *, naming: Naming, remote: RemoteKey, local_namespaced: bool, remote_namespaced: bool,
-    protected_namespaces: frozenset[str] = frozenset(),
+    protected_namespaces: frozenset[str] = frozenset(), remote_object: Mapping[str, Any] | None = None,
 ) -> LocalKey | Problem:
     """The local namespace and name for `remote`, or a Problem naming the rule and its result.
 
     Unset fields of `naming` fall back to the default rule of the scope combination. A
     cluster-scoped local object gets namespace "" whatever `naming.namespace` says. A namespace
     that is a system one, or one of `protected_namespaces` (the servlet's own), is a Problem
-    whatever the pattern: no copy is ever written there.
+    whatever the pattern: no copy is ever written there. `remote_object` is what a template's
+    `.Object` reads; without it, `.Object` holds only the name and namespace of `remote`.
     """
+    if not any(is_template(pattern) for pattern in (naming.namespace, naming.name) if pattern is not None):
+        return _placeholder_local_key(naming=naming, remote=remote, local_namespaced=local_namespaced,
+                                      remote_namespaced=remote_namespaced, protected_namespaces=protected_namespaces)
+    return _local_key(naming=naming, remote=remote, local_namespaced=local_namespaced,
+                      remote_namespaced=remote_namespaced, protected_namespaces=protected_namespaces,
+                      remote_object=remote_object)
+
+
+@functools.lru_cache(maxsize=1024)  # asked twice in a reconcile: for the namespace, then for the plan
+def _placeholder_local_key(
+    *, naming: Naming, remote: RemoteKey, local_namespaced: bool, remote_namespaced: bool,
+    protected_namespaces: frozenset[str],
+) -> LocalKey | Problem:
+    """`local_key_for` when no pattern reads the object beyond its key (so the key can be cached)."""
+    return _local_key(naming=naming, remote=remote, local_namespaced=local_namespaced,
+                      remote_namespaced=remote_namespaced, protected_namespaces=protected_namespaces,
+                      remote_object=None)
+
+
+def _local_key(
+    *, naming: Naming, remote: RemoteKey, local_namespaced: bool, remote_namespaced: bool,
+    protected_namespaces: frozenset[str], remote_object: Mapping[str, Any] | None,
+) -> LocalKey | Problem:
     namespace = ""
     if local_namespaced:
         namespace_rule = CLUSTER_NAME if naming.namespace is None else naming.namespace
-        namespace = expand(namespace_rule, remote=remote)
+        namespace_or_problem = _computed(namespace_rule, field="spec.naming.namespace", remote=remote,
+                                         remote_object=remote_object)
+        if isinstance(namespace_or_problem, Problem):
+            return namespace_or_problem
+        namespace = namespace_or_problem
         if not is_dns1123_label(namespace):
             return _invalid(
                 field="spec.naming.namespace", rule=namespace_rule, result=namespace,
@@ -143,13 +215,31 @@ def local_key_for(
     name_rule = naming.name
     if name_rule is None:
         name_rule = _default_name(local_namespaced=local_namespaced, remote_namespaced=remote_namespaced)
-    name = expand(name_rule, remote=remote)
+    name_or_problem = _computed(name_rule, field="spec.naming.name", remote=remote, remote_object=remote_object)
+    if isinstance(name_or_problem, Problem):
+        return name_or_problem
+    name = name_or_problem
     if not is_dns1123_subdomain(name):
         return _invalid(
             field="spec.naming.name", rule=name_rule, result=name,
             by_default=naming.name is None, expected=_SUBDOMAIN_RULE,
         )
     return LocalKey(namespace, name)  # positional: a class called with keywords costs a dict per call
+
+
+def _computed(
+    pattern: str, *, field: str, remote: RemoteKey, remote_object: Mapping[str, Any] | None,
+) -> str | Problem:
+    """`pattern` for one object: `$` placeholders expanded, or a template evaluated."""
+    if not is_template(pattern):
+        return expand(pattern, remote=remote)
+    template = name_templates.parsed(pattern)
+    if isinstance(template, TemplateError):
+        return Problem(field=field, message=f"template {pattern!r}: {template}")
+    try:
+        return name_templates.computed(template, remote=remote, remote_object=remote_object, limit=DNS_SUBDOMAIN_MAX)
+    except TemplateError as error:
+        return Problem(field=field, message=f"template {pattern!r} yields no name for this object: {error}")
 
 
 def _invalid(*, field: str, rule: str, result: str, by_default: bool, expected: str) -> Problem:
@@ -189,6 +279,9 @@ def _protected(namespace: str, *, protected: frozenset[str], allow_default: bool
 
 def tenant_steers_namespace(pattern: str) -> bool:
     """Whether the objects of one workspace can land in different namespaces under `pattern`."""
+    if is_template(pattern):
+        template = name_templates.parsed(pattern)
+        return not isinstance(template, TemplateError) and name_templates.reads_tenant_data(template)
     return any(part in _TENANT_VALUES for part in _parts(pattern))
 
 
@@ -202,8 +295,12 @@ def is_per_workspace(pattern: str) -> bool:
     is 20 characters, or empty for every object of a cluster-scoped resource), so the length of
     a namespace gives the cluster name's length and place, hence the cluster name. Verbatim text
     breaks it: under `$remoteClusterName-$remoteNamespace`, workspace `a` with namespace `b-c`
-    and workspace `a-b` with namespace `c` both get `a-b-c`.
+    and workspace `a-b` with namespace `c` both get `a-b-c`. A template is judged by the same
+    argument (`name_templates.is_per_workspace`).
     """
+    if is_template(pattern):
+        template = name_templates.parsed(pattern)
+        return not isinstance(template, TemplateError) and name_templates.is_per_workspace(template)
     parts = _parts(pattern)
     return CLUSTER_NAME in parts and not any(part in _TENANT_TEXT for part in parts)
 
@@ -221,8 +318,7 @@ def namespace_pattern_problems(naming: Naming) -> list[Problem]:
         return []
     field = "spec.naming.namespace"
     problems = []
-    parts = _parts(pattern)
-    literal_start = parts[0] if parts and parts[0] not in _PLACEHOLDER_SET else ""
+    literal_start = _literal_start(pattern)
     if literal_start.startswith(SYSTEM_PREFIX):
         problems.append(Problem(field=field, message=(
             f"'{pattern}' always yields a system namespace (kube-*), where the cluster keeps its own "
@@ -238,6 +334,15 @@ def namespace_pattern_problems(naming: Naming) -> list[Problem]:
             "with $remoteClusterName, taking the remote namespace and name only as $remoteNamespaceHash and "
             f"$remoteNameHash, or share namespaces on purpose with {SHARED_OPT_IN}: true")))
     return problems
+
+
+def _literal_start(pattern: str) -> str:
+    """The text every namespace of `pattern` starts with."""
+    if is_template(pattern):
+        template = name_templates.parsed(pattern)
+        return "" if isinstance(template, TemplateError) else name_templates.leading_text(template)
+    parts = _parts(pattern)
+    return parts[0] if parts and parts[0] not in _PLACEHOLDER_SET else ""
 
 
 # Paths into the local primary that name its own namespace, which the naming pattern chose.

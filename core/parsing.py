@@ -48,8 +48,8 @@ from servlet.core.naming import (
     is_dns1123_label,
     is_dns1123_subdomain,
     namespace_pattern_problems,
+    pattern_problems,
     related_namespace_problem,
-    unknown_placeholders,
 )
 from servlet.core.parsing_versions import parse_projected_versions, parse_source_versions
 
@@ -207,10 +207,8 @@ def _parse_naming(data: object, *, problems: list[Problem]) -> Naming:
     report_unknown(naming, path=path, known=("namespace", "name", "allowSharedNamespaces"), problems=problems)
     patterns = {key: read_string(naming, key, path=path, problems=problems) for key in ("namespace", "name")}
     for key, pattern in patterns.items():
-        problems.extend(
-            Problem(field=f"{path}.{key}", message=f"unknown placeholder {token}")
-            for token in unknown_placeholders(pattern or "")
-        )
+        if pattern:
+            problems.extend(pattern_problems(pattern, field=f"{path}.{key}", namespace=key == "namespace"))
     shared = naming.get("allowSharedNamespaces", False)
     if not isinstance(shared, bool):
         message = f"must be true or false, not {describe(shared)}"

@@ -204,7 +204,7 @@ def _existence(subject: _Subject, inputs: PlanInputs) -> ObjectPlan:
     computed = naming.local_key_for(
         naming=subject.context.published.spec.naming, remote=subject.key,
         local_namespaced=projected.local.namespaced, remote_namespaced=projected.remote.namespaced,
-        protected_namespaces=subject.context.servlet.protected_namespaces,
+        protected_namespaces=subject.context.servlet.protected_namespaces, remote_object=subject.remote,
     )
     if isinstance(computed, Problem):
         return subject.plan(None, [Error.of(computed, target=subject.ref)])

@@ -155,7 +155,7 @@ class World:
         remote = context.projected.remote
         return [obj for key, obj in self.objects.items()
                 if key[0] is Side.REMOTE and key[1:3] == (remote.api_version, remote.kind)
-                and computed_local_key(context, remote_key_of(obj)) == read.local]
+                and computed_local_key(context, remote_key_of(obj), remote_object=obj) == read.local]
 
     def _read(self, key: WorldKey, resource: ResourceType) -> Object | None:
         found = self.objects.get(key)

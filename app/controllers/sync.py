@@ -117,7 +117,9 @@ class SyncWorker:
         self._caches: list[Cache] = []
         self._unsubscribe: list[Callable[[], None]] = []
         self._remote_namespaces: Cache | None = None
-        self._book = ObjectBook(compute_name=lambda key: computed_local_key(context, key), clock=time.monotonic)
+        # A naming template may read the whole remote object: the cache's current version.
+        self._book = ObjectBook(compute_name=lambda key: computed_local_key(
+            context, key, remote_object=self._remote.get(object_key(key))), clock=time.monotonic)
         self._reporter = SyncReporter(name=name, servlet_name=env.servlet_name, metrics=env.metrics, log=self._log)
         self._task: asyncio.Task[None] | None = None
         self._started = False

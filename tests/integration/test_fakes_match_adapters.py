@@ -4,9 +4,9 @@ trust the fakes for resourceVersions, 404, 409 and preconditions."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 import pytest
@@ -20,10 +20,8 @@ from servlet.core.actions import AddFinalizer, Create, DeleteLocal, ObjectRef, P
 from servlet.core.errors import AlreadyExists, Conflict, NotFound
 from servlet.core.model import ResourceType
 from servlet.core.ports import APIEXPORT_TYPE, ActionExecutor, Collection, Leases, OrgWorkspace, WatchSources
-from tests.asyncio_support import run
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 
-T = TypeVar("T")
 CONFIGMAPS = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)
 EXPORT = "certificates.example.corp"
 
@@ -56,18 +54,14 @@ async def http_ports(sim: KcpSim) -> AsyncIterator[Ports]:
 
 
 @pytest.fixture(params=["memory", "http"])
-def on_ports(request: pytest.FixtureRequest) -> Callable[[Callable[[Ports], Awaitable[T]]], T]:
-    def runner(body: Callable[[Ports], Awaitable[T]]) -> T:
-        async def main() -> T:
-            if request.param == "memory":
-                async with memory_ports() as ports:
-                    return await body(ports)
-            async with http_ports(request.getfixturevalue("kcpsim")) as ports:
-                return await body(ports)
-
-        return run(main)
-
-    return runner
+async def ports(request: pytest.FixtureRequest) -> AsyncIterator[Ports]:
+    """The same ports twice: the in-memory fakes, then the HTTP adapters talking to kcpsim."""
+    if request.param == "memory":
+        async with memory_ports() as found:
+            yield found
+    else:
+        async with http_ports(request.getfixturevalue("kcpsim")) as found:
+            yield found
 
 
 def ref(name: str) -> ObjectRef:
@@ -87,7 +81,7 @@ async def outcome(call: Awaitable[Any]) -> str:
     return "ok"
 
 
-def test_creates_deletes_and_their_preconditions(on_ports: Any) -> None:
+async def test_creates_deletes_and_their_preconditions(ports: Ports) -> None:
     async def body(ports: Ports) -> list[str]:
         created = await ports.executor.execute(Create(target=ref("c"), object=configmap("c")))
         uid = created["metadata"]["uid"]
@@ -101,10 +95,10 @@ def test_creates_deletes_and_their_preconditions(on_ports: Any) -> None:
             await outcome(ports.executor.execute(AddFinalizer(target=ref("c"), finalizers=("x/y",)))),
         ]
 
-    assert on_ports(body) == ["AlreadyExists", "Conflict", "Conflict", "ok", "ok", "NotFound"]
+    assert await body(ports) == ["AlreadyExists", "Conflict", "Conflict", "ok", "ok", "NotFound"]
 
 
-def test_leases_and_the_export_refuse_writes_from_a_stale_read(on_ports: Any) -> None:
+async def test_leases_and_the_export_refuse_writes_from_a_stale_read(ports: Ports) -> None:
     lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
              "metadata": {"name": "contract", "namespace": "default"}, "spec": {"holderIdentity": "a"}}
 
@@ -121,10 +115,10 @@ def test_leases_and_the_export_refuse_writes_from_a_stale_read(on_ports: Any) ->
             await outcome(ports.org.patch_export(EXPORT, {"spec": {"latestResourceSchemas": []}}, resource_version=stale)),
         ]
 
-    assert on_ports(body) == ["AlreadyExists", "ok", "Conflict", "ok", "Conflict"]
+    assert await body(ports) == ["AlreadyExists", "ok", "Conflict", "ok", "Conflict"]
 
 
-def test_a_watch_from_a_list_reports_the_changes_after_it_in_order(on_ports: Any) -> None:
+async def test_a_watch_from_a_list_reports_the_changes_after_it_in_order(ports: Ports) -> None:
     async def body(ports: Ports) -> list[tuple[str, str]]:
         collection = ports.sources.service_source(CONFIGMAPS).collection
         listed = await collection.list_page(limit=100)
@@ -138,10 +132,10 @@ def test_a_watch_from_a_list_reports_the_changes_after_it_in_order(on_ports: Any
                 seen.append((event.type, event.object["metadata"]["name"]))
         return seen
 
-    assert on_ports(body) == [("ADDED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
+    assert await body(ports) == [("ADDED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
 
 
-def test_a_write_that_changes_nothing_keeps_the_resource_version(on_ports: Any) -> None:
+async def test_a_write_that_changes_nothing_keeps_the_resource_version(ports: Ports) -> None:
     async def body(ports: Ports) -> tuple[bool, bool]:
         created = await ports.executor.execute(Create(target=ref("same"), object=configmap("same")))
         unchanged = await ports.executor.execute(Patch(target=ref("same"), patch={"data": {"a": "1"}}))
@@ -150,4 +144,4 @@ def test_a_write_that_changes_nothing_keeps_the_resource_version(on_ports: Any) 
         return (unchanged["metadata"]["resourceVersion"] == version,
                 changed["metadata"]["resourceVersion"] == version)
 
-    assert on_ports(body) == (True, False)
+    assert await body(ports) == (True, False)

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from servlet.core.model import LocalKey, Naming, Problem, RemoteKey
 from servlet.core.naming import (
     PLACEHOLDERS,
+    _placeholder_local_key,
     expand,
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -47,13 +48,13 @@ def test_naming_is_deterministic(naming: Naming, remote: RemoteKey, scopes: tupl
     local_namespaced, remote_namespaced = scopes
     # Computed twice past the memo (which would hand back its first answer whatever the rule
     # does), then the memoised answer must be that same computed one.
-    compute = local_key_for.__wrapped__
+    compute = _placeholder_local_key.__wrapped__
     first = compute(naming=naming, remote=remote, local_namespaced=local_namespaced,
-                    remote_namespaced=remote_namespaced)
+                    remote_namespaced=remote_namespaced, protected_namespaces=frozenset())
     again = compute(
         naming=Naming(namespace=naming.namespace, name=naming.name),
         remote=RemoteKey(cluster=remote.cluster, namespace=remote.namespace, name=remote.name),
-        local_namespaced=local_namespaced, remote_namespaced=remote_namespaced,
+        local_namespaced=local_namespaced, remote_namespaced=remote_namespaced, protected_namespaces=frozenset(),
     )
     assert first == again
     assert local_key_for(naming=naming, remote=remote, local_namespaced=local_namespaced,
@@ -84,9 +85,9 @@ def test_expansion_leaves_no_placeholder_behind(pattern: str, remote: RemoteKey)
 
 
 @given(_patterns)
-def test_unknown_placeholders_are_remote_tokens_that_are_not_placeholders(pattern: str) -> None:
+def test_unknown_placeholders_are_dollar_tokens_that_are_not_placeholders(pattern: str) -> None:
     for token in unknown_placeholders(pattern):
-        assert token.startswith("$remote")
+        assert token.startswith("$")
         assert token in pattern
         assert token not in PLACEHOLDERS
 

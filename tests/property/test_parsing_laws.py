@@ -74,10 +74,13 @@ _optional_names = st.none() | st.lists(_labels, max_size=3).map(tuple)
 _patterns = st.lists(st.sampled_from(PLACEHOLDERS) | st.sampled_from(["-", "x-", "."]), min_size=1, max_size=4).map(
     "-".join,
 )
+# A namespace is a DNS label: a pattern with a '.' of its own can never yield one.
+_namespace_patterns = st.lists(st.sampled_from(PLACEHOLDERS) | st.sampled_from(["-", "x-"]), min_size=1,
+                               max_size=4).map("-".join)
 # Namespace patterns valid without the shared-namespace opt-in: the cluster name, and the remote
 # namespace and name only as hashes.
 _per_workspace_patterns = st.lists(
-    st.sampled_from([CLUSTER_NAME, NAMESPACE_HASH, NAME_HASH]) | st.sampled_from(["-", "x-", "."]), max_size=3,
+    st.sampled_from([CLUSTER_NAME, NAMESPACE_HASH, NAME_HASH]) | st.sampled_from(["-", "x-"]), max_size=3,
 ).map(lambda parts: "-".join([CLUSTER_NAME, *parts]))
 _selectors = st.builds(
     LabelSelector,
@@ -134,7 +137,8 @@ _published_resources = st.builds(
                 lambda renames: len(set(renames.values())) == len(renames)))),
         naming=st.builds(Naming, namespace=st.none() | _per_workspace_patterns, name=st.none() | _patterns,
                          allow_shared_namespaces=st.booleans())
-        | st.builds(Naming, namespace=_patterns, name=st.none() | _patterns, allow_shared_namespaces=st.just(True)),
+        | st.builds(Naming, namespace=_namespace_patterns, name=st.none() | _patterns,
+                    allow_shared_namespaces=st.just(True)),
         related=_related_lists,
     ),
 ).map(lambda published: attrs.evolve(published, spec=_safe_related(published.spec)))

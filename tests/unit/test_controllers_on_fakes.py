@@ -5,11 +5,12 @@ integration tests cover the HTTP adapters; these cover what the controllers deci
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
 
+from kcpsim.waiting import eventually_async
 from servlet.adapters.memory import MemoryClusters, MemoryOrgWorkspace
 from servlet.app.controllers.caches import InformerPool
 from servlet.app.controllers.catalog import Catalog
@@ -41,21 +42,6 @@ WIDGETS = ResourceType(group="example.com", version="v1", kind="Widget", plural=
 REMOTE_WIDGETS = ResourceType(group=GROUP, version="v1", kind="Widget", plural="widgets", namespaced=True)
 
 
-def run(main: Callable[[], Awaitable[T]]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(main(), timeout=5)
-
-    return asyncio.run(bounded())
-
-
-async def eventually(check: Callable[[], Any], *, what: str) -> None:
-    for _ in range(2000):
-        if check():
-            return
-        await asyncio.sleep(0.001)
-    raise AssertionError(f"never happened: {what}")
-
-
 def configmap(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}}
 
@@ -63,7 +49,7 @@ def configmap(name: str) -> dict[str, Any]:
 # -- the informer ----------------------------------------------------------------------------------
 
 
-def test_the_informer_relists_after_410_and_reports_the_deletion_it_missed() -> None:
+async def test_the_informer_relists_after_410_and_reports_the_deletion_it_missed() -> None:
     clusters = MemoryClusters()
     clusters.create_local(CONFIGMAPS, configmap("old"))
     calls: list[str] = []
@@ -80,16 +66,16 @@ def test_the_informer_relists_after_410_and_reports_the_deletion_it_missed() -> 
         clusters.delete_local(CONFIGMAPS, name="old", namespace="default")
         clusters.server.compact()
         clusters.server.end_watches()
-        await eventually(lambda: ("DELETED", "old") in seen, what="the deletion reported by the relist")
+        await eventually_async(lambda: ("DELETED", "old") in seen, what="the deletion reported by the relist")
         await informer.stop()
         return len(informer)
 
-    assert run(main) == 0
+    assert await main() == 0
     assert seen == [("ADDED", "old"), ("DELETED", "old")]
     assert calls == ["restart", "restart", "relist"], "the clean end and the 410 each ended a watch"
 
 
-def test_a_failing_first_list_is_retried_and_the_cache_syncs_once_the_server_answers() -> None:
+async def test_a_failing_first_list_is_retried_and_the_cache_syncs_once_the_server_answers() -> None:
     clusters = MemoryClusters()
     clusters.create_local(CONFIGMAPS, configmap("a"))
     outage = Transient(operation=Operation(verb="list", resource="configmaps"), code=503, message="unavailable")
@@ -103,30 +89,30 @@ def test_a_failing_first_list_is_retried_and_the_cache_syncs_once_the_server_ans
         await informer.stop()
         return [key.name for key in informer.keys()], informer.relists, informer.last_error is None
 
-    assert run(main) == (["a"], 0, True)
+    assert await main() == (["a"], 0, True)
 
 
-def test_a_resource_not_served_yet_is_listed_the_moment_the_pool_is_told_its_crd_appeared() -> None:
+async def test_a_resource_not_served_yet_is_listed_the_moment_the_pool_is_told_its_crd_appeared() -> None:
     clusters = MemoryClusters()
     clusters.create_local(CONFIGMAPS, configmap("a"))
     not_served = NotFound(operation=Operation(verb="list", resource="configmaps"), code=404,
                           message="the server could not find the requested resource")
     clusters.server.faults.append(not_served)
-    slow = Backoff(base=60.0, cap=60.0)  # a pause the test's 5 s bound would never outlast
+    slow = Backoff(base=60.0, cap=60.0)  # a pause far longer than the test waits for the cache
 
     async def main() -> list[str]:
         pool = InformerPool(lambda source, selector: Informer(source, label_selector=selector, backoff=slow))
         cache = pool.acquire(clusters.sources.service_source(CONFIGMAPS))
-        await eventually(lambda: isinstance(cache.informer.last_error, NotFound), what="the first list refused")
+        await eventually_async(lambda: isinstance(cache.informer.last_error, NotFound), what="the first list refused")
         pool.retry_failing("service/other")
         await asyncio.sleep(0.01)
         assert not cache.synced, "only the informer of the named resource is woken"
         pool.retry_failing(cache.name)
-        await cache.wait_synced()
+        await asyncio.wait_for(cache.wait_synced(), timeout=5)
         await pool.stop_all()
         return [key.name for key in cache.keys()]
 
-    assert run(main) == ["a"]
+    assert await main() == ["a"]
 
 
 # -- leader election -------------------------------------------------------------------------------
@@ -146,7 +132,7 @@ def candidates(clusters: MemoryClusters, clock: Clock, *names: str) -> list[Lead
             for name in names]
 
 
-def test_of_two_candidates_one_leads_and_the_other_takes_over_only_once_the_lease_expired() -> None:
+async def test_of_two_candidates_one_leads_and_the_other_takes_over_only_once_the_lease_expired() -> None:
     clusters = MemoryClusters()
     clock = Clock()
     a, b = candidates(clusters, clock, "a", "b")
@@ -160,10 +146,10 @@ def test_of_two_candidates_one_leads_and_the_other_takes_over_only_once_the_leas
         rounds.append((await a.attempt(), taken))  # a, back from its pause, finds b holding it
         return rounds
 
-    assert run(main) == [(True, False), (True, False), (False, True)]
+    assert await main() == [(True, False), (True, False), (False, True)]
 
 
-def test_a_released_lease_is_taken_over_at_once() -> None:
+async def test_a_released_lease_is_taken_over_at_once() -> None:
     clusters = MemoryClusters()
     clock = Clock()
     a, b = candidates(clusters, clock, "a", "b")
@@ -175,10 +161,10 @@ def test_a_released_lease_is_taken_over_at_once() -> None:
         lease = await clusters.leases.get_lease(namespace="default", name="tom")
         return a.is_leader, taken, str((lease or {})["spec"]["holderIdentity"])
 
-    assert run(main) == (False, True, "b")
+    assert await main() == (False, True, "b")
 
 
-def test_running_electors_hand_over_when_the_leader_stops() -> None:
+async def test_running_electors_hand_over_when_the_leader_stops() -> None:
     clusters = MemoryClusters()
     clock = Clock()
     timing = LeaseTiming(lease_duration=15, renew_deadline=10, retry_period=0.005)
@@ -197,7 +183,7 @@ def test_running_electors_hand_over_when_the_leader_stops() -> None:
         await b.stop(release=True)
         return follower, a.is_leader, lost
 
-    assert run(main) == (False, False, ["a", "b"])
+    assert await main() == (False, False, ["a", "b"])
 
 
 # -- the controllers -------------------------------------------------------------------------------
@@ -259,7 +245,7 @@ def conditions(clusters: MemoryClusters) -> dict[str, str]:
     return {c["type"]: c["status"] for c in (published.get("status") or {}).get("conditions") or []}
 
 
-def test_a_published_resource_gets_its_schema_into_the_export_and_says_so_in_its_status() -> None:
+async def test_a_published_resource_gets_its_schema_into_the_export_and_says_so_in_its_status() -> None:
     clusters = MemoryClusters()
     foreign = f"v0a1b2c3d.gizmos.{GROUP}"  # put there by someone else: the servlet never removes it
     clusters.create_in("org", APIEXPORT_TYPE, {**export(), "spec": {"latestResourceSchemas": [foreign]}})
@@ -268,37 +254,37 @@ def test_a_published_resource_gets_its_schema_into_the_export_and_says_so_in_its
 
     async def main() -> tuple[list[str], list[str], dict[str, str]]:
         async with leading(clusters):
-            await eventually(lambda: conditions(clusters).get("Exported") == "True", what="Exported=True")
+            await eventually_async(lambda: conditions(clusters).get("Exported") == "True", what="Exported=True")
         schemas = [obj["metadata"]["name"] for obj in clusters.server.objects(clusters.org.place(SCHEMA_TYPE))]
         exported = (clusters.remote("org", APIEXPORT_TYPE, name=GROUP) or {})["spec"]["latestResourceSchemas"]
         return schemas, exported, conditions(clusters)
 
-    schemas, exported, status = run(main)
+    schemas, exported, status = await main()
     assert len(schemas) == 1 and schemas[0].endswith(f".widgets.{GROUP}")
     assert sorted(exported) == sorted([foreign, *schemas])
     assert status["Valid"] == status["SchemaPublished"] == "True"
 
 
-def test_a_published_resource_whose_crd_is_missing_is_reported_and_publishes_nothing() -> None:
+async def test_a_published_resource_whose_crd_is_missing_is_reported_and_publishes_nothing() -> None:
     clusters = MemoryClusters()
     clusters.create_in("org", APIEXPORT_TYPE, export())
     clusters.create_local(PUBLISHED_RESOURCE_TYPE, published_widgets())
 
     async def main() -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
         async with leading(clusters):
-            await eventually(lambda: conditions(clusters).get("Valid") == "False", what="Valid=False")
+            await eventually_async(lambda: conditions(clusters).get("Valid") == "False", what="Valid=False")
         published = clusters.local(PUBLISHED_RESOURCE_TYPE, name="widgets") or {}
         valid = next(c for c in published["status"]["conditions"] if c["type"] == "Valid")
         schemas = clusters.server.objects(clusters.org.place(SCHEMA_TYPE))
         return valid, schemas, clusters.remote("org", APIEXPORT_TYPE, name=GROUP) or {}
 
-    valid, schemas, exported = run(main)
+    valid, schemas, exported = await main()
     assert valid["reason"] == "CRDNotFound" and "'Widget'" in valid["message"]
     assert schemas == []
     assert exported["spec"] == {}, "nothing to export, so the export is not written"
 
 
-def test_a_tenants_object_is_copied_to_the_service_cluster_and_its_status_flows_back() -> None:
+async def test_a_tenants_object_is_copied_to_the_service_cluster_and_its_status_flows_back() -> None:
     clusters = MemoryClusters()
     clusters.create_in("org", APIEXPORT_TYPE, export())
     clusters.create_in("org", ENDPOINT_SLICE_TYPE, {
@@ -315,16 +301,16 @@ def test_a_tenants_object_is_copied_to_the_service_cluster_and_its_status_flows_
 
     async def main() -> tuple[list[dict[str, Any]], dict[str, Any]]:
         async with leading(clusters):
-            await eventually(lambda: copies(), what="the local copy")
+            await eventually_async(lambda: copies(), what="the local copy")
             (local,) = copies()
             # The service's own controller reports on the copy.
             clusters.patch_local(WIDGETS, {"status": {"phase": "Ready"}}, name=local["metadata"]["name"],
                                  namespace=local["metadata"]["namespace"])
-            await eventually(lambda: (clusters.remote("team-a", REMOTE_WIDGETS, name="w", namespace="default") or {})
+            await eventually_async(lambda: (clusters.remote("team-a", REMOTE_WIDGETS, name="w", namespace="default") or {})
                              .get("status"), what="the status copied back")
         return copies(), clusters.remote("team-a", REMOTE_WIDGETS, name="w", namespace="default") or {}
 
-    local, remote = run(main)
+    local, remote = await main()
     assert [obj["spec"] for obj in local] == [{"size": 3}]
     assert remote["status"] == {"phase": "Ready"}
 
@@ -350,7 +336,7 @@ class RacedOrg(MemoryOrgWorkspace):
             raise
 
 
-def test_an_export_changed_meanwhile_is_patched_again_from_the_fresher_copy_and_keeps_both() -> None:
+async def test_an_export_changed_meanwhile_is_patched_again_from_the_fresher_copy_and_keeps_both() -> None:
     clusters = MemoryClusters()
     foreign = f"v0a1b2c3d.gizmos.{GROUP}"
     raced = RacedOrg(clusters, foreign=foreign)
@@ -361,9 +347,9 @@ def test_an_export_changed_meanwhile_is_patched_again_from_the_fresher_copy_and_
 
     async def main() -> list[str]:
         async with leading(clusters):
-            await eventually(lambda: conditions(clusters).get("Exported") == "True", what="Exported=True")
+            await eventually_async(lambda: conditions(clusters).get("Exported") == "True", what="Exported=True")
         return list((clusters.remote("org", APIEXPORT_TYPE, name=GROUP) or {})["spec"]["latestResourceSchemas"])
 
-    exported = run(main)
+    exported = await main()
     assert raced.refused == ["Conflict"], "the first patch was planned from a copy that had gone stale"
     assert foreign in exported and len(exported) == 2

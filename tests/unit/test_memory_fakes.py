@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -44,7 +43,7 @@ def test_every_write_gets_a_newer_resource_version_and_a_taken_name_is_already_e
         clusters.create_local(WIDGETS, widget("a"))
 
 
-def test_reads_of_missing_objects_are_none_and_writes_to_them_not_found() -> None:
+async def test_reads_of_missing_objects_are_none_and_writes_to_them_not_found() -> None:
     clusters = MemoryClusters()
 
     async def main() -> Any:
@@ -52,10 +51,10 @@ def test_reads_of_missing_objects_are_none_and_writes_to_them_not_found() -> Non
         return await clusters.service.write_published_status("nope", {"conditions": []})
 
     with pytest.raises(NotFound):
-        asyncio.run(main())
+        await main()
 
 
-def test_export_patches_are_merge_patches_guarded_by_the_resource_version_read() -> None:
+async def test_export_patches_are_merge_patches_guarded_by_the_resource_version_read() -> None:
     clusters = MemoryClusters()
     export = clusters.create_in("org", APIEXPORT_TYPE, {
         "apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExport", "metadata": {"name": "e"},
@@ -71,12 +70,12 @@ def test_export_patches_are_merge_patches_guarded_by_the_resource_version_read()
             return patched, type(stale)
         raise AssertionError("a stale resourceVersion was accepted")
 
-    patched, stale = asyncio.run(main())
+    patched, stale = await main()
     assert patched["spec"] == {"latestResourceSchemas": ["a", "b"]}
     assert stale is Conflict
 
 
-def test_a_schema_of_the_same_name_counts_as_created_only_with_the_same_spec() -> None:
+async def test_a_schema_of_the_same_name_counts_as_created_only_with_the_same_spec() -> None:
     clusters = MemoryClusters()
     schema = {"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIResourceSchema", "metadata": {"name": "s"},
               "spec": {"group": "g"}}
@@ -88,11 +87,11 @@ def test_a_schema_of_the_same_name_counts_as_created_only_with_the_same_spec() -
         with pytest.raises(AlreadyExists):
             await clusters.org.create_schema({**schema, "spec": {"group": "other"}})
 
-    asyncio.run(main())
+    await main()
     assert clusters.remote("org", SCHEMA_TYPE, name="s") is not None
 
 
-def test_deletes_honour_uid_preconditions_and_finalizers() -> None:
+async def test_deletes_honour_uid_preconditions_and_finalizers() -> None:
     clusters = MemoryClusters()
     held = clusters.create_local(WIDGETS, widget("held", finalizers=["x/cleanup"]))
 
@@ -105,23 +104,23 @@ def test_deletes_honour_uid_preconditions_and_finalizers() -> None:
         await clusters.executor.execute(RemoveFinalizer(target=widget_ref("held"), finalizers=(), resource_version=version))
         return marked, clusters.local(WIDGETS, name="held", namespace="default")
 
-    marked, after = asyncio.run(main())
+    marked, after = await main()
     assert marked is not None and marked["metadata"]["deletionTimestamp"]
     assert after is None, "the object goes once its last finalizer is removed"
 
 
-def test_creating_a_namespace_that_exists_is_done_not_failed() -> None:
+async def test_creating_a_namespace_that_exists_is_done_not_failed() -> None:
     clusters = MemoryClusters()
     action = CreateNamespace(target=ObjectRef(side=Side.LOCAL, resource=NAMESPACE_TYPE, namespace="", name="team"))
 
     async def main() -> tuple[Any, Any]:
         return await clusters.executor.execute(action), await clusters.executor.execute(action)
 
-    first, second = asyncio.run(main())
+    first, second = await main()
     assert first["metadata"]["name"] == "team" and second is None
 
 
-def test_a_lease_replaced_from_a_stale_read_is_a_conflict() -> None:
+async def test_a_lease_replaced_from_a_stale_read_is_a_conflict() -> None:
     clusters = MemoryClusters()
     lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
              "metadata": {"name": "l", "namespace": "default"}, "spec": {"holderIdentity": "a"}}
@@ -134,11 +133,11 @@ def test_a_lease_replaced_from_a_stale_read_is_a_conflict() -> None:
         current = await clusters.leases.get_lease(namespace="default", name="l")
         return str((current or {})["spec"]["holderIdentity"])
 
-    assert asyncio.run(main()) == "b"
+    assert await main() == "b"
     assert clusters.local(LEASE_TYPE, name="l", namespace="default") is not None
 
 
-def test_the_virtual_workspace_spans_the_tenants_but_not_the_org_and_refuses_unbound_ones() -> None:
+async def test_the_virtual_workspace_spans_the_tenants_but_not_the_org_and_refuses_unbound_ones() -> None:
     clusters = MemoryClusters()
     for cluster in ("team-a", "team-b", "org"):
         clusters.create_in(cluster, WIDGETS, widget("w"))
@@ -150,10 +149,10 @@ def test_the_virtual_workspace_spans_the_tenants_but_not_the_org_and_refuses_unb
             await clusters.vw.get(WIDGETS, cluster="team-b", namespace="default", name="w")
         return [obj["metadata"]["annotations"]["kcp.io/cluster"] for obj in listed]
 
-    assert asyncio.run(main()) == ["team-a", "team-b"]
+    assert await main() == ["team-a", "team-b"]
 
 
-def test_lists_come_in_pages_of_one_snapshot_and_a_watch_resumes_after_it() -> None:
+async def test_lists_come_in_pages_of_one_snapshot_and_a_watch_resumes_after_it() -> None:
     clusters = MemoryClusters()
     for name in "abcde":
         clusters.create_local(WIDGETS, widget(name, labels={"keep": "yes"}))
@@ -177,12 +176,12 @@ def test_lists_come_in_pages_of_one_snapshot_and_a_watch_resumes_after_it() -> N
             seen.append((event.type, event.object["metadata"]["name"]))
         return pages, seen
 
-    pages, seen = asyncio.run(main())
+    pages, seen = await main()
     assert pages == [["a", "b"], ["c", "d"], ["e"]]
     assert seen == [("ADDED", "f")]
 
 
-def test_a_watch_from_a_compacted_version_is_gone() -> None:
+async def test_a_watch_from_a_compacted_version_is_gone() -> None:
     clusters = MemoryClusters()
     clusters.create_local(PUBLISHED_RESOURCE_TYPE, {"metadata": {"name": "p"}})
     clusters.create_local(PUBLISHED_RESOURCE_TYPE, {"metadata": {"name": "q"}})
@@ -194,4 +193,4 @@ def test_a_watch_from_a_compacted_version_is_gone() -> None:
             pass
 
     with pytest.raises(Gone):
-        asyncio.run(main())
+        await main()

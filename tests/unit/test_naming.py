@@ -69,7 +69,9 @@ def test_a_placeholder_inside_a_value_is_not_expanded_again() -> None:
         ("$remoteclustername", ("$remoteclustername",)),
         ("$remoteClusterName-$remoteNamespaceHash-$remoteNameHash", ()),
         ("$remoteName2", ()),
-        ("$localName", ()),
+        ("$localName", ("$localName",)),
+        ("$foo-$remoteName", ("$foo",)),
+        ("a$", ("$",)),
         ("plain", ()),
     ],
 )

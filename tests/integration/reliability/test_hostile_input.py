@@ -203,7 +203,6 @@ HOSTILE_NAMES: list[tuple[str, dict[str, Any], str, str]] = [
      "spec.naming.namespace"),
     ("namespace-pattern-with-dots", {"namespace": "$remoteName", "allowSharedNamespaces": True}, "a.b.c",
      "spec.naming.namespace"),
-    ("name-pattern-upper-case-literal", {"name": "Copy-$remoteNameHash"}, "ok", "spec.naming.name"),
     ("name-pattern-trailing-dash", {"name": "$remoteName-"}, "ok", "spec.naming.name"),
 ]
 
@@ -220,6 +219,18 @@ def test_naming_that_yields_an_invalid_name_is_an_object_error_not_a_write(
     mine = [e for e in result["errors"] if remote_name in e["object"]]
     assert any(e["field"] == field for e in mine), result["errors"]
     assert not {"create", "createNamespace"} & set(actions_for(result, name=remote_name)), "wrote an invalid name"
+    assert "create" in actions_for(result, name="fine", cluster=GOOD_CLUSTER)
+
+
+def test_naming_whose_own_text_can_never_be_a_name_refuses_the_published_resource() -> None:
+    # An upper-case letter of the pattern's own is in every name it yields: refused up front.
+    bad = published_resource("bad", kind="Widget", naming={"name": "Copy-$remoteNameHash"})
+    widget = in_workspace(remote_object("Widget", "ok", namespace="default", size=1), "tenant1")
+    result = plan([widget_crd(), bad, widget, gadget_crd(), published_resource("gadgets", kind="Gadget"),
+                   in_workspace(remote_object("Gadget", "fine"), GOOD_CLUSTER)])
+    assert [(e["object"], e["field"]) for e in result["errors"]] == [("PublishedResource bad", "spec.naming.name")]
+    assert "can never yield a valid name" in result["errors"][0]["message"]
+    assert not [o for o in result["objects"] if o["remote"]["name"] == "ok"], "planned an object of an invalid one"
     assert "create" in actions_for(result, name="fine", cluster=GOOD_CLUSTER)
 
 

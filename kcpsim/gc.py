@@ -9,10 +9,10 @@ not simulated.
 
 from __future__ import annotations
 
-from tests.kcpsim.patching import clone
-from tests.kcpsim.resources import ResourceDef
-from tests.kcpsim.store import Event
-from tests.kcpsim.world import Controller, World
+from kcpsim.patching import clone
+from kcpsim.resources import ResourceDef
+from kcpsim.store import Event
+from kcpsim.world import Controller, World
 
 DependentKey = tuple[str, str, str, str]  # (storage key, cluster, namespace, name)
 

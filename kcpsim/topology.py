@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from tests.kcpsim.kcp import Kcp, cluster_name_for
-from tests.kcpsim.resources import ResourceDef
-from tests.kcpsim.store import Obj
+from kcpsim.kcp import Kcp, cluster_name_for
+from kcpsim.resources import ResourceDef
+from kcpsim.store import Obj
 
 if TYPE_CHECKING:
-    from tests.kcpsim.world import World
+    from kcpsim.world import World
 
 FIXTURE_CLUSTERS = {"root:myorg": "abc123xyz", "root:myorg:team-a": "k7v2m9x4q1w8z3r5",
                     "root:myorg:team-b": "p4n8c2l6t0y9h1j3"}

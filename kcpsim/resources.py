@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from tests.kcpsim.store import Event, Store
+from kcpsim.store import Event, Store
 
 SERVICE_CLUSTER = ""  # the plain Kubernetes cluster served at `/`
 

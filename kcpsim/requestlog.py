@@ -8,7 +8,6 @@ the stream's lifetime as duration.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -65,12 +64,3 @@ class RequestLog:
                 if (verb is None or r.verb == verb) and (resource is None or r.resource == resource)
                 and (cluster is None or r.cluster == cluster) and (status is None or r.status == status)
                 and (where is None or where(r))]
-
-    def wait_for(self, predicate: Callable[[list[RequestRecord]], bool], *, timeout: float = 5.0) -> bool:
-        """Poll until `predicate(records)` holds; for tests that wait on a background client."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if predicate(self.records()):
-                return True
-            time.sleep(0.01)
-        return predicate(self.records())

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.kcpsim import errors
+from kcpsim import errors
 
 API_VERSION = "meta.k8s.io/v1"
 PARTIAL = "PartialObjectMetadata"

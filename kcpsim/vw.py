@@ -13,10 +13,10 @@ from collections.abc import Callable
 
 import attrs
 
-from tests.kcpsim import errors
-from tests.kcpsim.kcp import CLAIM_LABEL_PREFIX, EXPORT_LABEL, Kcp, claim_hash, export_hash
-from tests.kcpsim.resources import BINDING_KEY, BUILTINS, EXPORT_KEY, KCP_TYPES, SCHEMA_KEY, ResourceDef, def_from_crd_like
-from tests.kcpsim.store import Obj
+from kcpsim import errors
+from kcpsim.kcp import CLAIM_LABEL_PREFIX, EXPORT_LABEL, Kcp, claim_hash, export_hash
+from kcpsim.resources import BINDING_KEY, BUILTINS, EXPORT_KEY, KCP_TYPES, SCHEMA_KEY, ResourceDef, def_from_crd_like
+from kcpsim.store import Obj
 
 _BINDINGS = next(r for r in KCP_TYPES if r.plural == "apibindings")
 _READ_VERBS = {"get", "list", "watch"}

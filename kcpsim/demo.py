@@ -1,4 +1,4 @@
-"""`python -m tests.kcpsim demo`: the servlet at work against kcpsim, narrated for a newcomer.
+"""`kcpsim demo`: the servlet at work against kcpsim, narrated for a newcomer.
 
 Starts a simulator in-process, runs the real `servlet run` against it as a subprocess, publishes
 the bundled example (`examples/certificates/`), creates the example's Zertifikate in two
@@ -16,15 +16,16 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tests.integration.e2e.process import ServletDied, ServletOptions, ServletProcess
-from tests.integration.e2e.waiting import eventually
-from tests.integration.e2e.world import (
+from kcpsim.harness.process import ServletDied, ServletOptions, ServletProcess
+from kcpsim.waiting import eventually
+from kcpsim.harness.world import (
     EXAMPLES, PUBLISHED_RESOURCE_CRD, SERVLET_NAMESPACE, World, load_yaml, resource_path, start_world,
 )
 
@@ -33,7 +34,7 @@ LOG_LINES = 20
 
 
 def add_parser(sub: Any) -> None:
-    """Register the `demo` subcommand on `python -m tests.kcpsim`'s subparsers."""
+    """Register the `demo` subcommand on `kcpsim`'s subparsers."""
     demo = sub.add_parser("demo", help="run the servlet against an in-process simulator and show what it syncs")
     demo.add_argument("--timeout", type=float, default=60.0, help="give up with exit code 1 after this many seconds")
     demo.add_argument("--dir", type=Path, help="keep kubeconfigs and the servlet's log here (default: a temp dir)")
@@ -51,7 +52,8 @@ class Demo:
 
     def wait(self, check: Callable[[], T | None], what: str) -> T:
         guard = self.servlet.check_alive if self.servlet is not None else None
-        return eventually(check, timeout=max(self.deadline - time.monotonic(), 0.1), what=what, guard=guard)
+        return eventually(check, timeout=max(self.deadline - time.monotonic(), 0.1), what=what, guard=guard,
+                          interval=0.1)
 
     # ---- the story -------------------------------------------------------------------------------
     def run(self) -> None:
@@ -182,6 +184,12 @@ def _sha1(text: str) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    missing = [path for path in (PUBLISHED_RESOURCE_CRD, EXAMPLES) if not path.exists()]
+    if missing:
+        print(f"The demo publishes the servlet's example and needs its repository; not found: "
+              f"{', '.join(map(str, missing))}. Install kcpsim editable from a checkout "
+              "(see CONTRIBUTING.md).", file=sys.stderr)
+        return 2
     directory = args.dir or Path(tempfile.mkdtemp(prefix="servlet-demo-"))
     print(f"Starting kcpsim and the servlet; files in {directory}", flush=True)
     print(f"The PublishedResource CRD comes from {PUBLISHED_RESOURCE_CRD.relative_to(EXAMPLES.parents[1])}; "

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.kcpsim.sim import KcpSim, SimConfig
+from kcpsim.sim import KcpSim, SimConfig
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tests.kcpsim.errors import StatusError, bad_request
+from kcpsim.errors import StatusError, bad_request
 
 Path = tuple[str, ...]
 JSON = Any

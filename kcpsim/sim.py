@@ -24,14 +24,14 @@ from aiohttp import web
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 
-from tests.kcpsim import crds, tls
-from tests.kcpsim.gc import GarbageCollector
-from tests.kcpsim.faults import FaultPlan, Faults
-from tests.kcpsim.kcp import Kcp, vw_url
-from tests.kcpsim.requestlog import RequestLog
-from tests.kcpsim.server import Server
-from tests.kcpsim.topology import Topology, bind, seed, seed_service_cluster
-from tests.kcpsim.world import World
+from kcpsim import crds, tls
+from kcpsim.gc import GarbageCollector
+from kcpsim.faults import FaultPlan, Faults
+from kcpsim.kcp import Kcp, vw_url
+from kcpsim.requestlog import RequestLog
+from kcpsim.server import Server
+from kcpsim.topology import Topology, bind, seed, seed_service_cluster
+from kcpsim.world import World
 
 T = TypeVar("T")
 
@@ -92,7 +92,7 @@ class KcpSim:
         if self.config.topology is not None:
             seed(self.kcp, self.config.topology)
         elif self.world.resolve("root") is None:
-            from tests.kcpsim.topology import add_workspace_cluster
+            from kcpsim.topology import add_workspace_cluster
             add_workspace_cluster(self.kcp, path="root", parent=None, name="root", workspace_type="root:root")
         loop = asyncio.get_running_loop()
         self.world.schedule = loop.call_later
@@ -227,7 +227,7 @@ class KcpSim:
         topo = self.topology
 
         def run() -> str:
-            from tests.kcpsim.topology import WorkspaceSpec, _workspace_object, add_workspace_cluster
+            from kcpsim.topology import WorkspaceSpec, _workspace_object, add_workspace_cluster
             ws = WorkspaceSpec(name)
             path, org = topo.workspace_path(ws), topo.org_cluster_name()
             cluster = add_workspace_cluster(self.kcp, path=path, parent=org)

@@ -21,12 +21,12 @@ from typing import Any
 
 import attrs
 
-from tests.kcpsim import errors, patching
-from tests.kcpsim.naming import label_problem, subdomain_problem
-from tests.kcpsim.openapi import transition_problems, validate_custom_resource
-from tests.kcpsim.patching import clone
-from tests.kcpsim.resources import SERVICE_CLUSTER, Catalog, ResourceDef
-from tests.kcpsim.store import Event, Obj, Store
+from kcpsim import errors, patching
+from kcpsim.naming import label_problem, subdomain_problem
+from kcpsim.openapi import transition_problems, validate_custom_resource
+from kcpsim.patching import clone
+from kcpsim.resources import SERVICE_CLUSTER, Catalog, ResourceDef
+from kcpsim.store import Event, Obj, Store
 
 NAMESPACE_KEY = "/namespaces"
 CLUSTER_ANNOTATION = "kcp.io/cluster"
@@ -321,7 +321,7 @@ class World:
                 return new
             # As the API server answers: the object as updated (no finalizers left), at the
             # version of its removal.
-            answer = clone(new)
+            answer: dict[str, Any] = clone(new)
             _meta(answer)["resourceVersion"] = _meta(gone)["resourceVersion"]
             return answer
         stored = self.store.put(rdef.storage_key, cluster, new, old=old)

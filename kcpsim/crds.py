@@ -7,10 +7,10 @@ status and cleanup. It does not validate CRD specs beyond what the catalog needs
 
 from __future__ import annotations
 
-from tests.kcpsim.patching import clone
-from tests.kcpsim.resources import CRD_KEY, def_from_crd_like
-from tests.kcpsim.store import Event, Obj
-from tests.kcpsim.world import Controller, World, now
+from kcpsim.patching import clone
+from kcpsim.resources import CRD_KEY, def_from_crd_like
+from kcpsim.store import Event, Obj
+from kcpsim.world import Controller, World, now
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 

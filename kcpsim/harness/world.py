@@ -19,9 +19,11 @@ import attrs
 import httpx2
 import yaml
 
-from tests.kcpsim import KcpSim, SimConfig, Topology
+from kcpsim import KcpSim, SimConfig, Topology
 
-REPO = Path(__file__).resolve().parents[3]
+# The servlet's CRD and examples are read from its repository, next to this package: kcpsim is
+# installed editable from a checkout, never on its own.
+REPO = Path(__file__).resolve().parents[2]
 PUBLISHED_RESOURCE_CRD = REPO / "charts" / "servlet" / "crds" / "publishedresources.yaml"
 EXAMPLES = REPO / "examples" / "certificates"
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

@@ -20,11 +20,11 @@ from contextlib import contextmanager
 from collections.abc import Iterator
 from typing import Any
 
-from tests.kcpsim import errors
-from tests.kcpsim.patching import clone
-from tests.kcpsim.resources import BINDING_KEY, BUILTINS, EXPORT_KEY, SCHEMA_KEY, ResourceDef
-from tests.kcpsim.store import Event, Obj
-from tests.kcpsim.world import Controller, World, WriteContext, now
+from kcpsim import errors
+from kcpsim.patching import clone
+from kcpsim.resources import BINDING_KEY, BUILTINS, EXPORT_KEY, SCHEMA_KEY, ResourceDef
+from kcpsim.store import Event, Obj
+from kcpsim.world import Controller, World, WriteContext, now
 
 CLAIM_LABEL_PREFIX = "claimed.internal.apis.kcp.io/"
 EXPORT_LABEL = "internal.apis.kcp.io/export"
@@ -724,7 +724,7 @@ class Kcp:
                 continue
             parent = event.cluster
             path = f"{self.path_of(parent)}:{workspace['metadata']['name']}"
-            from tests.kcpsim.topology import add_workspace_cluster
+            from kcpsim.topology import add_workspace_cluster
             name = add_workspace_cluster(self, path=path, parent=parent, owner=workspace)
             current = self.world.store.get(WORKSPACE_KEY, parent, "", workspace["metadata"]["name"])
             if current is None:

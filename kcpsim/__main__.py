@@ -1,9 +1,10 @@
-"""Command line: `python -m tests.kcpsim serve ...` runs a standalone simulator; `demo` shows the servlet.
+"""Command line: `kcpsim serve ...` runs a standalone simulator; `demo` shows the servlet.
 
 `serve` writes service.kubeconfig, kcp.kubeconfig (pointing into the org workspace) and one
 kubeconfig per consumer workspace into --dir, prints the URLs and runs until interrupted.
-`demo` (tests/kcpsim/demo.py) runs the servlet against an in-process simulator and narrates what
-it syncs; `tour` walks through the kcp flow with plain HTTP, no servlet. Both are tours, not tests.
+`demo` (kcpsim/demo.py) runs the servlet against an in-process simulator and narrates what it
+syncs; `tour` walks through the kcp flow with plain HTTP, no servlet. Both are tours, not tests.
+`python -m kcpsim` is the same command as the `kcpsim` console script.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.kcpsim import demo
-from tests.kcpsim.faults import FaultPlan
-from tests.kcpsim.sim import KcpSim, SimConfig
-from tests.kcpsim.topology import Topology, WorkspaceSpec
+from kcpsim import demo
+from kcpsim.faults import FaultPlan
+from kcpsim.sim import KcpSim, SimConfig
+from kcpsim.topology import Topology, WorkspaceSpec
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tests.kcpsim", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="kcpsim", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run a standalone simulator and write kubeconfigs")
     serve.add_argument("--dir", required=True, type=Path, help="where the kubeconfigs are written")

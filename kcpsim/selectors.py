@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tests.kcpsim.errors import StatusError, bad_request
+from kcpsim.errors import StatusError, bad_request
 
 Matcher = Callable[[Mapping[str, str]], bool]
 

@@ -21,18 +21,18 @@ import msgspec
 import yaml
 from aiohttp import web
 
-from tests.kcpsim import discovery, errors, metadata_only
-from tests.kcpsim.errors import StatusError
-from tests.kcpsim.faults import FaultPlan
-from tests.kcpsim.naming import is_cluster_name, is_cluster_path
-from tests.kcpsim.requestlog import RequestRecord
-from tests.kcpsim.resources import SERVICE_CLUSTER, ResourceDef
-from tests.kcpsim.selectors import parse_field_selector, parse_label_selector
-from tests.kcpsim.store import Event, Obj, Watcher
-from tests.kcpsim.vw import Served, VirtualWorkspace
+from kcpsim import discovery, errors, metadata_only
+from kcpsim.errors import StatusError
+from kcpsim.faults import FaultPlan
+from kcpsim.naming import is_cluster_name, is_cluster_path
+from kcpsim.requestlog import RequestRecord
+from kcpsim.resources import SERVICE_CLUSTER, ResourceDef
+from kcpsim.selectors import parse_field_selector, parse_label_selector
+from kcpsim.store import Event, Obj, Watcher
+from kcpsim.vw import Served, VirtualWorkspace
 
 if TYPE_CHECKING:
-    from tests.kcpsim.sim import KcpSim
+    from kcpsim.sim import KcpSim
 
 JSON_HEADERS = {"Content-Type": "application/json"}
 _encode = msgspec.json.encode
