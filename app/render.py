@@ -111,10 +111,14 @@ def render_text(plan: Mapping[str, Any]) -> str:
         marker = "+" if schema["action"] == "create" else "="
         verb = "create" if schema["action"] == "create" else "exists"
         names = schema["spec"].get("names", {})
-        version = (schema["spec"].get("versions") or [{}])[0].get("name")
+        versions = [str(v.get("name")) for v in schema["spec"].get("versions") or []]
+        stored = next((str(v.get("name")) for v in schema["spec"].get("versions") or [] if v.get("storage")),
+                      versions[0] if versions else None)
         out.append(f"  {marker} {verb} {schema['name']}  (from PublishedResource {schema['publishedResource']})")
-        out.append(f"{_INDENT}{schema['spec'].get('group')}/{version} {names.get('kind')}, "
+        out.append(f"{_INDENT}{schema['spec'].get('group')}/{stored} {names.get('kind')}, "
                    f"plural {names.get('plural')}, {schema['spec'].get('scope')}")
+        if len(versions) > 1:
+            out.append(f"{_INDENT}versions {', '.join(versions)}; stored and synced as {stored}")
     if not plan["schemas"]:
         out.append("  (none)")
     out.append("")

@@ -85,18 +85,27 @@ class ResourceFilter:
 
 @frozen
 class SourceResource:
-    """`spec.resource`: which CRD on the service cluster is published."""
+    """`spec.resource`: which CRD on the service cluster is published, and which of its versions.
+
+    `version` is the one-version form; `versions` a list (None: not set; `()`: every served
+    version). Neither set: the CRD's storage version. Parsing never lets both be set.
+    """
 
     api_group: str
     kind: str
     version: str | None = None
+    versions: tuple[str, ...] | None = None
 
 
 @frozen
 class Projection:
-    """`spec.projection`. None means "not set"; an empty tuple is an explicit empty list."""
+    """`spec.projection`. None means "not set"; an empty tuple is an explicit empty list.
+
+    `versions` renames published versions, as sorted (CRD version, name in kcp) pairs; `version`
+    is the one-version form of it."""
 
     version: str | None = None
+    versions: tuple[tuple[str, str], ...] = field(default=(), converter=_frozen_mapping)
     kind: str | None = None
     plural: str | None = None
     short_names: tuple[str, ...] | None = None

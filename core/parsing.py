@@ -51,6 +51,7 @@ from servlet.core.naming import (
     pattern_problems,
     related_namespace_problem,
 )
+from servlet.core.parsing_versions import parse_projected_versions, parse_source_versions
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = ["ParseResult", "parse_published_resource"]
@@ -142,7 +143,7 @@ def _parse_resource(data: object, *, problems: list[Problem]) -> SourceResource 
     resource = as_mapping(data, path=path, problems=problems)
     if resource is None:
         return None
-    report_unknown(resource, path=path, known=("apiGroup", "kind", "version"), problems=problems)
+    report_unknown(resource, path=path, known=("apiGroup", "kind", "version", "versions"), problems=problems)
     api_group = read_string(resource, "apiGroup", path=path, problems=problems, required=True)
     if api_group is not None and not is_dns1123_subdomain(api_group):
         message = f"must be a DNS subdomain such as cert-manager.io, not {describe(api_group)}"
@@ -150,12 +151,10 @@ def _parse_resource(data: object, *, problems: list[Problem]) -> SourceResource 
     kind = read_string(resource, "kind", path=path, problems=problems, required=True)
     if kind is not None:
         _check_kind(kind, field=f"{path}.kind", problems=problems)
-    version = read_string(resource, "version", path=path, problems=problems)
-    if version is not None:
-        _check_dns1035(version, field=f"{path}.version", problems=problems)
+    version, versions = parse_source_versions(resource, path=path, problems=problems)
     if api_group is None or kind is None:
         return None
-    return SourceResource(api_group=api_group, kind=kind, version=version)
+    return SourceResource(api_group=api_group, kind=kind, version=version, versions=versions)
 
 
 def _parse_filter(data: object, *, problems: list[Problem]) -> ResourceFilter:
@@ -179,12 +178,10 @@ def _parse_projection(data: object, *, problems: list[Problem]) -> Projection:
     if projection is None:
         return Projection()
     report_unknown(
-        projection, path=path, known=("version", "kind", "plural", "shortNames", "categories", "scope"),
+        projection, path=path, known=("version", "versions", "kind", "plural", "shortNames", "categories", "scope"),
         problems=problems,
     )
-    version = read_string(projection, "version", path=path, problems=problems)
-    if version is not None:
-        _check_dns1035(version, field=f"{path}.version", problems=problems)
+    version, versions = parse_projected_versions(projection, path=path, problems=problems)
     kind = read_string(projection, "kind", path=path, problems=problems)
     if kind is not None:
         _check_kind(kind, field=f"{path}.kind", problems=problems)
@@ -198,7 +195,7 @@ def _parse_projection(data: object, *, problems: list[Problem]) -> Projection:
             _check_dns1035(name, field=f"{path}.{key}[{index}]", problems=problems)
     scope = read_enum(projection, "scope", Scope, path=path, problems=problems)
     return Projection(
-        version=version, kind=kind, plural=plural, short_names=short_names, categories=categories, scope=scope,
+        version=version, versions=versions, kind=kind, plural=plural, short_names=short_names, categories=categories, scope=scope,
     )
 
 

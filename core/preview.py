@@ -200,7 +200,8 @@ def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_na
                                 spec=change.spec if change else None, patch=change.patch if change else None)
 
     contexts = [SyncContext(servlet=servlet, published=published, projected=result) for published, result in projected]
-    objects = plan_world(contexts=contexts, remote_objects=inventory.remote_objects,
+    remote_objects = [_in_stored_version(obj, [result for _, result in projected]) for obj in inventory.remote_objects]
+    objects = plan_world(contexts=contexts, remote_objects=remote_objects,
                          unreadable_remote=inventory.unreadable_remote,
                          local_objects=inventory.local_objects)
     for obj in objects:
@@ -208,12 +209,26 @@ def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_na
                       for problem in obj.problems)
     warnings = tuple(warning for published, _ in projected
                      for warning in shared_namespace_warnings(published, servlet_namespace=servlet.namespace))
-    orphans = _orphans(contexts, inventory, delete=delete_orphans)
+    orphans = _orphans(contexts, inventory, remote_objects, delete=delete_orphans)
     return ServletPlan(servlet=servlet, schemas=schemas, api_export=api_export,
                        objects=tuple(objects), errors=tuple(errors), warnings=warnings, orphans=orphans)
 
 
-def _orphans(contexts: Sequence[SyncContext], inventory: Inventory, *, delete: bool) -> tuple[OrphanStep, ...]:
+def _in_stored_version(obj: Manifest, projected: Sequence[Projected]) -> Manifest:
+    """A workspace object written in another published version, as kcp lists it: in the stored one.
+
+    kcp converts between the versions of a schema with strategy None, which only rewrites
+    apiVersion, so the object given in any served version is the same object."""
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    for result in projected:
+        remote = result.remote
+        if kind == remote.kind and api_version in {f"{remote.group}/{version}" for version in result.remote_versions}:
+            return {**obj, "apiVersion": remote.api_version}
+    return obj
+
+
+def _orphans(contexts: Sequence[SyncContext], inventory: Inventory, remote_objects: Sequence[Manifest], *,
+             delete: bool) -> tuple[OrphanStep, ...]:
     """Orphans of each published remote resource, as the daemon's orphan scan finds them."""
     steps: list[OrphanStep] = []
     for context in contexts:
@@ -222,7 +237,7 @@ def _orphans(contexts: Sequence[SyncContext], inventory: Inventory, *, delete: b
             servlet_name=context.servlet.name, remote_resource=context.projected.remote,
             local_objects=[obj for obj in inventory.local_objects
                            if (obj.get("apiVersion"), obj.get("kind")) == (local.api_version, local.kind)],
-            remote_keys=[remote_key_of(obj) for obj in inventory.remote_objects if context_of(obj, [context])],
+            remote_keys=[remote_key_of(obj) for obj in remote_objects if context_of(obj, [context])],
         )
         steps.extend(OrphanStep(published_resource=context.published.name, orphan=orphan, delete=delete)
                      for orphan in found)

@@ -1,9 +1,12 @@
 """How a local CRD looks in kcp: the APIResourceSchema a PublishedResource projects it to (SPEC 3).
 
-A service owner publishes exactly one version of a CRD. This module picks that version, applies
-the PublishedResource's projection (kind, plural, version, short names, categories, scope) and
-names the result after a hash of its spec, so the same inputs give the same schema name on every
-machine and a changed CRD gives a new one.
+A service owner publishes one or several versions of a CRD (`published_versions.py` picks them,
+names them in kcp and chooses the stored one). This module applies the rest of the
+PublishedResource's projection (kind, plural, short names, categories, scope) and names the result
+after a hash of its spec, so the same inputs give the same schema name on every machine and a
+changed CRD gives a new one. A schema of one version has no `conversion`, as before several
+versions could be published; one of several has `conversion: {strategy: None}` (kcp requires it
+and has no conversion webhooks here), so its versions are views of the same object.
 
 It deliberately does not talk to any cluster, does not decide whether a schema must be created
 (an existing schema with the same name is by construction identical), and never touches the
@@ -21,6 +24,8 @@ from attrs import frozen
 
 from servlet.core.hashing import canonical_json, sha1_hex
 from servlet.core.model import Problem, Projection, PublishedResource, ResourceType, Scope
+from servlet.core.published_versions import PublishedVersion, select_versions
+from servlet.core.versions import is_kcp_version
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = ["Projected", "pluralize", "project", "schema_manifest"]
@@ -34,8 +39,6 @@ _COPIED_VERSION_FIELDS = ("subresources", "additionalPrinterColumns", "deprecate
 # Kubernetes' rule for resource names (plural, singular, short names, categories, lower-cased kinds).
 _DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS1035_MAX = 63
-# What kcp and Kubernetes accept as a version name: v1, v1alpha1, v2beta3.
-_VERSION = re.compile(r"^v[1-9][0-9]*([a-z]+[1-9][0-9]*)?$")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS1123_SUBDOMAIN_MAX = 253
 
@@ -68,13 +71,21 @@ def schema_name(*, spec: Mapping[str, Any]) -> str:
 
 @frozen
 class Projected:
-    """A projected resource: the schema to publish and the types on both sides of the sync."""
+    """A projected resource: the schema to publish and the types on both sides of the sync.
+
+    `local` and `remote` are in the versions the sync reads and writes: the schema's storage
+    version (`remote`) and the CRD version it was published from (`local`)."""
 
     schema_name: str
     schema_spec: dict[str, Any]
     local: ResourceType
     remote: ResourceType
     has_status_subresource: bool
+
+    @property
+    def remote_versions(self) -> tuple[str, ...]:
+        """Every version kcp serves the resource in, in Kubernetes' order."""
+        return tuple(str(_mapping(v).get("name")) for v in _sequence(self.schema_spec.get("versions")))
 
 
 def project(
@@ -84,12 +95,15 @@ def project(
     crd_spec = _mapping(crd.get("spec"))
     crd_names = _mapping(crd_spec.get("names"))
     problems = list(_source_mismatch(crd_spec=crd_spec, crd_names=crd_names, published=published))
-    version, version_problems = _chosen_version(crd_spec=crd_spec, requested=published.spec.resource.version)
-    problems.extend(version_problems)
+    selected = select_versions(
+        crd_spec=crd_spec, resource=published.spec.resource, projection=published.spec.projection)
+    selection = None if isinstance(selected, tuple) else selected
+    if isinstance(selected, tuple):
+        problems.extend(selected)
     names, names_problems = _projected_names(crd_names=crd_names, projection=published.spec.projection)
     problems.extend(names_problems)
     projection = published.spec.projection
-    if projection.version is not None and not _VERSION.match(projection.version):
+    if projection.version is not None and not is_kcp_version(projection.version):
         problems.append(Problem(
             field="spec.projection.version",
             message=f"'{projection.version}' is not a Kubernetes version name like v1, v1alpha1 or v2beta3",
@@ -100,37 +114,39 @@ def project(
             field="spec.resource.kind",
             message=f"the CRD has no valid scope ('{crd_spec.get('scope')}')",
         ))
-    if problems or version is None or local_scope is None:
+    if problems or selection is None or local_scope is None:
         return tuple(problems)
 
     remote_scope = projection.scope or local_scope
-    remote_version = projection.version or str(version["name"])
+    storage = selection.storage
     spec: dict[str, Any] = {
         "group": api_group,
         "names": names,
         "scope": remote_scope.value,
-        "versions": [_projected_version(version, name=remote_version)],
+        "versions": [_projected_version(version, storage=version is storage) for version in selection.versions],
     }
+    if len(selection.versions) > 1:
+        spec["conversion"] = {"strategy": "None"}
     name = schema_name(spec=spec)
     if len(name) > _DNS1123_SUBDOMAIN_MAX or not _DNS1123_SUBDOMAIN.match(name):
         return (Problem(
             field="spec.projection.plural",
             message=f"the schema name '{name}' is not a valid DNS-1123 subdomain of at most 253 characters",
         ),)
-    subresources = _mapping(version.get("subresources"))
+    subresources = _mapping(storage.definition.get("subresources"))
     return Projected(
         schema_name=name,
         schema_spec=spec,
         local=ResourceType(
             group=str(crd_spec.get("group", "")),
-            version=str(version["name"]),
+            version=storage.local,
             kind=str(crd_names.get("kind", "")),
             plural=str(crd_names.get("plural", "")),
             namespaced=local_scope is Scope.NAMESPACED,
         ),
         remote=ResourceType(
             group=api_group,
-            version=remote_version,
+            version=storage.remote,
             kind=names["kind"],
             plural=names["plural"],
             namespaced=remote_scope is Scope.NAMESPACED,
@@ -165,37 +181,6 @@ def _source_mismatch(
             message=f"'{source.kind}' does not match the CRD's kind '{crd_names.get('kind')}'",
         ))
     return tuple(problems)
-
-
-def _chosen_version(
-    *, crd_spec: Mapping[str, Any], requested: str | None
-) -> tuple[Mapping[str, Any] | None, tuple[Problem, ...]]:
-    """The CRD version to publish: the requested one, else the storage version; it must be served."""
-    versions = [_mapping(v) for v in _sequence(crd_spec.get("versions"))]
-    if requested is not None:
-        chosen = next((v for v in versions if v.get("name") == requested), None)
-        if chosen is None:
-            available = ", ".join(str(v.get("name")) for v in versions) or "none"
-            return None, (Problem(
-                field="spec.resource.version",
-                message=f"the CRD has no version '{requested}' (it has: {available})",
-            ),)
-    else:
-        chosen = next((v for v in versions if v.get("storage") is True), None)
-        if chosen is None:
-            return None, (Problem(
-                field="spec.resource.version",
-                message="not set, and the CRD marks no version as its storage version",
-            ),)
-    name = chosen.get("name")
-    if chosen.get("served") is not True:
-        return None, (Problem(field="spec.resource.version", message=f"the CRD does not serve version '{name}'"),)
-    if not isinstance(_mapping(chosen.get("schema")).get("openAPIV3Schema"), Mapping):
-        return None, (Problem(
-            field="spec.resource.version",
-            message=f"the CRD's version '{name}' has no schema.openAPIV3Schema to publish",
-        ),)
-    return chosen, ()
 
 
 def _projected_names(
@@ -243,16 +228,17 @@ def _projected_names(
     return names, tuple(problems)
 
 
-def _projected_version(version: Mapping[str, Any], *, name: str) -> dict[str, Any]:
+def _projected_version(version: PublishedVersion, *, storage: bool) -> dict[str, Any]:
+    definition = version.definition
     projected: dict[str, Any] = {
-        "name": name,
+        "name": version.remote,
         "served": True,
-        "storage": True,
-        "schema": copy.deepcopy(version["schema"]["openAPIV3Schema"]),
+        "storage": storage,
+        "schema": copy.deepcopy(definition["schema"]["openAPIV3Schema"]),
     }
     for key in _COPIED_VERSION_FIELDS:
-        if key in version:
-            projected[key] = copy.deepcopy(version[key])
+        if key in definition:
+            projected[key] = copy.deepcopy(definition[key])
     return projected
 
 

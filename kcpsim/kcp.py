@@ -386,6 +386,9 @@ class Kcp:
         versions = spec.get("versions") or []
         if sum(1 for v in versions if v.get("storage")) != 1:
             problems.append("spec.versions: Invalid value: must have exactly one version marked as storage version")
+        if len(versions) > 1 and not spec.get("conversion"):
+            # kcp's CEL rule on the schema: several versions need a conversion strategy.
+            problems.append("spec.conversion: Required value: conversion is required when more than one version is defined")
         if problems:
             raise self._forbid(ctx, "[" + ", ".join(problems) + "]")
 

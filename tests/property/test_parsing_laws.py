@@ -32,6 +32,7 @@ from servlet.core.parsing import parse_published_resource
 # Field names of the manifest mixed with junk, so random documents reach deep into the parser.
 _FIELD_NAMES = [
     "apiVersion", "kind", "metadata", "name", "uid", "generation", "spec", "resource", "apiGroup", "version",
+    "versions",
     "filter", "namespace", "matchLabels", "matchExpressions", "key", "operator", "values", "projection",
     "plural", "shortNames", "categories", "scope", "naming", "related", "identifier", "origin", "reference",
     "path", "regex", "pattern", "replacement", "namming", "",
@@ -116,6 +117,7 @@ _related_lists = st.lists(
     max_size=3,
     unique_by=lambda related: related.identifier,
 ).map(tuple)
+_kcp_versions = st.from_regex(r"v[1-9][0-9]?((alpha|beta)[1-9])?", fullmatch=True)
 _published_resources = st.builds(
     PublishedResource,
     name=_labels,
@@ -123,12 +125,16 @@ _published_resources = st.builds(
     generation=st.integers(min_value=1, max_value=10**6),
     spec=st.builds(
         PublishedResourceSpec,
-        resource=st.builds(SourceResource, api_group=_groups, kind=_kinds, version=st.none() | _labels),
+        resource=st.builds(SourceResource, api_group=_groups, kind=_kinds, version=st.none() | _labels)
+        | st.builds(SourceResource, api_group=_groups, kind=_kinds,
+                    versions=st.lists(_labels, max_size=3, unique=True).map(tuple)),
         filter=st.builds(ResourceFilter, namespace=st.none() | _labels, labels=st.none() | _selectors),
         projection=st.builds(
             Projection, version=st.none() | _labels, kind=st.none() | _kinds, plural=st.none() | _labels,
             short_names=_optional_names, categories=_optional_names, scope=st.none() | st.sampled_from(list(Scope)),
-        ),
+        ).flatmap(lambda projection: st.just(projection) if projection.version is not None else st.builds(
+            attrs.evolve, st.just(projection), versions=st.dictionaries(_labels, _kcp_versions, max_size=3).filter(
+                lambda renames: len(set(renames.values())) == len(renames)))),
         naming=st.builds(Naming, namespace=st.none() | _per_workspace_patterns, name=st.none() | _patterns,
                          allow_shared_namespaces=st.booleans())
         | st.builds(Naming, namespace=_namespace_patterns, name=st.none() | _patterns,
@@ -185,13 +191,16 @@ def _manifest(published: PublishedResource) -> dict[str, Any]:
         "metadata": {"name": published.name, "uid": published.uid, "generation": published.generation},
         "spec": {
             "resource": _without_none({"apiGroup": spec.resource.api_group, "kind": spec.resource.kind,
-                                       "version": spec.resource.version}),
+                                       "version": spec.resource.version,
+                                       "versions": None if spec.resource.versions is None
+                                       else list(spec.resource.versions)}),
             "filter": _without_none({
                 "namespace": spec.filter.namespace,
                 "resource": None if spec.filter.labels is None else _selector_manifest(spec.filter.labels),
             }),
             "projection": _without_none({
-                "version": projection.version, "kind": projection.kind, "plural": projection.plural,
+                "version": projection.version, "versions": dict(projection.versions) or None,
+                "kind": projection.kind, "plural": projection.plural,
                 "shortNames": None if projection.short_names is None else list(projection.short_names),
                 "categories": None if projection.categories is None else list(projection.categories),
                 "scope": None if projection.scope is None else projection.scope.value,

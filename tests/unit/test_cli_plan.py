@@ -266,3 +266,46 @@ def test_plan_lists_orphans_and_previews_their_deletion_with_delete_orphans(tmp_
     writes = [int(line.split()[1]) for line in text.splitlines() if line.startswith("Plan:")]
     _, text_kept = run_plan("-f", str(EXAMPLE), "-f", str(orphan))
     assert writes == [int(line.split()[1]) + 1 for line in text_kept.splitlines() if line.startswith("Plan:")]
+
+
+def _widget_crd_of_two_versions() -> dict[str, Any]:
+    schema = {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "string"}}},
+        "status": {"type": "object", "properties": {"phase": {"type": "string"}}}}}
+    version = {"served": True, "schema": {"openAPIV3Schema": schema}, "subresources": {"status": {}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.io"},
+            "spec": {"group": "example.io", "scope": "Namespaced",
+                     "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget"},
+                     "versions": [{"name": "v1", "storage": True, **version},
+                                  {"name": "v2", "storage": False, **version}]}}
+
+
+def test_a_plan_of_several_versions_shows_them_and_plans_objects_written_in_either(tmp_path: Path) -> None:
+    published = {"apiVersion": "services.kdp.k8c.io/v1alpha1", "kind": "PublishedResource",
+                 "metadata": {"name": "widgets"},
+                 "spec": {"resource": {"apiGroup": "example.io", "kind": "Widget", "versions": ["v2", "v1"]},
+                          "projection": {"versions": {"v1": "v1beta1"}}}}
+    export = yaml.safe_load((EXAMPLE / "apiexport.yaml").read_text())
+    workspace_objects = [
+        {"apiVersion": f"certificates.example.corp/{version}", "kind": "Widget",
+         "metadata": {"name": name, "namespace": "default", "annotations": {"kcp.io/cluster": "k7v2m9x4q1w8z3r5"}},
+         "spec": {"size": "s"}}
+        for name, version in (("old", "v1beta1"), ("new", "v2"))
+    ]
+    write_documents(tmp_path / "world.yaml", [_widget_crd_of_two_versions(), published, export, *workspace_objects])
+
+    code, output = run_plan("-f", str(tmp_path / "world.yaml"))
+    assert code == 0, output
+    assert "certificates.example.corp/v1beta1 Widget, plural widgets, Namespaced" in output
+    assert "versions v2, v1beta1; stored and synced as v1beta1" in output
+
+    code, plan = json_plan("-f", str(tmp_path / "world.yaml"))
+    [schema] = plan["schemas"]
+    assert [(v["name"], v["storage"]) for v in schema["spec"]["versions"]] == [("v2", False), ("v1beta1", True)]
+    assert schema["spec"]["conversion"] == {"strategy": "None"}
+    planned = actions_by_object(plan)
+    assert sorted(planned) == ["k7v2m9x4q1w8z3r5:default/new", "k7v2m9x4q1w8z3r5:default/old"]
+    assert all({"addFinalizer", "create"} <= set(actions) for actions in planned.values())
+    created = [action["object"] for obj in plan["objects"] for action in obj["actions"] if action["type"] == "create"]
+    assert {obj["apiVersion"] for obj in created} == {"example.io/v1"}

@@ -167,6 +167,15 @@ FULL: dict[str, Any] = {
 }
 
 
+# The version fields come in a one-version and a list form that exclude each other: this is
+# FULL with the list forms.
+FULL_SEVERAL_VERSIONS: dict[str, Any] = copy.deepcopy(FULL)
+FULL_SEVERAL_VERSIONS["spec"]["resource"] = {"apiGroup": "cert-manager.io", "kind": "Certificate",
+                                             "versions": ["v1", "v1alpha2"]}
+del FULL_SEVERAL_VERSIONS["spec"]["projection"]["version"]
+FULL_SEVERAL_VERSIONS["spec"]["projection"]["versions"] = {"v1": "v1beta1"}
+
+
 def test_manifest_is_a_cluster_scoped_apiextensions_v1_crd_for_published_resources() -> None:
     assert CRD["apiVersion"] == "apiextensions.k8s.io/v1"
     assert CRD["kind"] == "CustomResourceDefinition"
@@ -296,6 +305,7 @@ def test_bundled_example_is_valid() -> None:
 
 def test_a_published_resource_using_every_field_is_valid() -> None:
     assert validate(SCHEMA, FULL) == []
+    assert validate(SCHEMA, FULL_SEVERAL_VERSIONS) == []
 
 
 def test_the_smallest_published_resource_is_valid() -> None:
@@ -328,6 +338,8 @@ def _set(document: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         ("spec.resource.kind", ..., ".spec.resource.kind: required"),
         ("spec.resource.apiGroup", "", ".spec.resource.apiGroup: shorter than 1"),
         ("spec.resource.version", 1, ".spec.resource.version: expected string"),
+        ("spec.resource.versions", "v1", ".spec.resource.versions: expected array"),
+        ("spec.projection.versions", ["v1"], ".spec.projection.versions: expected object"),
         ("spec.naming.nmae", "$remoteName", ".spec.naming.nmae: unknown field"),
         ("spec.mutation", {}, ".spec.mutation: unknown field"),
         ("spec.filter.resource.matchLabels", {"foo": 1}, ".spec.filter.resource.matchLabels.foo: expected string"),
@@ -401,13 +413,16 @@ SPEC_LOCATIONS = [(p[1:], n) for p, n in _object_locations(SCHEMA["properties"][
 
 def test_the_full_example_uses_every_spec_field_of_the_schema() -> None:
     in_schema = {path for path, _ in _walk(SCHEMA) if path.startswith(".spec")}
-    assert _paths_in(SCHEMA["properties"]["spec"], FULL["spec"], ".spec") == in_schema
+    used = {path for full in (FULL, FULL_SEVERAL_VERSIONS)
+            for path in _paths_in(SCHEMA["properties"]["spec"], full["spec"], ".spec")}
+    assert used == in_schema
 
 
 def test_the_parser_accepts_every_field_the_schema_allows() -> None:
     from servlet.core.parsing import parse_published_resource
 
     assert parse_published_resource(FULL).problems == ()
+    assert parse_published_resource(FULL_SEVERAL_VERSIONS).problems == ()
 
 
 @pytest.mark.parametrize("path,node", SPEC_LOCATIONS, ids=[p for p, _ in SPEC_LOCATIONS])

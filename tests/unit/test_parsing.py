@@ -94,6 +94,23 @@ def test_the_seed_example_without_an_identifier_is_rejected() -> None:
     assert _problems(_manifest(related=[item])) == ["spec.related[0].identifier: is required"]
 
 
+def test_several_versions_and_their_kcp_names_parse() -> None:
+    manifest = _manifest(projection={"versions": {"v1": "v1beta1"}})
+    manifest["spec"]["resource"] = {"apiGroup": "cert-manager.io", "kind": "Certificate", "versions": ["v2", "v1"]}
+    spec = _spec(parse_published_resource(manifest))
+    assert spec.resource.versions == ("v2", "v1") and spec.resource.version is None
+    assert dict(spec.projection.versions) == {"v1": "v1beta1"}
+
+
+def test_an_empty_version_list_is_kept_apart_from_no_list() -> None:
+    # `versions: []` publishes every served version; no list publishes the storage version.
+    manifest = _manifest()
+    manifest["spec"]["resource"] = {"apiGroup": "cert-manager.io", "kind": "Certificate", "versions": []}
+    assert _spec(parse_published_resource(manifest)).resource.versions == ()
+    del manifest["spec"]["resource"]["versions"]
+    assert _spec(parse_published_resource(manifest)).resource.versions is None
+
+
 def test_the_seed_constant_namespace_injection_parses() -> None:
     reference = {
         "name": {"path": "spec.secretName"},
@@ -189,7 +206,30 @@ def test_any_shape_of_input_is_a_problem_not_an_exception(manifest: Any, expecte
         ({"resource": {"apiGroup": ["a"], "kind": "A"}}, "spec.resource.apiGroup: must be a string, not a list"),
         ({"resource": {"apiGroup": "a.io", "kind": 5}}, "spec.resource.kind: must be a string, not 5"),
         ({"resource": {"apiGroup": "a.io", "kind": "A", "versions": "v1"}},
-         "spec.resource.versions: unknown field (known fields: apiGroup, kind, version)"),
+         'spec.resource.versions: must be a list of strings, not "v1"'),
+        ({"resource": {"apiGroup": "a.io", "kind": "A", "versions": ["v1", 2]}},
+         "spec.resource.versions[1]: must be a string, not 2"),
+        ({"resource": {"apiGroup": "a.io", "kind": "A", "versions": ["v1", "V2"]}},
+         "spec.resource.versions[1]: must be a lower-case DNS-1035 label (letters, digits and '-', starting with a "
+         'letter, at most 63 characters), not "V2"'),
+        ({"resource": {"apiGroup": "a.io", "kind": "A", "versions": ["v2", "v1", "v2"]}},
+         'spec.resource.versions[2]: "v2" is listed twice (also at [0])'),
+        ({"resource": {"apiGroup": "a.io", "kind": "A", "version": "v1", "versions": ["v1", "v2"]}},
+         'spec.resource.versions: set either version or versions, not both (version is "v1")'),
+        ({"resource": {"apiGroup": "a.io", "kind": "A", "wersions": ["v1"]}},
+         "spec.resource.wersions: unknown field (known fields: apiGroup, kind, version, versions)"),
+        ({"projection": {"versions": ["v1"]}},
+         "spec.projection.versions: must be a map from a CRD version to its name in kcp, not a list"),
+        ({"projection": {"versions": {"v1": "V1beta1"}}},
+         'spec.projection.versions.v1: "V1beta1" is not a Kubernetes version name like v1, v1alpha1 or v2beta3'),
+        ({"projection": {"versions": {"v1": None}}},
+         "spec.projection.versions.v1: null is not a Kubernetes version name like v1, v1alpha1 or v2beta3"),
+        ({"projection": {"versions": {1: "v1"}}},
+         "spec.projection.versions.1: the key 1 is not a CRD version name: use a lower-case DNS-1035 label such as v1"),
+        ({"projection": {"versions": {"v1": "v3", "v2": "v3"}}},
+         'spec.projection.versions.v2: "v3" is already the name of v1; versions in kcp must be unique'),
+        ({"projection": {"version": "v1beta1", "versions": {"v1": "v1beta1"}}},
+         'spec.projection.versions: set either version or versions, not both (version is "v1beta1")'),
         ({"resource": {"apiGroup": "Cert_Manager", "kind": "A"}},
          'spec.resource.apiGroup: must be a DNS subdomain such as cert-manager.io, not "Cert_Manager"'),
         ({"resource": {"apiGroup": "a.io", "kind": "A", "version": "V1"}},
@@ -210,7 +250,8 @@ def test_any_shape_of_input_is_a_problem_not_an_exception(manifest: Any, expecte
          "spec.projection.kind: must be a kind name such as Certificate (letters, digits and '-', starting with a "
          'letter), not "Zerti fikat"'),
         ({"projection": {"group": "x.io"}},
-         "spec.projection.group: unknown field (known fields: version, kind, plural, shortNames, categories, scope)"),
+         "spec.projection.group: unknown field (known fields: version, versions, kind, plural, shortNames, categories, "
+         "scope)"),
         ({"naming": {"name": "$remoteNme"}}, "spec.naming.name: unknown placeholder $remoteNme"),
         ({"naming": {"namespace": "$remoteClusterNam"}},
          "spec.naming.namespace: unknown placeholder $remoteClusterNam"),

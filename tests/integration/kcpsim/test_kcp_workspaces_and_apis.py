@@ -3,6 +3,7 @@ slices and APIBindings, with the fixture values of the kcp reference."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 
 import pytest
@@ -138,6 +139,19 @@ def test_schema_admission_rejects_bad_names_and_groups(org: Client, name: str, s
     with pytest.raises(ApiError) as caught:
         org.create(APIResourceSchema(body))
     assert caught.value.status.code == 403 and fragment in caught.value.status.message
+
+
+def test_a_schema_of_several_versions_needs_a_conversion_strategy(org: Client) -> None:
+    body = schema_for(Topology())
+    body["metadata"]["name"] = f"vtwo.certificates.{EXPORT}"
+    first = body["spec"]["versions"][0]
+    body["spec"]["versions"] = [{**first, "name": "v2", "storage": False}, first]
+    with pytest.raises(ApiError) as caught:
+        org.create(APIResourceSchema(copy.deepcopy(body)))
+    assert caught.value.status.code == 403 and "conversion is required" in caught.value.status.message
+    body["spec"]["conversion"] = {"strategy": "None"}
+    created = org.create(APIResourceSchema(body))
+    assert [v["name"] for v in created["spec"]["versions"]] == ["v2", first["name"]]
 
 
 def test_schema_spec_is_immutable(org: Client) -> None:

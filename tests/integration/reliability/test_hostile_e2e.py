@@ -32,6 +32,9 @@ BROKEN = [
     pytest.param(published_resource("bad", kind="Doohickey"), "spec.resource", "Doohickey", id="crd-missing"),
     pytest.param(published_resource("bad", kind="Gadget", filter={"namespace": "Not_A_Namespace"}),
                  "spec.filter.namespace", "Not_A_Namespace", id="filter-namespace"),
+    pytest.param({**published_resource("bad", kind="Gadget"), "spec": {
+        "resource": {"apiGroup": "example.com", "kind": "Gadget", "versions": ["v1", "v9"]}}},
+        "spec.resource.versions[1]", "v9", id="listed-version-missing"),
 ]
 # Refused by the PublishedResource CRD's own schema: the author sees the error at apply time.
 REFUSED = [
@@ -40,6 +43,8 @@ REFUSED = [
         "spec.related[0].kind", id="related-kind"),
     pytest.param(published_resource("bad", kind="Gadget", projection={"scope": "Galaxy"}), "spec.projection.scope",
                  id="projection-scope"),
+    pytest.param(published_resource("bad", kind="Gadget", projection={"versions": {"v1": 2}}),
+                 "spec.projection.versions.v1", id="projection-versions"),
 ]
 
 

@@ -102,6 +102,29 @@ INVALID_PUBLISHED_RESOURCES: list[tuple[str, dict[str, Any], str, list[str]]] = 
         "path": "spec.note", "regex": {"pattern": "^(.*)$", "replacement": "${1}-ca"}}})]),
      "spec.related[0].reference.name.regex.replacement", []),
     ("related-not-a-list", _gadgets(related={"identifier": "creds"}), "spec.related", []),
+    ("resource-versions-not-a-list", _with(_gadgets(), "spec.resource.versions", "v1"), "spec.resource.versions",
+     ["v1"]),
+    ("resource-versions-item-a-map", _with(_gadgets(), "spec.resource.versions", ["v1", {"name": "v2"}]),
+     "spec.resource.versions[1]", ["a map"]),
+    ("resource-versions-item-invalid", _with(_gadgets(), "spec.resource.versions", ["v1", "V2 "]),
+     "spec.resource.versions[1]", ["V2 "]),
+    ("resource-versions-duplicate", _with(_gadgets(), "spec.resource.versions", ["v1", "v1"]),
+     "spec.resource.versions[1]", ["v1", "twice"]),
+    ("resource-version-and-versions", _with(_with(_gadgets(), "spec.resource.version", "v1"),
+                                            "spec.resource.versions", ["v1"]), "spec.resource.versions",
+     ["either version or versions"]),
+    ("projection-versions-not-a-map", _gadgets(projection={"versions": ["v1", "v1beta1"]}),
+     "spec.projection.versions", ["a list"]),
+    ("projection-versions-target-invalid", _gadgets(projection={"versions": {"v1": "1.0"}}),
+     "spec.projection.versions.v1", ["1.0"]),
+    ("projection-versions-target-a-map", _gadgets(projection={"versions": {"v1": {"name": "v2"}}}),
+     "spec.projection.versions.v1", ["a map"]),
+    ("projection-versions-key-a-number", _gadgets(projection={"versions": {7: "v1"}}),
+     "spec.projection.versions.7", ["7"]),
+    ("projection-versions-same-target", _gadgets(projection={"versions": {"v1": "v3", "v2": "v3"}}),
+     "spec.projection.versions.v2", ["v3", "unique"]),
+    ("projection-version-and-versions", _gadgets(projection={"version": "v1beta1", "versions": {"v1": "v1beta1"}}),
+     "spec.projection.versions", ["either version or versions"]),
 ]
 
 
@@ -129,6 +152,17 @@ def _crd_not_served() -> dict[str, Any]:
     return crd
 
 
+def _crd_of_versions(*names: str) -> dict[str, Any]:
+    crd = gadget_crd()
+    (only,) = crd["spec"]["versions"]
+    crd["spec"]["versions"] = [{**only, "name": name, "storage": index == 0} for index, name in enumerate(names)]
+    return crd
+
+
+def _listing(published: list[str], **projection: Any) -> dict[str, Any]:
+    return _with(_gadgets(projection=projection) if projection else _gadgets(), "spec.resource.versions", published)
+
+
 CRD_CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any], str, list[str]]] = [
     ("crd-missing", [], _gadgets(), "spec.resource", ["Gadget"]),
     ("crd-other-kind", [widget_crd()], published_resource("bad", kind="Doohickey"), "spec.resource", ["Doohickey"]),
@@ -137,6 +171,18 @@ CRD_CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any], str, list[str]]
     ("crd-only-other-version", [_crd_without_version("v1alpha9")], _with(_gadgets(), "spec.resource.version", "v1"),
      "spec.resource", ["v1"]),
     ("crd-version-not-served", [_crd_not_served()], _gadgets(), "spec.resource", []),
+    ("crd-lacks-a-listed-version", [gadget_crd()], _listing(["v1", "v9"]), "spec.resource.versions[1]", ["v9"]),
+    ("crd-serves-none-of-all", [_crd_not_served()], _listing([]), "spec.resource.versions", ["serves none"]),
+    ("crd-lacks-many-listed-versions", [gadget_crd()], _listing([f"v{n}" for n in range(2, 302)]),
+     "spec.resource.versions[299]", ["v301"]),
+    ("projection-renames-an-unpublished-version", [_crd_of_versions("v1", "v2")],
+     _listing(["v1"], versions={"v2": "v2beta1"}), "spec.projection.versions.v2", ["not published"]),
+    ("projection-rename-collides", [_crd_of_versions("v1", "v2")], _listing([], versions={"v1": "v2"}),
+     "spec.projection.versions", ["v2", "unique"]),
+    ("projection-version-with-several", [_crd_of_versions("v1", "v2")], _listing([], version="v3"),
+     "spec.projection.version", ["2 are published"]),
+    ("crd-version-kcp-refuses", [_crd_of_versions("v1", "version2")], _listing([]), "spec.projection.versions",
+     ["version2", "rename"]),
 ]
 
 
