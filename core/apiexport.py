@@ -1,7 +1,8 @@
 """What the servlet adds to its APIExport, and where the export's virtual workspace lives (SPEC 4).
 
 The APIExport belongs to KDP; the servlet only ever adds to it: the schemas of its published
-resources and the permission claims its related resources need. This module computes that
+resources, the permission claims its related resources need, and the claim on `events` it
+records Events on users' objects with. This module computes that
 addition as a JSON merge patch (or None when there is nothing to add), so a reconcile that finds
 the export already complete writes nothing.
 
@@ -30,6 +31,8 @@ SCHEMAS_FIELD = "latestResourceSchemas"
 CLAIMS_FIELD = "permissionClaims"
 _CORE_GROUP = ""
 _NAMESPACES = "namespaces"
+# Events on users' objects (`kubectl describe` in a workspace) are written through the VW.
+_EVENTS = "events"
 
 
 @frozen
@@ -146,8 +149,8 @@ def _merged_schemas(*, current: Sequence[str], wanted: set[str]) -> list[str]:
 
 
 def _missing_claims(*, current: Sequence[Any], kinds: set[RelatedKind]) -> list[dict[str, Any]]:
-    """The core-group claims the related kinds need that the export does not have yet, sorted."""
-    needed = {kind.plural for kind in kinds}
+    """The core-group claims the related kinds (and Events) need that the export does not have yet, sorted."""
+    needed = {kind.plural for kind in kinds} | {_EVENTS}
     if kinds:
         # A related object may have to go into a namespace that does not exist in the workspace yet.
         needed.add(_NAMESPACES)
