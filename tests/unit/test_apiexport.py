@@ -122,6 +122,11 @@ def test_no_related_kinds_means_no_claims_but_events() -> None:
     assert _change(_export(), [CERTS_A]).spec["permissionClaims"] == [EVENTS]
 
 
+def test_nothing_to_export_claims_nothing() -> None:
+    # Events are claimed with the first schema, in the same patch.
+    assert plan_export(export=_export(permissionClaims=[]), schema_names=[], related_kinds=()) is None
+
+
 @pytest.mark.parametrize("present", [
     {"group": "", "resource": "secrets", "all": True},
     {"resource": "secrets"},
@@ -142,7 +147,7 @@ def test_foreign_claims_keep_their_place_and_shape_and_new_ones_are_appended_sor
 
     change = _change(_export(permissionClaims=foreign), [], (RelatedKind.CONFIGMAP, RelatedKind.SECRET))
 
-    assert change.patch == {"spec": {"permissionClaims": [*foreign, CONFIGMAPS, EVENTS, NAMESPACES]}}
+    assert change.patch == {"spec": {"permissionClaims": [*foreign, CONFIGMAPS, NAMESPACES]}}
 
 
 def test_a_claim_for_the_same_resource_in_another_group_does_not_count() -> None:
@@ -150,7 +155,7 @@ def test_a_claim_for_the_same_resource_in_another_group_does_not_count() -> None
 
     change = _change(_export(permissionClaims=[foreign]), [], (RelatedKind.SECRET,))
 
-    assert change.patch["spec"]["permissionClaims"] == [foreign, EVENTS, NAMESPACES, SECRETS]
+    assert change.patch["spec"]["permissionClaims"] == [foreign, NAMESPACES, SECRETS]
 
 
 def test_schemas_and_claims_change_in_one_patch_and_the_rest_of_the_spec_is_untouched() -> None:
