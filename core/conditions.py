@@ -2,9 +2,10 @@
 
 Several controllers know one part each of a PublishedResource's state: the schema controller
 knows whether the spec is valid and the schema published, the export controller whether the
-schema is in the APIExport, the sync manager whether objects are being synced. They report
-`Condition`s; `status_patch` merges those reports into the status the object already has and
-derives `Ready` from the other four, so the status is written by one writer as one merge patch.
+schema is in the APIExport, the sync manager whether objects are being synced, and each sync
+worker how many of its objects fail (`Synced`). They report `Condition`s; `status_patch` merges
+those reports into the status the object already has and derives `Ready` from the others, so the
+status is written by one writer as one merge patch.
 
 The rules a reader of the status can rely on:
 
