@@ -84,6 +84,7 @@ PENDING_REASON = "Pending"
 ALL_SYNCED_REASON = "AllObjectsSynced"
 SOME_FAIL_REASON = "ObjectsFailing"
 NONE_SYNC_REASON = "NoObjectSyncs"
+NOT_SYNCING_REASON = "NotSyncing"
 # Failures a Synced message names; the counts say how many more there are.
 NAMED_FAILURES = 3
 
@@ -170,6 +171,11 @@ def _entry(condition: Condition, *, generation: int, previous: Mapping[str, Any]
     }
 
 
+def _not_syncing(conditions: Mapping[ConditionType, Condition]) -> bool:
+    syncing = conditions.get(ConditionType.SYNCING)
+    return syncing is not None and syncing.status is ConditionStatus.FALSE
+
+
 def desired_conditions(
     *, current: Mapping[str, Any] | None, reported: Mapping[ConditionType, Condition], generation: int, now: str
 ) -> list[dict[str, Any]]:
@@ -180,6 +186,10 @@ def desired_conditions(
     result: list[dict[str, Any]] = []
     for type_ in REPORTED:
         condition = reported.get(type_)
+        if type_ is ConditionType.SYNCED and _not_syncing(effective):
+            # No worker counts the objects now: the last count would be stale.
+            condition = Condition.unknown(ConditionType.SYNCED, reason=NOT_SYNCING_REASON,
+                                          message="no objects are synced now (see Syncing)")
         if condition is not None:
             effective[type_] = condition
             result.append(_entry(condition, generation=generation, previous=existing.get(type_.value), now=now))

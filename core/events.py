@@ -107,8 +107,9 @@ def condition_events(
     """The Events on a PublishedResource for its conditions going from `before` to `after`.
 
     A condition that turns False, or changes its reason while False, is a Warning with that
-    reason; one of `_ANNOUNCED` that turns True (from anything else) is a Normal event named after
-    it. `Ready` only summarises the others, so it records nothing of its own.
+    reason; `SchemaPublished` or `Exported` turning True (from anything else), and `Synced` turning
+    True from False, is a Normal event named after it. `Ready` only summarises the others, so it
+    records nothing of its own.
     """
     found: list[EventSpec] = []
     for type_, condition in after.items():
@@ -120,8 +121,10 @@ def condition_events(
                 message = condition.message or type_.value
                 found.append(EventSpec.warning(condition.reason, f"{type_.value}: {message}"))
         elif condition.status is ConditionStatus.TRUE and type_ in _ANNOUNCED:
-            if previous is None or previous.status is not ConditionStatus.TRUE:
-                if type_ is ConditionType.SYNCED and previous is None:
-                    continue  # the first report of a fresh worker is no news
+            if type_ is ConditionType.SYNCED:
+                # Only a recovery is news: a worker (re)starting counts from Unknown.
+                if previous is not None and previous.status is ConditionStatus.FALSE:
+                    found.append(EventSpec.normal(type_.value, _ANNOUNCEMENTS[type_]))
+            elif previous is None or previous.status is not ConditionStatus.TRUE:
                 found.append(EventSpec.normal(type_.value, _ANNOUNCEMENTS[type_]))
     return found

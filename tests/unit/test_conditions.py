@@ -188,3 +188,14 @@ def test_every_object_failing_makes_ready_false() -> None:
 def test_a_missing_synced_condition_does_not_hold_ready_back() -> None:
     # A worker reports Synced once its caches are synced; Ready does not wait for it.
     assert ready_condition({c.type: c for c in ALL_TRUE}).status is ConditionStatus.TRUE
+
+
+def test_while_nothing_syncs_the_last_count_is_not_shown_as_current() -> None:
+    counted = _written((*ALL_TRUE, synced_condition(total=5, failures=[])))
+    stopped = Condition.false(ConditionType.SYNCING, reason="CRDNotFound", message="the CRD is gone")
+
+    after = _by_type(_written((VALID, PUBLISHED, EXPORTED, stopped, synced_condition(total=5, failures=[])),
+                              current=counted, now=T1))
+
+    assert (after["Synced"]["status"], after["Synced"]["reason"]) == ("Unknown", "NotSyncing")
+    assert after["Ready"]["reason"] == "CRDNotFound"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from servlet.core.actions import (
@@ -17,7 +19,7 @@ from servlet.core.actions import (
     Side,
 )
 from servlet.core.conditions import Condition, ConditionType, synced_condition
-from servlet.core.events import EventSpec, condition_events, object_event
+from servlet.core.events import OBJECT_REASONS, EventSpec, condition_events, object_event
 from servlet.core.model import ResourceType
 from servlet.core.ports import EventType
 
@@ -112,5 +114,14 @@ def test_objects_failing_and_recovering_are_told_once_each() -> None:
     assert condition_events(before=_by_type(failing), after=_by_type(worse)) == []
     (normal,) = condition_events(before=_by_type(worse), after=_by_type(fixed))
     assert (normal.type, normal.reason) == (EventType.NORMAL, "Synced")
-    # The first report of a fresh worker is no news.
+    # A worker (re)starting is no news: it counts from nothing, or from Unknown.
     assert condition_events(before={}, after=_by_type(fixed)) == []
+    restarted = Condition.unknown(ConditionType.SYNCED, reason="NotSyncing")
+    assert condition_events(before=_by_type(restarted), after=_by_type(fixed)) == []
+
+
+def test_every_reason_on_users_objects_is_in_the_operations_guide() -> None:
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
+    table = guide.split("## Events", 1)[1].split("\n## ", 1)[0]
+    missing = [reason for reason in OBJECT_REASONS if f"| `{reason}` |" not in table]
+    assert missing == [], f"docs/operations.md#events does not list {missing}"
