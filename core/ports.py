@@ -113,10 +113,6 @@ class ServiceCluster(Protocol):
         """
         ...
 
-    async def record_event(self, event: EventRecord) -> None:
-        """Create an Event about an object (best effort: callers may ignore its failures)."""
-        ...
-
 
 class EventWriter(Protocol):
     """Writes core `v1` Events, in the service cluster or (through the VW) in a workspace.

@@ -13,6 +13,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
+
 from servlet.adapters.connections import Connections
 from servlet.adapters.events import EventsAdapter
 from servlet.adapters.kube import resource_class
@@ -81,6 +83,28 @@ def _events(sim: KcpSim, namespace: str = "default") -> list[dict[str, Any]]:
         return [dict(item) for item in client.list(resource_class(EVENT_TYPE), namespace=namespace)]
     finally:
         client.close()
+
+
+@pytest.mark.parametrize(("namespace", "expected_namespace"), [("", "default"), ("kube-system", "kube-system")])
+def test_an_event_names_its_object_and_lands_in_its_namespace_or_default(
+    kcpsim: KcpSim, namespace: str, expected_namespace: str
+) -> None:
+    regarding = InvolvedObject(resource=PUBLISHED_RESOURCE_TYPE, name="certificates", namespace=namespace, uid="u-1")
+
+    async def body(recorder: EventRecorder, _: Metrics) -> None:
+        recorder.record(regarding, EventSpec.warning("InvalidSpec", "spec.naming.name: unknown placeholder $remoteNme"))
+        await _drain(recorder)
+
+    _with_recorder(kcpsim, body)
+    (stored,) = _events(kcpsim, expected_namespace)
+    assert stored["involvedObject"]["kind"] == "PublishedResource"
+    assert stored["involvedObject"]["name"] == "certificates"
+    assert stored["involvedObject"]["uid"] == "u-1"
+    assert (stored["type"], stored["reason"], stored["count"]) == ("Warning", "InvalidSpec", 1)
+    assert stored["message"] == "spec.naming.name: unknown placeholder $remoteNme"
+    assert stored["metadata"]["name"].startswith("certificates.")
+    assert stored["source"] == {"component": "kdp-servlet"}
+    assert stored["firstTimestamp"] == stored["lastTimestamp"]
 
 
 def test_a_repeated_event_counts_up_one_event_in_default(kcpsim: KcpSim) -> None:
