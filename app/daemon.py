@@ -232,9 +232,10 @@ class Daemon:
         elector = self._elector(connections) if config.leader_election else None
         self.checks.add_readiness("leadership", lambda: (
             elector is None or elector.leadership_known, "leadership not known yet"))
-        executor = Executor(connections, can_write=(lambda: elector.is_leader) if elector else (lambda: True))
+        leading: Callable[[], bool] = (lambda: elector.is_leader) if elector else (lambda: True)
+        executor = Executor(connections, can_write=leading)
         events = EventRecorder(writer=EventsAdapter(connections), monotonic=time.monotonic, now=rfc3339_now,
-                               metrics=self.metrics, log=get_logger("events"))
+                               metrics=self.metrics, log=get_logger("events"), can_write=leading)
         shared = Shared(
             servlet_name=config.servlet.name, export_name=config.apiexport,
             catalog=Catalog(published=caches.published, crds=caches.crds, servlet=config.servlet),

@@ -7,7 +7,8 @@ part of a sync. Like client-go's recorder:
   seconds raises that Event's `count` and `lastTimestamp` instead of creating another;
 - each object has a token bucket (`burst` Events, one more every `refill` seconds), so an object
   that fails in a loop does not flood its namespace; Events over the limit are dropped;
-- the queue holds `capacity` Events; when it is full, new ones are dropped.
+- the queue holds `capacity` Events; when it is full, new ones are dropped, and so are those
+  still queued when this replica stopped leading (`can_write`), as every other write is.
 
 Every outcome is counted in `servlet_events_total{result}`. A write that fails is logged at
 debug level and dropped (a workspace that has not accepted the `events` claim answers 403).
@@ -57,9 +58,11 @@ class EventRecorder:
     """Records Events without ever making the caller wait (see the module's docstring)."""
 
     def __init__(self, *, writer: EventWriter, monotonic: Callable[[], float], now: Callable[[], str],
-                 metrics: Metrics, log: FieldLogger, capacity: int = CAPACITY, burst: int = BURST,
-                 refill: float = REFILL_SECONDS, window: float = WINDOW_SECONDS) -> None:
+                 metrics: Metrics, log: FieldLogger, can_write: Callable[[], bool] = lambda: True,
+                 capacity: int = CAPACITY, burst: int = BURST, refill: float = REFILL_SECONDS,
+                 window: float = WINDOW_SECONDS) -> None:
         self._writer = writer
+        self._can_write = can_write
         self._monotonic = monotonic
         self._now = now
         self._metrics = metrics
@@ -112,6 +115,9 @@ class EventRecorder:
     async def _run(self) -> None:
         while True:
             event = await self._queue.get()
+            if not self._can_write():
+                self._metrics.count_event(result=EventResult.DROPPED)
+                continue
             try:
                 await self.write(event)
             except asyncio.CancelledError:

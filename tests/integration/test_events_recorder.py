@@ -152,6 +152,16 @@ def test_record_never_waits_and_a_full_queue_drops(kcpsim: KcpSim) -> None:
     assert _counted(metrics, "dropped") == 40
 
 
+def test_a_replica_that_does_not_lead_writes_no_event(kcpsim: KcpSim) -> None:
+    async def body(recorder: EventRecorder, _: Metrics) -> None:
+        recorder.record(PUBLISHED, CONFLICT)
+        await _drain(recorder)
+
+    metrics = _with_recorder(kcpsim, body, can_write=lambda: False)
+    assert _events(kcpsim) == []
+    assert _counted(metrics, "dropped") == 1
+
+
 def test_an_event_about_a_users_object_lands_in_its_workspace_once_the_claim_is_accepted(
     kcpsim_factory: Callable[..., KcpSim],
 ) -> None:
