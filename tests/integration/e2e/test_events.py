@@ -93,7 +93,8 @@ def test_owner_and_tenant_see_what_happened_and_synced_counts_the_failures(e2e: 
 
 
 @pytest.mark.parametrize("e2e", [EVENTS_CLAIMED], indirect=True, ids=["events-claimed"])
-def test_kubectl_describe_shows_the_tenant_why_the_object_does_not_sync(e2e: E2E, tmp_path: Path) -> None:
+def test_kubectl_describe_shows_the_tenant_why_the_object_does_not_sync_and_the_owner_what_happened(
+        e2e: E2E, tmp_path: Path) -> None:
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         pytest.skip("kubectl is not on PATH: the describe view cannot be checked")
@@ -114,6 +115,16 @@ def test_kubectl_describe_shows_the_tenant_why_the_object_does_not_sync(e2e: E2E
     text = e2e.eventually(described, what="kubectl describe to show the NameConflict Event")
     events = text.split("Events:", 1)[1]
     assert "Warning" in events and "NameConflict" in events and "already exists" in events, text
+
+    # The owner describes the PublishedResource on the service cluster.
+    service = tmp_path / "service.kubeconfig"
+    service.write_text(yaml.safe_dump(e2e.world.sim.kubeconfig_dict(e2e.world.sim.base_url)))
+    owner = subprocess.run([kubectl, "--kubeconfig", str(service), "describe", "publishedresource", "widgets"],
+                           capture_output=True, text=True, timeout=30, check=False)
+    assert owner.returncode == 0, owner.stderr
+    owner_events = owner.stdout.split("Events:", 1)[1]
+    for reason in ("SchemaPublished", "Exported", "NoObjectSyncs"):  # its one object fails
+        assert reason in owner_events, owner.stdout
 
 
 @pytest.mark.parametrize("e2e", [EVENTS_CLAIMED], indirect=True, ids=["events-claimed"])
