@@ -44,8 +44,9 @@ from servlet.adapters.kube import (
     tls_context,
 )
 from servlet.adapters.proxies import ProxyRouting, ProxySettings
+from servlet.adapters.watch import HttpCollection
 from servlet.core.model import ResourceType
-from servlet.core.ports import WatchSource, WatchSources
+from servlet.core.ports import VirtualWorkspaceLocation, WatchSource, WatchSources
 
 KUBECONFIG_FLAG = "--kubeconfig"
 KCP_KUBECONFIG_FLAG = "--kcp-kubeconfig"
@@ -344,20 +345,18 @@ class Connections:
 
     # -- informer sources ----------------------------------------------------------------------
 
-    def service_source(self, resource: ResourceType) -> WatchSource[httpx2.AsyncClient]:
-        return WatchSource(
-            http=self._service.http(self.service_url), path=collection_path(resource),
-            name=f"service/{_label(resource)}",
-        )
+    def service_source(self, resource: ResourceType) -> WatchSource[HttpCollection]:
+        collection = HttpCollection(self._service.http(self.service_url), path=collection_path(resource))
+        return WatchSource(collection=collection, name=f"service/{_label(resource)}")
 
-    def org_source(self, resource: ResourceType) -> WatchSource[httpx2.AsyncClient]:
-        return WatchSource(
-            http=self._org.http(self.org_url), path=collection_path(resource), name=f"org/{_label(resource)}"
-        )
+    def org_source(self, resource: ResourceType) -> WatchSource[HttpCollection]:
+        collection = HttpCollection(self._org.http(self.org_url), path=collection_path(resource))
+        return WatchSource(collection=collection, name=f"org/{_label(resource)}")
 
-    def virtual_workspace_source(self, resource: ResourceType) -> WatchSource[httpx2.AsyncClient]:
+    def virtual_workspace_source(self, resource: ResourceType) -> WatchSource[HttpCollection]:
         server = cluster_url(self._require_vw_url(), WILDCARD)
-        return WatchSource(http=self._vw.http(server), path=collection_path(resource), name=f"vw/{_label(resource)}")
+        collection = HttpCollection(self._vw.http(server), path=collection_path(resource))
+        return WatchSource(collection=collection, name=f"vw/{_label(resource)}")
 
     async def aclose(self) -> None:
         for target in (self._service, self._org, self._vw):
@@ -370,5 +369,8 @@ def _label(resource: ResourceType) -> str:
 
 if TYPE_CHECKING:  # mypy proves the adapter fills its port
 
-    def _fills_port(adapter: Connections) -> WatchSources[httpx2.AsyncClient]:
+    def _fills_port(adapter: Connections) -> WatchSources[HttpCollection]:
+        return adapter
+
+    def _fills_location(adapter: Connections) -> VirtualWorkspaceLocation:
         return adapter

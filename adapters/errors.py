@@ -1,114 +1,199 @@
-"""Our own small set of API failures, so nothing above the adapters sees lightkube or httpx2.
+"""How lightkube's and httpx2's failures become the core's `ApiFailure` classes.
 
-Controllers branch on the class (NotFound, Conflict, ...) and log the rest; each failure says
-what was being done (`Operation`), the HTTP code and the server's own message. Which response
-becomes which class is decided in `kube.py`; this module only defines the shapes.
+lightkube reports a failed request three different ways depending on the response's
+Content-Type (`ApiError` only for exactly `application/json`, a bare `httpx2.HTTPStatusError`
+with `; charset=utf-8`, a `KeyError` without the header) plus transport errors. `api_errors()`
+turns all of them into the classes of `core/errors.py`, so no caller depends on those quirks;
+`failure_from_response` and `failure_from_status` do the same for the plain HTTP requests of the
+watch adapter.
 
-Deliberately not here: retry policies. `Transient` carries the server's Retry-After so the
-caller (usually the work queue's backoff) can honour it.
+Deliberately not here: the failure classes themselves (`core/errors.py`, next to the ports),
+retries, logging.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import types
+from collections.abc import Mapping
+from typing import Any
 
-from attrs import frozen
+import httpx2
+import msgspec
+from lightkube.core.exceptions import ApiError
 
-from servlet.core.redaction import scrub
+from servlet.core.errors import (
+    AlreadyExists,
+    ApiFailure,
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    Operation,
+    Transient,
+    Unreadable,
+)
+
+# Long enough to identify a server's error page, short enough to keep log lines readable.
+_MAX_BODY_IN_MESSAGE = 300
 
 
-@frozen
-class Operation:
-    """What was being done: a verb on a resource, optionally one object (namespace/name)."""
+def failure_for(
+    *,
+    operation: Operation,
+    code: int,
+    message: str,
+    reason: str = "",
+    retry_after: float | None = None,
+) -> ApiFailure:
+    """The failure class for an HTTP status code (and, for 409, the Status reason)."""
+    if code == 404:
+        return NotFound(operation=operation, code=code, message=message, reason=reason)
+    if code == 409:
+        # Without a readable Status body a 409 on a create can only mean the name is taken.
+        if reason == "AlreadyExists" or (not reason and operation.verb == "create"):
+            return AlreadyExists(operation=operation, code=code, message=message, reason=reason)
+        return Conflict(operation=operation, code=code, message=message, reason=reason)
+    if code == 410:
+        return Gone(operation=operation, code=code, message=message, reason=reason)
+    if code in (401, 403):
+        return Forbidden(operation=operation, code=code, message=message, reason=reason)
+    if code in (400, 413, 415, 422):
+        return Invalid(operation=operation, code=code, message=message, reason=reason)
+    if code in (408, 429) or code >= 500:
+        return Transient(operation=operation, code=code, message=message, reason=reason, retry_after=retry_after)
+    return ApiFailure(operation=operation, code=code, message=message, reason=reason)
 
-    verb: str
-    resource: str
-    namespace: str = ""
-    name: str = ""
-    # Where the request went (workspace or VW URL); empty when it does not add information.
-    where: str = ""
 
-    def __str__(self) -> str:
-        target = "/".join(part for part in (self.namespace, self.name) if part)
-        text = f"{self.verb} {self.resource}" + (f" {target}" if target else "")
-        return f"{text} at {self.where}" if self.where else text
+def failure_from_status(status: Mapping[str, Any], *, operation: Operation) -> ApiFailure:
+    """The failure a `metav1.Status` describes (an error response body or a watch ERROR event)."""
+    details = status.get("details")
+    retry_after = details.get("retryAfterSeconds") if isinstance(details, Mapping) else None
+    code = status.get("code")
+    return failure_for(
+        operation=operation,
+        code=code if isinstance(code, int) else 500,
+        message=str(status.get("message") or status.get("reason") or "no message"),
+        reason=str(status.get("reason") or ""),
+        retry_after=float(retry_after) if isinstance(retry_after, (int, float)) and retry_after > 0 else None,
+    )
 
 
-class ApiFailure(Exception):
-    """An API request that did not succeed. `code` is the HTTP status (0 if none arrived)."""
+def failure_from_response(
+    *, operation: Operation, code: int, headers: Mapping[str, str], body: bytes
+) -> ApiFailure:
+    """The failure for an error response, whatever its Content-Type says."""
+    status = _status_body(body)
+    header_retry = _retry_after_seconds(headers.get("retry-after"))
+    if status is not None:
+        failure = failure_from_status({**status, "code": code}, operation=operation)
+        if isinstance(failure, Transient) and header_retry is not None:
+            failure.retry_after = header_retry
+        return failure
+    text = body.decode("utf-8", errors="replace").strip()[:_MAX_BODY_IN_MESSAGE] or f"HTTP {code} with an empty body"
+    return failure_for(operation=operation, code=code, message=text, retry_after=header_retry)
 
-    def __init__(self, *, operation: Operation, code: int, message: str, reason: str = "") -> None:
+
+def failure_from_exception(exc: BaseException, *, operation: Operation) -> ApiFailure | None:
+    """Our failure for an exception lightkube or httpx2 raised; None if it is not an API failure."""
+    if isinstance(exc, ApiFailure):
+        return exc
+    if isinstance(exc, ApiError) and exc.response is None:
+        # Built from a watch ERROR event: there is no response, only the decoded Status.
+        return failure_from_status(msgspec.to_builtins(exc.status), operation=operation)
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return _from_response(exc.response, operation=operation)
+    if isinstance(exc, _DECODING_ERRORS):
+        # lightkube inspects an error response while handling it: a missing Content-Type header
+        # surfaces as KeyError, a non-JSON or non-Status body labelled `application/json` as a
+        # decoding error; the real error is in their context chain.
+        original = _status_error_behind(exc)
+        if original is not None:
+            return _from_response(original.response, operation=operation)
+    if isinstance(exc, httpx2.TimeoutException):
+        return Transient(operation=operation, code=0, message=f"timed out ({type(exc).__name__}): {exc}")
+    if isinstance(exc, httpx2.TransportError):
+        return Transient(operation=operation, code=0, message=f"connection failed ({type(exc).__name__}): {exc}")
+    if isinstance(exc, httpx2.DecodingError):
+        # The body's content encoding was broken: what it carried is lost, like an unreadable event.
+        return Unreadable(operation=operation, code=0, message=f"undecodable response: {exc}")
+    return None
+
+
+_DECODING_ERRORS = (KeyError, ValueError, TypeError, msgspec.MsgspecError)
+
+
+class _ApiErrors:
+    def __init__(self, operation: Operation) -> None:
         self.operation = operation
-        self.code = code
-        self.message = message
-        self.reason = reason
-        super().__init__(str(self))
 
-    def __str__(self) -> str:
-        status = f"HTTP {self.code}" if self.code else "no response"
-        return f"{self.operation} failed ({status}{', ' + self.reason if self.reason else ''}): {self.message}"
+    def __enter__(self) -> _ApiErrors:
+        return self
 
-    def hide(self, spellings: Sequence[str]) -> None:
-        """Cut `spellings` (Secret values the request carried) out of the server's message.
-
-        A server may quote what it refused (an admission webhook explaining its denial); the
-        message then reaches logs and the work queue's error reports. The client's exception this
-        failure was raised from quotes the same message, so a scrubbed failure drops it.
-        """
-        scrubbed = scrub(self.message, spellings)
-        if scrubbed != self.message:
-            self.message = scrubbed
-            self.args = (str(self),)
-            self.__cause__ = self.__context__ = None
-            self.__suppress_context__ = True
-
-    def __reduce__(self) -> tuple[object, ...]:
-        # Exceptions with keyword-only constructors need this to survive pickling and copying.
-        return (_rebuild, (type(self), self.__dict__))
-
-
-def _rebuild(cls: type[ApiFailure], state: dict[str, object]) -> ApiFailure:
-    failure = cls.__new__(cls)
-    failure.__dict__.update(state)
-    Exception.__init__(failure, str(failure))
-    return failure
-
-
-class NotFound(ApiFailure):
-    """404: the object (or the resource, or the namespace it would live in) does not exist."""
-
-
-class Conflict(ApiFailure):
-    """409 on a write: someone changed the object since we read it (stale resourceVersion)."""
-
-
-class AlreadyExists(ApiFailure):
-    """409 on a create: an object with that name is already there."""
-
-
-class Gone(ApiFailure):
-    """410: the resourceVersion asked for is too old (a watch must relist)."""
-
-
-class Forbidden(ApiFailure):
-    """401 or 403: not allowed, including kcp admission rejections and workspace access."""
-
-
-class Invalid(ApiFailure):
-    """400, 413, 415 or 422: the request itself was rejected; retrying it unchanged will not help."""
-
-
-class Transient(ApiFailure):
-    """5xx, 429, timeouts and connection errors: worth retrying, after `retry_after` if given."""
-
-    def __init__(
-        self,
-        *,
-        operation: Operation,
-        code: int,
-        message: str,
-        reason: str = "",
-        retry_after: float | None = None,
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: types.TracebackType | None
     ) -> None:
-        self.retry_after = retry_after
-        super().__init__(operation=operation, code=code, message=message, reason=reason)
+        # Never swallows: either re-raises as our failure or lets the exception pass unchanged.
+        if exc is None:
+            return
+        failure = failure_from_exception(exc, operation=self.operation)
+        if failure is not None and failure is not exc:
+            raise failure from exc
+
+    async def __aenter__(self) -> _ApiErrors:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: types.TracebackType | None
+    ) -> None:
+        self.__exit__(exc_type, exc, tb)
+
+
+def api_errors(operation: Operation) -> _ApiErrors:
+    """Around every API call: `with api_errors(op): await client.get(...)` (or `async with`).
+
+    lightkube and httpx2 failures leave the block as the matching `ApiFailure`; any other
+    exception passes through unchanged.
+    """
+    return _ApiErrors(operation)
+
+
+def _status_error_behind(exc: BaseException) -> httpx2.HTTPStatusError | None:
+    context = exc.__context__
+    for _ in range(5):  # a decoder may add a level or two of its own between us and the error
+        if context is None:
+            return None
+        if isinstance(context, httpx2.HTTPStatusError):
+            return context
+        context = context.__context__
+    return None
+
+
+def _from_response(response: httpx2.Response, *, operation: Operation) -> ApiFailure:
+    try:
+        body = response.content
+    except httpx2.ResponseNotRead:  # a streamed (watch) response whose body was never read
+        body = b""
+    return failure_from_response(operation=operation, code=response.status_code, headers=response.headers, body=body)
+
+
+def _status_body(body: bytes) -> dict[str, Any] | None:
+    try:
+        decoded = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(decoded, dict) and decoded.get("kind") == "Status":
+        return decoded
+    return None
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    # Only the delta-seconds form: an HTTP date would need a clock, and API servers send seconds.
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None

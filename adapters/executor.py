@@ -27,19 +27,10 @@ from lightkube import AsyncClient
 
 from servlet.adapters import objects
 from servlet.adapters.connections import Connections
-from servlet.adapters.errors import AlreadyExists, ApiFailure, NotFound
+from servlet.core.errors import AlreadyExists, ApiFailure, NotFound, NotLeader
 from servlet.adapters.kube import merge_patch, resource_class
 from servlet.core.actions import Action, ObjectRef, Side, Write, secret_spellings
 from servlet.core.ports import ActionExecutor
-
-
-class NotLeader(Exception):
-    """A write was asked for while this replica does not hold the leader Lease; nothing was sent."""
-
-    def __init__(self, action: Action) -> None:
-        self.action = action
-        target = action.target.to_dict() if action.target is not None else {}
-        super().__init__(f"not the leader: refusing {action.type} of {target}")
 
 
 class Executor:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lightkube import AsyncClient
 
 from servlet.adapters import objects
-from servlet.adapters.errors import AlreadyExists, NotFound
+from servlet.core.errors import AlreadyExists, NotFound
 from servlet.adapters.kube import merge_patch, resource_class
 from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.ports import (
@@ -77,6 +77,9 @@ class OrgWorkspaceAdapter:
             if existing is not None and existing.get("spec") == schema.get("spec"):
                 return existing
             raise
+
+    async def list_schemas(self) -> list[dict[str, Any]]:
+        return await objects.list_objects(self._client, SCHEMA_TYPE, where=self._where)
 
     async def get_export(self, name: str) -> dict[str, Any] | None:
         return await objects.get_object(self._client, APIEXPORT_TYPE, namespace="", name=name, where=self._where)

@@ -21,6 +21,7 @@ from servlet.adapters.connections import ConfigurationError, Connections
 from servlet.app.live_inventory import LiveInventory, read_live_inventory
 from servlet.app.live_reads import LiveReadError
 from servlet.app.manifests import load_documents
+from servlet.app.plan_changes import add_field_changes
 from servlet.app.render import render_text
 from servlet.app.run_command import default_namespace
 from servlet.core.inventory import Inventory, build_inventory
@@ -244,8 +245,10 @@ def _print_plan(
     output: OutputFormat, delete_orphans: bool = False, detailed_exitcode: bool = False,
 ) -> None:
     result = plan_servlet(inventory=inventory, servlet=servlet, apiexport_name=apiexport,
-                          delete_orphans=delete_orphans)
+                          delete_orphans=delete_orphans,
+                          crds_from="among the inputs" if notes is None else "on the service cluster")
     data = result.to_dict()
+    add_field_changes(data, result, inventory)
     if notes is not None:
         data["notes"] = list(notes)
     if output is not OutputFormat.TEXT:

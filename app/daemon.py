@@ -35,9 +35,10 @@ from typing import Any
 from attrs import frozen
 
 from servlet.adapters.connections import ConfigurationError, Connections, RequestObserver, Target
-from servlet.adapters.errors import ApiFailure, Transient
 from servlet.adapters.events import EventsAdapter
+from servlet.core.errors import ApiFailure, Transient
 from servlet.adapters.executor import Executor
+from servlet.adapters.leases import LeasesAdapter
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
@@ -227,6 +228,9 @@ class Daemon:
             slices=pool.acquire(connections.org_source(ENDPOINT_SLICE_TYPE), cluster=workspace.name),
             local_namespaces=pool.acquire(connections.service_source(NAMESPACE_TYPE)),
         )
+        # A resource not served yet (the PublishedResource CRD installed after the servlet) is
+        # listed again the moment its CRD appears or changes (established), not after a backoff.
+        caches.crds.subscribe(lambda event: pool.retry_failing(f"service/{event.key.name}"))
         self.checks.add_liveness("watches", pool.alive)
         self.checks.add_readiness("caches", lambda: _synced(caches.all()))
         elector = self._elector(connections) if config.leader_election else None
@@ -297,7 +301,7 @@ class Daemon:
             self._lost.set()
 
         self.elector = LeaderElector(
-            connections.service, name=self.config.servlet.fq_name, namespace=self.config.namespace,
+            LeasesAdapter(connections.service), name=self.config.servlet.fq_name, namespace=self.config.namespace,
             identity=self.identity, clock=utc_now, timing=self.config.lease, on_lost=lost)
         return self.elector
 
@@ -305,8 +309,7 @@ class Daemon:
 
     def _make_informer(self, source: WatchSource[Any], label_selector: str | None) -> Informer:
         return Informer(
-            source.http, path=source.path, name=source.name, label_selector=label_selector,
-            metadata_only=source.metadata_only,
+            source, label_selector=label_selector,
             on_restart=lambda: self.metrics.count_watch_restart(resource=source.name),
             on_relist=lambda: self.metrics.count_watch_relist(resource=source.name),
         )

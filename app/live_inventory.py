@@ -27,10 +27,8 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
-from servlet.adapters import objects
 from servlet.adapters.connections import Connections, Target
-from servlet.adapters.errors import Invalid, NotFound, Operation
-from servlet.adapters.kube import failure_from_exception, failure_from_response
+from servlet.core.errors import ApiFailure, Invalid, NotFound
 from servlet.app.live_reads import LiveReadError, Reader, ReadKey
 from servlet.core.actions import Side
 from servlet.core.apiexport import virtual_workspace_url
@@ -40,15 +38,16 @@ from servlet.core.dryrun import settle
 from servlet.core.keys import remote_key_of
 from servlet.core.model import PublishedResource, ResourceType, ServletIdentity
 from servlet.core.parsing import parse_published_resource
-from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE, SCHEMA_TYPE
-from servlet.core.projection import Projected, project
+from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE
+from servlet.core.projection import Projected
+from servlet.core.resolution import find_crd, resolve
 from servlet.core.world import World, WorldKey
 
 Object = dict[str, Any]
 T = TypeVar("T")
 
 SELECTOR_FLAG = "--published-resource-selector"
-_PAGE_SIZE = "500"
+_PAGE_SIZE = 500
 @frozen
 class LiveInventory:
     """What was read, ready for `plan_servlet`, and `notes` on what could not be read yet and why."""
@@ -76,47 +75,30 @@ async def _gather(calls: Iterable[Awaitable[T]]) -> list[T]:
 
 async def _list_published_resources(reader: Reader, *, selector: str) -> list[Object]:
     """Every PublishedResource matching `selector`, which the API server evaluates exactly as for
-    `servlet run` (lightkube cannot pass a selector string through, hence the plain request)."""
-    source = reader.connections.service_source(PUBLISHED_RESOURCE_TYPE)
-    operation = Operation(verb="list", resource=f"{PUBLISHED_RESOURCE_TYPE.plural}.{PUBLISHED_RESOURCE_TYPE.group}")
-    params = {"limit": _PAGE_SIZE, **({"labelSelector": selector} if selector else {})}
+    `servlet run` (read through the informers' collection, which passes the selector as written)."""
+    collection = reader.connections.service_source(PUBLISHED_RESOURCE_TYPE).collection
     items: list[Object] = []
+    token = ""
     while True:
         try:
             async with reader.limit:
-                response = await source.http.get(source.path, params=params)
-        except Exception as exc:
-            failure = failure_from_exception(exc, operation=operation)
-            if failure is None:
-                raise
-            raise reader.failed(Target.SERVICE, failure) from exc
-        if response.status_code != 200:
-            failure = failure_from_response(operation=operation, code=response.status_code,
-                                            headers=response.headers, body=response.content)
-            if isinstance(failure, NotFound):
-                raise reader.failed(Target.SERVICE, "it does not serve publishedresources.services.kdp.k8c.io: "
-                                    "install the PublishedResource CRD (charts/servlet/crds) first")
-            if isinstance(failure, Invalid) and selector:
-                raise reader.failed(Target.SERVICE, f"{SELECTOR_FLAG} {selector!r} was rejected: {failure.message}")
-            raise reader.failed(Target.SERVICE, failure)
-        page = response.json()
-        for item in page.get("items") or []:
+                page = await collection.list_page(limit=_PAGE_SIZE, continue_token=token, label_selector=selector or None)
+        except NotFound as failure:
+            raise reader.failed(Target.SERVICE, "it does not serve publishedresources.services.kdp.k8c.io: "
+                                "install the PublishedResource CRD (charts/servlet/crds) first") from failure
+        except Invalid as failure:
+            if not selector:
+                raise reader.failed(Target.SERVICE, failure) from failure
+            raise reader.failed(Target.SERVICE, f"{SELECTOR_FLAG} {selector!r} was rejected: {failure.message}") from failure
+        except ApiFailure as failure:
+            raise reader.failed(Target.SERVICE, failure) from failure
+        for item in page.items:
             item.setdefault("apiVersion", PUBLISHED_RESOURCE_TYPE.api_version)
             item.setdefault("kind", PUBLISHED_RESOURCE_TYPE.kind)
             items.append(item)
-        token = (page.get("metadata") or {}).get("continue")
+        token = page.continue_token
         if not token:
             return items
-        params["continue"] = token
-
-
-def _crd_for(crds: Sequence[Object], published: PublishedResource) -> Object | None:
-    resource = published.spec.resource
-    for crd in crds:
-        spec = crd.get("spec") or {}
-        if spec.get("group") == resource.api_group and (spec.get("names") or {}).get("kind") == resource.kind:
-            return crd
-    return None
 
 
 def _publishable(
@@ -130,15 +112,13 @@ def _publishable(
     usable: list[_Published] = []
     for manifest in manifests:
         parsed = parse_published_resource(manifest)
-        if parsed.value is None:
-            continue
-        crd = _crd_for(crds, parsed.value)
+        crd = None if parsed.value is None else find_crd(crds, parsed.value)
         if crd is None:
             continue
         named[str((crd.get("metadata") or {}).get("name"))] = crd
-        result = project(crd=crd, published=parsed.value, api_group=servlet.api_group)
-        if isinstance(result, Projected):
-            usable.append(_Published(published=parsed.value, projected=result))
+        resolution = resolve(parsed=parsed, crd=crd, api_group=servlet.api_group, crds_from="on the service cluster")
+        if resolution.published is not None and resolution.projected is not None:
+            usable.append(_Published(published=resolution.published, projected=resolution.projected))
     return list(named.values()), usable
 
 
@@ -257,7 +237,7 @@ async def read_live_inventory(
     crds = await reader.on(Target.SERVICE, reader.service.list_objects(CRD_TYPE)) if published else []
     export, schemas, endpoint_slice = await asyncio.gather(
         reader.on(Target.ORG, reader.org.get_export(apiexport)),
-        reader.on(Target.ORG, _list_schemas(reader)),
+        reader.on(Target.ORG, reader.org.list_schemas()),
         reader.on(Target.ORG, reader.org.get_endpoint_slice(apiexport)),
     )
     if export is None:
@@ -288,12 +268,6 @@ async def read_live_inventory(
         unreadable_remote=tuple(_world_key(key)[1:] for key in reader.refused),
     )
     return LiveInventory(inventory=inventory, notes=tuple(notes), virtual_workspace_url=url)
-
-
-async def _list_schemas(reader: Reader) -> list[Object]:
-    # The OrgWorkspace port reads schemas by name; a plan needs all of them, once.
-    return await objects.list_objects(reader.connections.org, SCHEMA_TYPE,
-                                      where=f"workspace {reader.connections.workspace_path}")
 
 
 def _checked_url(url: str, reader: Reader) -> str:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from attrs import frozen
 
 from servlet.adapters.connections import Connections, Target
-from servlet.adapters.errors import ApiFailure, Forbidden
+from servlet.core.errors import ApiFailure, Forbidden
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter

@@ -7,10 +7,12 @@ consumes can never disagree. Markers: `+` creates, `~` changes, `-` removes, `!`
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import yaml
+
+from servlet.core.redaction import REDACTED
 
 _MARKERS = {
     "create": "+", "createNamespace": "+", "addFinalizer": "+", "createRelated": "+",
@@ -19,6 +21,9 @@ _MARKERS = {
     "conflict": "!", "error": "!",
 }
 _INDENT = "    "
+_ABSENT_TEXT = "(none)"
+_VALUE_LIMIT = 100  # longer values (a last-known-state annotation) are cut in the text form only
+_CONTEXT = 20  # characters shown before the first difference of two long values
 
 
 def _scalar(value: Any) -> str:
@@ -36,6 +41,27 @@ def flatten_patch(patch: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
             yield f"- {path}"
         else:
             yield f"~ {path} = {_scalar(value)}"
+
+
+def change_lines(changes: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """Field changes (`plan_changes.field_changes`) as `path: old -> new`, `(none)` where absent."""
+    for change in changes:
+        marker = "+" if "old" not in change else "-" if "new" not in change else "~"
+        old, new = (_scalar(change[name]) if name in change else _ABSENT_TEXT for name in ("old", "new"))
+        if old == new:  # what differs is hidden (`core.redaction`): say so, without the long text
+            yield f"{marker} {change['path']}: {REDACTED} -> {REDACTED}"
+            continue
+        # Long values are shown from a little before where they first differ.
+        start = max(0, next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), 0) - _CONTEXT)
+        yield f"{marker} {change['path']}: {_cut(old, start)} -> {_cut(new, start)}"
+
+
+def _cut(text: str, start: int) -> str:
+    if len(text) <= _VALUE_LIMIT:
+        return text
+    start = min(start, len(text) - _VALUE_LIMIT)
+    shown = text[start:start + _VALUE_LIMIT]
+    return ("..." if start else "") + shown + ("..." if start + _VALUE_LIMIT < len(text) else "")
 
 
 def _yaml_lines(value: Any) -> list[str]:
@@ -68,7 +94,9 @@ def _action_lines(action: Mapping[str, Any]) -> list[str]:
         lines.append(f"{_INDENT}{action['reason']}")
     if isinstance(action.get("object"), Mapping):
         lines.extend(f"{_INDENT}+ {line}" for line in _yaml_lines(action["object"]))
-    if isinstance(action.get("patch"), Mapping):
+    if action.get("changes"):
+        lines.extend(f"{_INDENT}{line}" for line in change_lines(action["changes"]))
+    elif isinstance(action.get("patch"), Mapping):
         lines.extend(f"{_INDENT}{line}" for line in flatten_patch(action["patch"]))
     elif "status" in action:
         lines.extend(f"{_INDENT}~ {line}" for line in _yaml_lines({"status": action["status"]}))

@@ -16,7 +16,7 @@ import time
 from lightkube import KubeConfig
 
 from servlet.adapters.connections import Connections
-from tests.kcpsim import tls
+from kcpsim import tls
 
 WORKSPACES = 1_000
 SERVER = "https://kcp.example.test:6443/clusters/root:org"

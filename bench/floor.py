@@ -28,7 +28,7 @@ from servlet.adapters.kube import ClusterClients, async_client, merge_patch, res
 from servlet.app.run_command import GC_THRESHOLDS
 from servlet.core.metadata import FINALIZER
 from servlet.core.model import ResourceType
-from tests.integration.e2e.world import World
+from kcpsim.harness.world import World
 
 REMOTE_TYPE = ResourceType(REMOTE.group, REMOTE.version, "Widget", REMOTE.plural, True)
 LOCAL_TYPE = ResourceType(LOCAL.group, LOCAL.version, "Widget", LOCAL.plural, True)

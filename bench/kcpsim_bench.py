@@ -59,12 +59,12 @@ class ServerCpu:
 @contextmanager
 def simulator(*, in_process: bool) -> Iterator[tuple[str, ServerCpu]]:
     if in_process:
-        from tests.kcpsim import KcpSim, SimConfig
+        from kcpsim import KcpSim, SimConfig
         with KcpSim(SimConfig(history_size=100_000)) as sim:
             yield sim.base_url, ServerCpu(None)
         return
     kubeconfigs = tempfile.mkdtemp(prefix="kcpsim-bench-")
-    process = subprocess.Popen([sys.executable, "-m", "tests.kcpsim", "serve", "--dir", kubeconfigs,
+    process = subprocess.Popen([sys.executable, "-m", "kcpsim", "serve", "--dir", kubeconfigs,
                                 "--port", "0", "--history-size", "100000"], cwd=REPO, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     url = ""

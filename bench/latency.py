@@ -17,7 +17,7 @@ from typing import Any
 from bench.scenario import LOCAL, NAMESPACE, REMOTE, RemoteObject, Requests, write_end
 from servlet.core.metadata import REMOTE_CLUSTER_LABEL, REMOTE_NAME_ANNOTATION, SERVLET_LABEL
 from tests.integration.e2e.env import E2E
-from tests.kcpsim.requestlog import RequestRecord
+from kcpsim.requestlog import RequestRecord
 
 
 def percentile(values: list[float], fraction: float) -> float:

@@ -22,7 +22,7 @@ from tests.integration.e2e.manifests import (
     CERTIFICATE, SECRET, ZERTIFIKAT, certificate_crd, certificates_with_platform_secret, example_local_name, secret,
     zertifikat,
 )
-from tests.integration.e2e.world import start_world
+from kcpsim.harness.world import start_world
 
 SETTLE_SECONDS = 3.0  # for the servlet to receive and store the watch events of the last step
 

@@ -19,10 +19,10 @@ import attrs
 
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import GROUP, REMOTE_WIDGET, WIDGET, published_resource, widget_crd
-from tests.integration.e2e.world import World, start_world
-from tests.kcpsim import Topology
-from tests.kcpsim.requestlog import RequestRecord
-from tests.kcpsim.topology import create
+from kcpsim.harness.world import World, start_world
+from kcpsim import Topology
+from kcpsim.requestlog import RequestRecord
+from kcpsim.topology import create
 
 NAMESPACE = "default"  # kcp creates it in every workspace
 REMOTE = REMOTE_WIDGET

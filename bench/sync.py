@@ -33,7 +33,7 @@ from bench.scenario import (
     write_end,
 )
 from tests.integration.e2e.env import E2E
-from tests.integration.e2e.process import ServletProcess
+from kcpsim.harness.process import ServletProcess
 
 WORKERS = 4  # the servlet's default --sync-workers, also the floor's concurrency
 RESYNC = 5.0

@@ -3,19 +3,20 @@
 Controllers are written against these shapes, so they read as "get the export, plan, execute"
 and never name a client library. Objects cross a port as plain JSON-like dicts (what the API
 server sent); a missing object is `None`, never an exception. Every other failure is raised as
-one of the adapters' own errors (NotFound, Conflict, AlreadyExists, Gone, Forbidden, Invalid,
-Transient); the core cannot import them, so the docstrings name them.
+one of the failures of `core/errors.py` (NotFound, Conflict, AlreadyExists, Gone, Forbidden,
+Invalid, Transient), whichever implementation fills the port.
 
 Deliberately not here: any implementation, any I/O, and cached reads. Reconciles read from the
 informer caches; the ports are for the few direct reads (startup, the APIExport before a patch)
-and for writes. The informer sources are described generically (`WatchSource[HttpT]`) so the
-core does not depend on the HTTP library the adapters use.
+and for writes. Informers list and watch through a `Collection`, and the leader elector keeps
+its Lease through `Leases`; both are ports too, so the app's runtime loops never name a client
+library either. Every port has an in-memory fake in `servlet.adapters.memory`.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 from attrs import frozen
@@ -51,6 +52,7 @@ ENDPOINT_SLICE_TYPE = ResourceType(
     namespaced=False,
 )
 EVENT_TYPE = ResourceType(group="", version="v1", kind="Event", plural="events", namespaced=True)
+LEASE_TYPE = ResourceType(group="coordination.k8s.io", version="v1", kind="Lease", plural="leases", namespaced=True)
 
 
 @frozen
@@ -144,6 +146,11 @@ class OrgWorkspace(Protocol):
         """
         ...
 
+    async def list_schemas(self) -> list[Object]:
+        """Every APIResourceSchema of the workspace, for one-shot readers such as the live
+        `servlet plan`; the daemon uses an informer."""
+        ...
+
     async def get_export(self, name: str) -> Object | None:
         """The APIExport as `apis.kcp.io/v1alpha1`, None if it does not exist."""
         ...
@@ -184,16 +191,73 @@ class ActionExecutor(Protocol):
         ...
 
 
-HttpT_co = TypeVar("HttpT_co", covariant=True)
+@frozen
+class ListPage:
+    """One page of a list: its objects, the version of the snapshot it is cut from, and the token
+    that asks for the next page ("" on the last one)."""
+
+    items: list[Object]
+    resource_version: str
+    continue_token: str = ""
 
 
 @frozen
-class WatchSource(Generic[HttpT_co]):
-    """What an informer needs to list and watch one resource: a client whose base URL picks the
-    cluster (or every workspace, for the VW wildcard) and the collection path relative to it."""
+class WatchEvent:
+    """One change a watch reports: `type` is ADDED, MODIFIED, DELETED or BOOKMARK (a bookmark's
+    object carries only the resourceVersion the watch has reached)."""
 
-    http: HttpT_co
-    path: str
+    type: str
+    object: Object
+
+
+class Collection(Protocol):
+    """One resource's objects at one base URL (a cluster, a workspace, or every workspace of the
+    VW): what an informer lists and watches.
+
+    `metadata_only` asks for Kubernetes' PartialObjectMetadata instead of whole objects.
+    """
+
+    @property
+    def location(self) -> str:
+        """Where the collection is (its URL), for logs and to tell two collections apart."""
+        ...
+
+    async def list_page(
+        self, *, limit: int, continue_token: str = "", label_selector: str | None = None, metadata_only: bool = False
+    ) -> ListPage:
+        """One page of at most `limit` objects. NotFound when the resource is not served."""
+        ...
+
+    def watch(
+        self,
+        *,
+        resource_version: str,
+        timeout_seconds: int,
+        read_timeout: float,
+        label_selector: str | None = None,
+        metadata_only: bool = False,
+    ) -> AsyncGenerator[WatchEvent, None]:
+        """The changes after `resource_version`, with bookmarks, until the server ends the watch
+        (after about `timeout_seconds`). Gone when that version is too old to resume from; an
+        ERROR event is raised as the failure it describes; Unreadable for an event that cannot
+        be read; Transient when nothing arrives for `read_timeout` seconds or the connection breaks.
+        Close it (`contextlib.aclosing`) when leaving early, so the connection is given back."""
+        ...
+
+
+CollectionT_co = TypeVar("CollectionT_co", bound=Collection, covariant=True)
+
+
+@frozen
+class WatchSource(Generic[CollectionT_co]):
+    """What an informer lists and watches: a collection, named for logs and metrics.
+
+    Generic in the collection's implementation, so code holding a concrete source reaches its
+    collection's own attributes (the HTTP client of `adapters.watch.HttpCollection`, which the
+    adapter tests inspect) without a cast; controllers take `WatchSource[Any]`.
+    """
+
+    collection: CollectionT_co
     # A short name for logs and metrics, e.g. `vw/certificates.example.corp`.
     name: str
     # List and watch only the objects' metadata (Kubernetes' PartialObjectMetadata): for kinds
@@ -201,17 +265,43 @@ class WatchSource(Generic[HttpT_co]):
     metadata_only: bool = False
 
 
-class WatchSources(Protocol[HttpT_co]):
+class WatchSources(Protocol[CollectionT_co]):
     """Where the app's informers list and watch from."""
 
-    def service_source(self, resource: ResourceType) -> WatchSource[HttpT_co]:
+    def service_source(self, resource: ResourceType) -> WatchSource[CollectionT_co]:
         """A resource on the service cluster, across all namespaces."""
         ...
 
-    def org_source(self, resource: ResourceType) -> WatchSource[HttpT_co]:
+    def org_source(self, resource: ResourceType) -> WatchSource[CollectionT_co]:
         """A resource in the org workspace."""
         ...
 
-    def virtual_workspace_source(self, resource: ResourceType) -> WatchSource[HttpT_co]:
+    def virtual_workspace_source(self, resource: ResourceType) -> WatchSource[CollectionT_co]:
         """A resource across every workspace bound to the export (`<vw url>/clusters/*`)."""
+        ...
+
+
+class VirtualWorkspaceLocation(Protocol):
+    """Where the virtual workspace's clients and sources point; the sync manager sets it once kcp
+    publishes the URL (the daemon's connections fill it)."""
+
+    @property
+    def virtual_workspace_url(self) -> str | None: ...
+
+    def set_virtual_workspace_url(self, url: str) -> None: ...
+
+
+class Leases(Protocol):
+    """`coordination.k8s.io/v1` Leases on the service cluster, for leader election."""
+
+    async def get_lease(self, *, namespace: str, name: str) -> Object | None:
+        """The Lease, None if it does not exist."""
+        ...
+
+    async def create_lease(self, lease: Mapping[str, Any]) -> Object:
+        """Create the Lease; AlreadyExists when another candidate created it first."""
+        ...
+
+    async def replace_lease(self, lease: Mapping[str, Any]) -> Object:
+        """Replace the Lease whole; Conflict when its resourceVersion is no longer the stored one."""
         ...

@@ -22,7 +22,8 @@ from servlet.core.dryrun import context_of, plan_world
 from servlet.core.keys import remote_key_of
 from servlet.core.orphans import Orphan, find_orphans
 from servlet.core.plan import ObjectPlan
-from servlet.core.projection import Projected, project
+from servlet.core.projection import Projected
+from servlet.core.resolution import find_crd, resolve
 from servlet.core.sharing import SharingWarning, shared_namespace_warnings
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
@@ -114,15 +115,6 @@ class ServletPlan:
         }
 
 
-def _find_crd(crds: Sequence[Manifest], published: PublishedResource) -> Manifest | None:
-    for crd in crds:
-        spec = crd.get("spec") or {}
-        names = spec.get("names") or {}
-        if spec.get("group") == published.spec.resource.api_group and names.get("kind") == published.spec.resource.kind:
-            return crd
-    return None
-
-
 def _choose_export(exports: Sequence[Manifest], name: str | None) -> tuple[Manifest | None, list[PlanError]]:
     if name is not None:
         matching = [export for export in exports if (export.get("metadata") or {}).get("name") == name]
@@ -138,28 +130,18 @@ def _choose_export(exports: Sequence[Manifest], name: str | None) -> tuple[Manif
 
 
 def _project_all(
-    inventory: Inventory, *, servlet: ServletIdentity
+    inventory: Inventory, *, servlet: ServletIdentity, crds_from: str
 ) -> tuple[list[tuple[PublishedResource, Projected]], list[PlanError]]:
     projected: list[tuple[PublishedResource, Projected]] = []
     errors: list[PlanError] = []
     for manifest in inventory.published_resources:
         label = f"PublishedResource {(manifest.get('metadata') or {}).get('name')}"
         parsed = parse_published_resource(manifest)
-        if parsed.value is None:
-            errors.extend(PlanError(object=label, field=p.field, message=p.message) for p in parsed.problems)
-            continue
-        published = parsed.value
-        crd = _find_crd(inventory.crds, published)
-        if crd is None:
-            resource = published.spec.resource
-            errors.append(PlanError(object=label, field="spec.resource",
-                                    message=f"no CustomResourceDefinition for {resource.kind}.{resource.api_group} among the inputs"))
-            continue
-        result = project(crd=crd, published=published, api_group=servlet.api_group)
-        if isinstance(result, Projected):
-            projected.append((published, result))
-        else:
-            errors.extend(PlanError(object=label, field=p.field, message=p.message) for p in result)
+        crd = None if parsed.value is None else find_crd(inventory.crds, parsed.value)
+        resolution = resolve(parsed=parsed, crd=crd, api_group=servlet.api_group, crds_from=crds_from)
+        if resolution.published is not None and resolution.projected is not None:
+            projected.append((resolution.published, resolution.projected))
+        errors.extend(PlanError(object=label, field=p.field, message=p.message) for p in resolution.problems)
     return projected, errors
 
 
@@ -184,10 +166,13 @@ def _without_taken(
 
 
 def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_name: str | None = None,
-                 delete_orphans: bool = False) -> ServletPlan:
-    """The plan of everything; with `delete_orphans`, orphans are deleted as `--delete-orphans` does."""
+                 delete_orphans: bool = False, crds_from: str = "among the inputs") -> ServletPlan:
+    """The plan of everything; with `delete_orphans`, orphans are deleted as `--delete-orphans` does.
+
+    `crds_from` says where the inventory's CRDs came from, for the error of a CRD not among them.
+    """
     errors = [PlanError(object=p.field, field="", message=p.message) for p in inventory.problems]
-    projected, projection_errors = _project_all(inventory, servlet=servlet)
+    projected, projection_errors = _project_all(inventory, servlet=servlet, crds_from=crds_from)
     errors.extend(projection_errors)
     projected, taken_errors = _without_taken(projected, inventory)
     errors.extend(taken_errors)

@@ -1,4 +1,5 @@
-"""`python -m tests.typecheck`: mypy --strict over the three packages, laid out as installed.
+"""`python -m tests.typecheck`: mypy --strict over the servlet's three packages, laid out as
+installed, and over kcpsim, its simulator.
 
 The one command for the type check, shared by the test suite (`tests/unit/test_static_checks.py`)
 and the pre-commit hook, so a commit checked locally is checked exactly as CI checks it.
@@ -6,7 +7,7 @@ and the pre-commit hook, so a commit checked locally is checked exactly as CI ch
 The editable install maps `core/`, `adapters/` and `app/` to `servlet.*` with an import hook,
 which mypy cannot follow; a folder `servlet/` of directory links to the source folders gives mypy
 the installed layout, and linking whole directories keeps new modules visible without
-reinstalling.
+reinstalling. kcpsim's folder is its package, so it is checked where it lies.
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ def link_tree(root: Path) -> Path:
 
 
 def run_mypy(root: Path, *, cache: Path) -> subprocess.CompletedProcess[str]:
-    """mypy --strict (the settings of pyproject.toml) over `servlet`, linked under `root`."""
+    """mypy --strict (the settings of pyproject.toml) over `servlet`, linked under `root`, and `kcpsim`."""
     tree = link_tree(root)
     return subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"),
-         "--cache-dir", str(cache), "-p", "servlet"],
-        cwd=tree, env={**os.environ, "MYPYPATH": str(tree)},
+         "--cache-dir", str(cache), "-p", "servlet", "-p", "kcpsim"],
+        cwd=tree, env={**os.environ, "MYPYPATH": f"{tree}{os.pathsep}{REPO}"},
         capture_output=True, text=True, check=False,
     )
 

@@ -193,16 +193,15 @@ class InformerPool:
 
     def __init__(self, make_informer: MakeInformer) -> None:
         self._make = make_informer
-        self._caches: dict[tuple[str, str, str, str, bool], Cache] = {}
-        self._users: dict[tuple[str, str, str, str, bool], int] = {}
+        self._caches: dict[tuple[str, str, str, bool], Cache] = {}
+        self._users: dict[tuple[str, str, str, bool], int] = {}
 
     def acquire(self, source: WatchSource[Any], *, label_selector: str | None = None,
                 index: IndexFunction | None = None, cluster: str = "") -> Cache:
         """The cache for `source` (started on first use); every acquire needs one `release`.
 
         `cluster`: the logical cluster of a one-workspace source (see `Cache.cluster`)."""
-        key = (str(getattr(source.http, "base_url", "")), source.path, source.name, label_selector or "",
-               source.metadata_only)
+        key = (source.collection.location, source.name, label_selector or "", source.metadata_only)
         cache = self._caches.get(key)
         if cache is None:
             informer = self._make(source, label_selector)
@@ -221,6 +220,12 @@ class InformerPool:
                     del self._caches[key], self._users[key]
                     await cache.informer.stop()
                 return
+
+    def retry_failing(self, name: str) -> None:
+        """Every informer named `name` that is pausing after a failure tries again now."""
+        for cache in self.caches():
+            if cache.name == name and cache.informer.last_error is not None:
+                cache.informer.retry_now()
 
     def caches(self) -> list[Cache]:
         return list(self._caches.values())

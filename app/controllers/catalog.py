@@ -14,7 +14,7 @@ Deliberately not here: status writes and API requests.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from attrs import frozen
@@ -26,12 +26,10 @@ from servlet.core.hashing import canonical_json
 from servlet.core.model import Problem, PublishedResource, ServletIdentity
 from servlet.core.parsing import ParseResult, parse_published_resource
 from servlet.core.plan import SyncContext
-from servlet.core.projection import Projected, project
+from servlet.core.projection import Projected
+from servlet.core.resolution import crd_identity, find_crd, published_identity, resolve
 
-# Reasons of a `Valid=False` condition.
-INVALID_SPEC = "InvalidSpec"
-CRD_NOT_FOUND = "CRDNotFound"
-INVALID_PROJECTION = "InvalidProjection"
+# The reason of a `Valid=False` condition besides those of `core.resolution` (CRD_NOT_FOUND, ...).
 SPEC_CHANGED = "SpecChanged"
 
 
@@ -78,18 +76,6 @@ def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return _mapping(obj.get("metadata"))
 
 
-def crd_identity(crd: Mapping[str, Any]) -> tuple[str, str]:
-    """(group, kind) of a CRD, as a PublishedResource names it."""
-    spec = _mapping(crd.get("spec"))
-    return str(spec.get("group") or ""), str(_mapping(spec.get("names")).get("kind") or "")
-
-
-def published_identity(published: Mapping[str, Any]) -> tuple[str, str]:
-    """(group, kind) of the CRD a PublishedResource manifest names."""
-    resource = _mapping(_mapping(published.get("spec")).get("resource"))
-    return str(resource.get("apiGroup") or ""), str(resource.get("kind") or "")
-
-
 class Catalog:
     """Entries for every PublishedResource in the cache, computed from the PublishedResource and CRD caches."""
 
@@ -104,13 +90,13 @@ class Catalog:
         return sorted(str(_metadata(obj).get("name") or "") for obj in self._published.objects())
 
     def entries(self) -> list[Entry]:
-        crds = self._crds_by_identity()
+        crds = self._crds.objects()
         entries = [self._entry(obj, crds) for obj in self._published.objects()]
         return sorted(entries, key=lambda entry: entry.name)
 
     def entry(self, name: str) -> Entry | None:
         obj = self._published.get(self._published.key(name))
-        return None if obj is None else self._entry(obj, self._crds_by_identity())
+        return None if obj is None else self._entry(obj, self._crds.objects())
 
     def names_for_crd(self, crd: Mapping[str, Any]) -> list[str]:
         """The PublishedResources that name this CRD (by group and kind)."""
@@ -125,17 +111,11 @@ class Catalog:
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _crds_by_identity(self) -> dict[tuple[str, str], dict[str, Any]]:
-        return {crd_identity(crd): crd for crd in self._crds.objects()}
-
-    def _entry(self, obj: Mapping[str, Any], crds: Mapping[tuple[str, str], dict[str, Any]]) -> Entry:
+    def _entry(self, obj: Mapping[str, Any], crds: Sequence[dict[str, Any]]) -> Entry:
         meta = _metadata(obj)
         name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
         parsed, changed = self._parse(obj, uid)
-        crd = None
-        if parsed.value is not None:
-            resource = parsed.value.spec.resource
-            crd = crds.get((resource.api_group, resource.kind))
+        crd = None if parsed.value is None else find_crd(crds, parsed.value)
         version = (resource_version(dict(obj)), resource_version(crd))
         memo = self._memo.get(name)
         if memo is not None and (memo[0], memo[1]) == version:
@@ -166,22 +146,8 @@ class Catalog:
             change_problems = (Problem(
                 field="spec", message="was changed after the PublishedResource was created; the servlet keeps "
                 "serving the spec it saw first (delete and re-create the PublishedResource to publish something else)"),)
-        published = parsed.value
-        if published is None:
-            return Entry(name=name, uid=uid, generation=generation, created=created, published=None, projected=None,
-                         problems=(*parsed.problems, *change_problems), reason=INVALID_SPEC)
-        if crd is None or _metadata(crd).get("deletionTimestamp"):
-            # A CRD being deleted counts as gone: its objects are going, and new ones are refused.
-            resource = published.spec.resource
-            where = f"kind {resource.kind!r} in group {resource.api_group!r}"
-            message = (f"there is no CustomResourceDefinition for {where} on the service cluster" if crd is None
-                       else f"the CustomResourceDefinition for {where} is being deleted from the service cluster")
-            problem = Problem(field="spec.resource", message=message)
-            return Entry(name=name, uid=uid, generation=generation, created=created, published=published,
-                         projected=None, problems=(problem, *change_problems), reason=CRD_NOT_FOUND)
-        result = project(crd=crd, published=published, api_group=self.servlet.api_group)
-        if not isinstance(result, Projected):
-            return Entry(name=name, uid=uid, generation=generation, created=created, published=published,
-                         projected=None, problems=(*result, *change_problems), reason=INVALID_PROJECTION)
-        return Entry(name=name, uid=uid, generation=generation, created=created, published=published, projected=result,
-                     problems=change_problems, reason=SPEC_CHANGED if change_problems else "")
+        resolution = resolve(parsed=parsed, crd=crd, api_group=self.servlet.api_group,
+                             crds_from="on the service cluster")
+        reason = resolution.reason or (SPEC_CHANGED if change_problems else "")
+        return Entry(name=name, uid=uid, generation=generation, created=created, published=resolution.published,
+                     projected=resolution.projected, problems=(*resolution.problems, *change_problems), reason=reason)

@@ -34,7 +34,14 @@ from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
 from servlet.app.runtime.informer import Event, EventType
 from servlet.app.runtime.workqueue import WorkQueue
-from servlet.core.ports import ActionExecutor, OrgWorkspace, ServiceCluster, VirtualWorkspace, WatchSources
+from servlet.core.ports import (
+    ActionExecutor,
+    OrgWorkspace,
+    ServiceCluster,
+    VirtualWorkspace,
+    VirtualWorkspaceLocation,
+    WatchSources,
+)
 
 
 STATUS_COALESCE_SECONDS = 0.2
@@ -70,7 +77,7 @@ class Shared:
     caches: SharedCaches
     pool: InformerPool
     sources: WatchSources[Any]
-    location: syncmanager.VirtualWorkspaceLocation
+    location: VirtualWorkspaceLocation
     org: OrgWorkspace
     service: ServiceCluster
     vw: VirtualWorkspace

@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
-from servlet.adapters.errors import ApiFailure
-from servlet.adapters.executor import NotLeader
+from servlet.core.errors import ApiFailure, NotLeader
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics, ReconcileResult
 from servlet.app.runtime.workqueue import Backoff, Handler, WorkQueue

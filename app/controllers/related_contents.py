@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from servlet.adapters.errors import Forbidden
+from servlet.core.errors import Forbidden
 from servlet.app.controllers.caches import Cache, resource_version
 from servlet.app.controllers.links import RelatedObjectKey
 from servlet.app.observability.logs import FieldLogger
@@ -109,8 +109,7 @@ class RelatedCaches:
             local = sources.service_source(resource)
             remote = sources.virtual_workspace_source(resource)
             for side, source in ((Side.LOCAL, local), (Side.REMOTE, remote)):
-                cache = acquire(WatchSource(http=source.http, path=source.path, name=source.name,
-                                            metadata_only=True))
+                cache = acquire(WatchSource(collection=source.collection, name=source.name, metadata_only=True))
                 self.contents[(side, kind)] = RelatedContents(cache, self._fetcher(side, resource))
 
     def __bool__(self) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from servlet.adapters.errors import AlreadyExists, ApiFailure
+from servlet.core.errors import AlreadyExists, ApiFailure
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.catalog import Catalog, Entry
 from servlet.app.controllers.status import StatusBoard

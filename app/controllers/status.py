@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from servlet.adapters.errors import NotFound
+from servlet.core.errors import NotFound
 from servlet.app.controllers.caches import Cache
 from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import FieldLogger

@@ -60,14 +60,14 @@ from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
 from servlet.app.runtime.informer import ObjectKey
 from servlet.app.runtime.workqueue import WorkQueue
-from servlet.core import metadata
-from servlet.core.actions import NAMESPACE_TYPE, Conflict, ObjectRef, Release, Side
+from servlet.core.actions import NAMESPACE_TYPE, Conflict, Release, Side
 from servlet.core.conditions import Condition, ConditionType
 from servlet.core.gather import computed_local_key
 from servlet.core.keys import remote_key_of
 from servlet.core.model import LocalKey, RemoteKey
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object
 from servlet.core.ports import ActionExecutor, InvolvedObject, ServiceCluster, VirtualWorkspace, WatchSources
+from servlet.core.releases import finalizer_releases
 
 ORPHANS_KEY = "orphans"
 # A remote deletion is followed by the local one within moments; looking for orphans a little
@@ -233,19 +233,7 @@ class SyncWorker:
         For a PublishedResource that was deleted: nothing will clean up for these objects any more,
         so a finalizer left on them would block their deletion forever. Local copies are kept.
         """
-        found = []
-        resource = self.context.projected.remote
-        for remote in self._remote.objects():
-            meta = remote.get("metadata") or {}
-            finalizers = [f for f in meta.get("finalizers") or [] if isinstance(f, str)]
-            if metadata.FINALIZER not in finalizers:
-                continue
-            key = remote_key_of(remote)
-            target = ObjectRef(side=Side.REMOTE, resource=resource, namespace=key.namespace, name=key.name,
-                               cluster=key.cluster)
-            found.append(Release(target=target, finalizers=tuple(f for f in finalizers if f != metadata.FINALIZER),
-                                 resource_version=str(meta.get("resourceVersion") or "")))
-        return found
+        return finalizer_releases(self._remote.objects(), resource=self.context.projected.remote)
 
     def _describe_resources(self) -> str:
         projected = self.context.projected

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, assert_never
 
-from servlet.adapters.errors import AlreadyExists
+from servlet.core.errors import AlreadyExists
 from servlet.app.controllers.caches import Cache, resource_version
 from servlet.app.controllers.object_book import ObjectBook, Report
 from servlet.app.controllers.queues import Requeue

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from servlet.adapters.errors import Forbidden
+from servlet.core.errors import Forbidden
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.links import RelatedObjectKey
 from servlet.app.controllers.names import LocalNames

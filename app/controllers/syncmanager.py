@@ -22,21 +22,22 @@ connections there, and then makes the set of running workers match the Published
 When the VW URL changes, every worker is stopped before the connections move, since their watches
 point at the old URL.
 
+The choices above are `core.worker_choice`'s and the releases `core.releases`'; this module
+starts and stops the workers and sends the releases.
+
 Deliberately not here: syncing objects (the workers) and the export itself.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
-from typing import Protocol
 
 import attrs
 
-from servlet.adapters.errors import Conflict, NotFound
+from servlet.core.errors import Conflict, NotFound
 from servlet.app.controllers.apiexport import exported_schemas
 from servlet.app.controllers.caches import Cache
-from servlet.app.controllers.catalog import CRD_NOT_FOUND, Catalog, Entry, schema_taken_by
+from servlet.app.controllers.catalog import Catalog, Entry
 from servlet.app.controllers.status import StatusBoard
 from servlet.app.controllers.sync import SyncEnvironment, SyncWorker
 from servlet.app.observability.logs import FieldLogger
@@ -44,19 +45,13 @@ from servlet.core.actions import Release
 from servlet.core.apiexport import virtual_workspace_url
 from servlet.core.conditions import Condition, ConditionType
 from servlet.core.model import ResourceType
-from servlet.core.plan import SyncContext
+from servlet.core.ports import VirtualWorkspaceLocation
+from servlet.core.releases import retry_after_conflict
+from servlet.core.resolution import CRD_NOT_FOUND
+from servlet.core.worker_choice import Candidate, choose_workers, release_superseded, workers_to_stop
 
 CONTROLLER = "syncmanager"
 KEY = "syncmanager"
-
-
-class VirtualWorkspaceLocation(Protocol):
-    """Where the VW clients point (the daemon's connections)."""
-
-    @property
-    def virtual_workspace_url(self) -> str | None: ...
-
-    def set_virtual_workspace_url(self, url: str) -> None: ...
 
 
 @attrs.define
@@ -114,44 +109,29 @@ class SyncManager:
             self._location.set_virtual_workspace_url(url)
             self._log.info("virtual workspace found", url=url)
 
-        listed = exported_schemas(export)
-        taken = schema_taken_by(entries)
-        desired: dict[str, SyncContext] = {}
-        unsyncable: dict[str, Entry] = {}
-        for entry in entries:
-            context = entry.context(self._catalog.servlet)
-            if context is None:
-                unsyncable[entry.name] = entry
-            elif entry.name in taken:
-                self._board.report(entry.name, Condition.false(
-                    ConditionType.SYNCING, reason="ResourceTaken",
-                    message=f"nothing is synced for this PublishedResource: PublishedResource {taken[entry.name]} "
-                    f"syncs these objects with the same APIResourceSchema {context.projected.schema_name}"))
-            elif context.projected.schema_name not in listed:
-                self._board.report(entry.name, Condition.false(
-                    ConditionType.SYNCING, reason="WaitingForExport",
-                    message=f"waiting for APIResourceSchema {context.projected.schema_name} to be in the APIExport"))
-            else:
-                desired[entry.name] = context
+        choice = choose_workers(
+            (Candidate(name=entry.name, context=entry.context(self._catalog.servlet), created=entry.created)
+             for entry in entries),
+            exported=exported_schemas(export))
+        for name, condition in choice.held.items():
+            self._board.report(name, condition)
+        unsyncable = {entry.name: entry for entry in entries if entry.name in choice.unsyncable}
 
         still_there = set(self._catalog.names())
-        for name, worker in list(self.workers.items()):
-            if desired.get(name) != worker.context:
-                del self.workers[name]
-                # Stopped first, so no reconcile of the old worker puts a finalizer back.
-                await worker.stop()
-                if name not in still_there or name in unsyncable:
-                    # Nothing syncs these objects any more (the PublishedResource or its CRD is
-                    # gone): a finalizer left on them would block their deletion until it is back.
-                    self._to_release[name] = _Releasing.of(worker)
-        sharing = Counter(context.projected.local for context in desired.values())
-        for name, context in desired.items():
+        running = {name: worker.context for name, worker in self.workers.items()}
+        for name, release in workers_to_stop(running, choice, existing=still_there).items():
+            worker = self.workers.pop(name)
+            # Stopped first, so no reconcile of the old worker puts a finalizer back.
+            await worker.stop()
+            if release:
+                self._to_release[name] = _Releasing.of(worker)
+        for name, context in choice.run.items():
             if name not in self.workers:
                 started = SyncWorker(name=name, context=context, env=self._env)
                 self.workers[name] = started
                 started.start()
             worker = self.workers[name]
-            shared = sharing[context.projected.local] > 1
+            shared = name in choice.orphan_scan_off
             if shared and worker.orphans_enabled:
                 self._log.warning("orphan detection is off: another PublishedResource publishes the same local "
                                   "resource", published_resource=name, local=context.projected.local.api_version)
@@ -187,9 +167,7 @@ class SyncManager:
 
     async def _release_stopped(self, *, still_there: set[str], unsyncable: Mapping[str, Entry]) -> None:
         for name, releasing in list(self._to_release.items()):
-            if any(worker.context.projected.remote == releasing.remote for worker in self.workers.values()):
-                # A running worker syncs these objects again (the PublishedResource or its CRD is
-                # back, or another PublishedResource took over): they keep its finalizer.
+            if release_superseded(releasing.remote, (worker.context for worker in self.workers.values())):
                 del self._to_release[name]
                 continue
             releases = releasing.releases
@@ -199,9 +177,7 @@ class SyncManager:
                 except NotFound:
                     pass  # the object is gone already
                 except Conflict:
-                    # Changed since the cache saw it: next time without the precondition, which
-                    # only loses a finalizer someone adds in that very moment.
-                    releases[-1] = attrs.evolve(releases[-1], resource_version="")
+                    releases[-1] = retry_after_conflict(releases[-1])
                     raise
                 releases.pop()  # a failure raises above and the reconcile is retried with the rest
             del self._to_release[name]

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from attrs import define, frozen
 
-from servlet.adapters.errors import NotFound
+from servlet.core.errors import NotFound
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import EventResult, Metrics
 from servlet.core.events import EventSpec

@@ -4,9 +4,8 @@ The base URL is a plain cluster, one workspace (`.../clusters/<lc>`) or the VW w
 (`.../clusters/*`); objects are keyed by (logical cluster from `kcp.io/cluster` or "",
 namespace, name), because in a wildcard view names repeat across workspaces.
 
-Why not lightkube's `watch()`: it cannot ask for bookmarks and, on 410, silently restarts
-without a resourceVersion, so deletions in the gap are never seen. Here the watch request is
-made directly over an httpx2 client built from the same kubeconfig (`kube.http_client`), and:
+It lists and watches through the `Collection` port (`adapters/watch.py` over HTTP, or the
+in-memory fake), and:
 
 - a list (following `continue`) fills the store; the watch starts from the list's
   resourceVersion with `allowWatchBookmarks=true` and a server-side `timeoutSeconds`;
@@ -15,8 +14,8 @@ made directly over an httpx2 client built from the same kubeconfig (`kube.http_c
   compared with the store so every difference is emitted: ADDED, MODIFIED, and DELETED for
   objects that vanished meanwhile.
 
-A metadata-only informer (`metadata_only=True`) asks the server for `PartialObjectMetadata`
-(the `Accept` header of Kubernetes' metadata client) and keeps of each object only what
+A metadata-only informer (a source with `metadata_only=True`) asks for `PartialObjectMetadata`
+and keeps of each object only what
 identifies it and its version (`identity_of`): a tenant's labels and annotations cost it nothing
 either. It serves kinds whose content matters for a few objects only (related Secrets), which the
 caller fetches one by one.
@@ -24,38 +23,33 @@ caller fetches one by one.
 Handlers are plain callables run on the event loop; they should only enqueue work. Stored
 objects are shared, not copied: treat them as read-only.
 
-Deliberately not here: any decision about the objects, and metrics objects (the counters
-`restarts` and `relists`, with optional `on_restart`/`on_relist` callbacks, and `last_alive` /
-`is_alive()` are what the observability layer reads).
+Deliberately not here: any decision about the objects, the requests themselves (the port's), and
+metrics objects (the counters `restarts` and `relists`, with optional `on_restart`/`on_relist`
+callbacks, and `last_alive` / `is_alive()` are what the observability layer reads).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-import httpx2
 from attrs import frozen
 
-from servlet.adapters.errors import ApiFailure, Gone, Operation
-from servlet.adapters.kube import failure_from_exception, failure_from_response, failure_from_status
 from servlet.app.runtime.workqueue import Backoff
-from servlet.core import jsontext
+from servlet.core.errors import ApiFailure, Gone, NotFound
 from servlet.core.keys import CLUSTER_ANNOTATION
+from servlet.core.ports import Collection, WatchEvent, WatchSource
 
 METADATA_API_VERSION = "meta.k8s.io/v1"
 PARTIAL_KIND = "PartialObjectMetadata"
-# What Kubernetes' metadata client asks for: lists as PartialObjectMetadataList, watch events
-# as PartialObjectMetadata (the server answers 406 to the other combination).
-METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
-METADATA_WATCH_ACCEPT = f"application/json;as={PARTIAL_KIND};g=meta.k8s.io;v=v1"
 # The metadata a metadata-only informer keeps (plus the kcp.io/cluster annotation).
 _IDENTITY_FIELDS = ("name", "namespace", "uid", "resourceVersion", "deletionTimestamp")
-# How much longer than the server-side watch timeout we wait for a line before calling the
+# How much longer than the server-side watch timeout we wait for an event before calling the
 # connection dead.
 _READ_MARGIN = 30.0
 
@@ -107,21 +101,14 @@ class Event:
 Handler = Callable[[Event], None]
 
 
-class _BrokenStream(Exception):
-    """The watch stream ended in a way that may have lost events."""
-
-
 class Informer:
-    """List + watch of `path` (e.g. `apis/g/v/plural`) over `http`, whose base URL picks the cluster."""
+    """List + watch of the source's collection, keeping every object it holds."""
 
     def __init__(
         self,
-        http: httpx2.AsyncClient,
+        source: WatchSource[Collection],
         *,
-        path: str,
-        name: str = "",
         label_selector: str | None = None,
-        metadata_only: bool = False,
         timeout_seconds: int = 300,
         page_size: int = 500,
         backoff: Backoff = Backoff(base=0.5, cap=30.0),
@@ -129,14 +116,13 @@ class Informer:
         on_restart: Callable[[], None] | None = None,
         on_relist: Callable[[], None] | None = None,
     ) -> None:
-        self._http = http
+        self._collection = source.collection
         self._on_restart = on_restart
         self._on_relist = on_relist
-        self._path = path.lstrip("/")
-        self.name = name or self._path
+        self.name = source.name
         self._label_selector = label_selector
-        self.metadata_only = metadata_only
-        self._ingest: Callable[[Any], Any] = identity_of if metadata_only else _without_managed_fields
+        self.metadata_only = source.metadata_only
+        self._ingest: Callable[[Any], Any] = identity_of if source.metadata_only else _without_managed_fields
         self._timeout_seconds = timeout_seconds
         self._page_size = page_size
         self._backoff = backoff
@@ -144,6 +130,7 @@ class Informer:
         self._handlers: list[Handler] = []
         self._store: dict[ObjectKey, Object] = {}
         self._synced = asyncio.Event()
+        self._retry_now = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.resource_version = ""
         #: Watches that ended and were re-opened (server-side timeout, cut, 410, error).
@@ -223,12 +210,12 @@ class Informer:
                     failures = 0
                     self.last_error = None
                 watching = True
-                lines = await self._watch()
+                events = await self._watch()
                 self._count_restart()  # the server ended the watch cleanly: resume from the last version
-                if lines == 0:
+                if events == 0:
                     # A server (or proxy) that ends every watch at once must not cause a hot loop.
                     await asyncio.sleep(self._backoff.base)
-            except (ApiFailure, httpx2.HTTPError, _BrokenStream, ValueError) as exc:
+            except ApiFailure as exc:
                 must_list = True
                 if watching:
                     self._count_restart()
@@ -237,15 +224,29 @@ class Informer:
                         _log.info("watch expired, relisting", extra={"informer": self.name, "error": str(exc)})
                         continue
                 failures += 1
-                verb = "watch" if watching else "list"
-                self.last_error = failure_from_exception(exc, operation=self._operation(verb)) or exc
+                self.last_error = exc
                 delay = self._backoff.delay(failures)
-                _log.warning(
-                    "list/watch failed, relisting after a pause",
-                    extra={"informer": self.name, "error": str(self.last_error), "retry_in": delay},
-                )
+                if isinstance(exc, NotFound) and not listed_once:
+                    # Not served yet: usually its CRD is not installed. `retry_now()` cuts the pause
+                    # short the moment that CRD appears.
+                    _log.warning("waiting for the resource to be served (is its CRD installed?)",
+                                 extra={"informer": self.name, "error": str(exc), "retry_in": delay})
+                else:
+                    _log.warning("list/watch failed, relisting after a pause",
+                                 extra={"informer": self.name, "error": str(exc), "retry_in": delay})
                 self._alive()
-                await asyncio.sleep(delay)
+                await self._pause(delay)
+
+    def retry_now(self) -> None:
+        """End a pause after a failure at once (e.g. the CRD of a resource that was not served appeared)."""
+        self._retry_now.set()
+
+    async def _pause(self, delay: float) -> None:
+        self._retry_now.clear()
+        try:
+            await asyncio.wait_for(self._retry_now.wait(), timeout=delay)
+        except TimeoutError:
+            pass
 
     # -- list --------------------------------------------------------------------------------
 
@@ -271,86 +272,54 @@ class Informer:
     async def _list_all(self) -> tuple[list[Object], str]:
         items: list[Object] = []
         version = ""
-        params: dict[str, str] = {"limit": str(self._page_size)}
-        if self._label_selector:
-            params["labelSelector"] = self._label_selector
+        token = ""
         while True:
-            response = await self._http.get(self._path, params=params, headers=self._accept(METADATA_LIST_ACCEPT))
-            if response.status_code != 200:
-                raise self._failure("list", response)
-            page = response.json()
-            metadata = page.get("metadata") or {}
+            page = await self._collection.list_page(
+                limit=self._page_size, continue_token=token, label_selector=self._label_selector,
+                metadata_only=self.metadata_only,
+            )
             # Every page of one paginated list carries the same snapshot version; keep the first.
-            version = version or str(metadata.get("resourceVersion") or "")
-            items.extend(self._ingest(obj) for obj in page.get("items") or [])
-            token = metadata.get("continue")
+            version = version or page.resource_version
+            items.extend(self._ingest(obj) for obj in page.items)
+            token = page.continue_token
             self._alive()
             if not token:
                 return items, version
-            params["continue"] = token
 
     # -- watch -------------------------------------------------------------------------------
 
     async def _watch(self) -> int:
-        """Follow one watch request to its end; returns how many lines it carried."""
-        params: dict[str, str] = {
-            "watch": "true",
-            "allowWatchBookmarks": "true",
-            "timeoutSeconds": str(self._timeout_seconds),
-            "resourceVersion": self.resource_version,
-        }
-        if self._label_selector:
-            params["labelSelector"] = self._label_selector
-        # The server closes the stream after timeoutSeconds; a read that waits much longer means
-        # the connection died silently.
-        timeout = httpx2.Timeout(10.0, read=self._timeout_seconds + _READ_MARGIN)
-        async with self._http.stream("GET", self._path, params=params, timeout=timeout,
-                                     headers=self._accept(METADATA_WATCH_ACCEPT)) as response:
-            if response.status_code != 200:
-                await response.aread()
-                raise self._failure("watch", response)
-            self._alive()
-            lines = 0
-            # Lines split from the raw bytes and decoded as bytes: httpx's text lines cost as much
-            # again as decoding the events themselves.
-            pending = bytearray()
-            async for chunk in response.aiter_bytes():
-                start = 0
-                while (end := chunk.find(b"\n", start)) >= 0:
-                    pending += chunk[start:end]
-                    start = end + 1
-                    if pending.strip():
-                        lines += 1
-                        self._handle_line(bytes(pending))
-                    pending.clear()
-                pending += chunk[start:]
-            if pending.strip():  # a last event without its newline
-                lines += 1
-                self._handle_line(bytes(pending))
-            return lines
+        """Follow one watch request to its end; returns how many events it carried."""
+        stream = self._collection.watch(
+            resource_version=self.resource_version,
+            timeout_seconds=self._timeout_seconds,
+            # The server closes the stream after timeoutSeconds; a read that waits much longer
+            # means the connection died silently.
+            read_timeout=self._timeout_seconds + _READ_MARGIN,
+            label_selector=self._label_selector,
+            metadata_only=self.metadata_only,
+        )
+        count = 0
+        async with contextlib.aclosing(stream) as events:
+            async for event in events:
+                count += 1
+                self._handle(event)
+        return count
 
-    def _handle_line(self, line: bytes) -> None:
+    def _handle(self, event: WatchEvent) -> None:
         self._alive()
-        try:
-            event = jsontext.decode(line)
-            kind = event["type"]
-            obj = event["object"] if event["type"] in ("ERROR", "BOOKMARK") else self._ingest(event["object"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise _BrokenStream(f"unreadable watch event: {line[:200]!r}") from exc
-        if kind == "ERROR":
-            raise failure_from_status(obj, operation=self._operation("watch"))
-        version = _version(obj)
+        kind = event.type
         if kind == "BOOKMARK":
-            self.resource_version = version or self.resource_version
+            self.resource_version = _version(event.object) or self.resource_version
             return
+        obj = self._ingest(event.object)
+        version = _version(obj)
         key = ObjectKey.of(obj)
         if kind == "DELETED":
             before = self._store.pop(key, None)
             self.resource_version = version or self.resource_version
             self._emit(Event(EventType.DELETED, key, obj, before))
             return
-        if kind not in ("ADDED", "MODIFIED"):
-            raise _BrokenStream(f"unknown watch event type {kind!r}")
         before = self._store.get(key)
         self._store[key] = obj
         self.resource_version = version or self.resource_version
@@ -366,9 +335,6 @@ class Informer:
             except Exception:  # a faulty handler must not stop the cache from following changes
                 _log.exception("informer event handler failed", extra={"informer": self.name})
 
-    def _accept(self, metadata_accept: str) -> dict[str, str] | None:
-        return {"Accept": metadata_accept} if self.metadata_only else None
-
     def _alive(self) -> None:
         self.last_alive = self._clock()
 
@@ -381,17 +347,6 @@ class Informer:
         self.relists += 1
         if self._on_relist is not None:
             self._on_relist()
-
-    def _operation(self, verb: str) -> Operation:
-        return Operation(verb=verb, resource=self._path, where=str(self._http.base_url))
-
-    def _failure(self, verb: str, response: httpx2.Response) -> ApiFailure:
-        return failure_from_response(
-            operation=self._operation(verb),
-            code=response.status_code,
-            headers=response.headers,
-            body=response.content,
-        )
 
 
 def _version(obj: Mapping[str, Any]) -> str:

@@ -11,7 +11,8 @@ The protocol is client-go's:
 - on shutdown the leader releases the Lease (clears `holderIdentity`) so a follower takes over
   immediately instead of waiting for expiry.
 
-The clock and the identity are injected: the daemon passes the real UTC clock and a pod-unique
+The Lease is read and written through the `Leases` port (`adapters/leases.py`, or the in-memory
+fake); the clock and the identity are injected: the daemon passes the real UTC clock and a pod-unique
 identity; tests pass a controllable clock. Waiting between attempts uses real (short) sleeps.
 
 Deliberately not here: stopping the controllers. The elector only reports (`is_leader`,
@@ -27,13 +28,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from attrs import frozen
-from lightkube import AsyncClient
 
-from servlet.adapters.errors import AlreadyExists, ApiFailure, Conflict, NotFound, Operation
-from servlet.adapters.kube import api_errors, as_dict, resource_class, wrap
-from servlet.core.model import ResourceType
-
-LEASE = ResourceType(group="coordination.k8s.io", version="v1", kind="Lease", plural="leases", namespaced=True)
+from servlet.core.errors import AlreadyExists, ApiFailure, Conflict
+from servlet.core.ports import LEASE_TYPE, Leases
 
 _log = logging.getLogger(__name__)
 
@@ -72,7 +69,7 @@ class LeaderElector:
 
     def __init__(
         self,
-        client: AsyncClient,
+        leases: Leases,
         *,
         name: str,
         namespace: str,
@@ -81,14 +78,13 @@ class LeaderElector:
         timing: LeaseTiming = LeaseTiming(),
         on_lost: Callable[[], None] | None = None,
     ) -> None:
-        self._client = client
+        self._leases = leases
         self.name = name
         self.namespace = namespace
         self.identity = identity
         self._clock = clock
         self._timing = timing
         self._on_lost = on_lost
-        self._resource = resource_class(LEASE)
         self._leader = False
         self._last_renew: datetime | None = None
         #: Set while this replica leads; cleared the moment it stops.
@@ -233,21 +229,14 @@ class LeaderElector:
     def _duration_seconds(self) -> int:
         return max(1, round(self._timing.lease_duration))
 
-    def _operation(self, verb: str) -> Operation:
-        return Operation(verb=verb, resource="leases.coordination.k8s.io", namespace=self.namespace, name=self.name)
-
     async def _get(self) -> dict[str, Any] | None:
-        try:
-            with api_errors(self._operation("get")):
-                return as_dict(await self._client.get(self._resource, self.name, namespace=self.namespace))
-        except NotFound:
-            return None
+        return await self._leases.get_lease(namespace=self.namespace, name=self.name)
 
     async def _create(self, now: datetime) -> None:
         stamp = format_micro_time(now)
         lease = {
-            "apiVersion": LEASE.api_version,
-            "kind": LEASE.kind,
+            "apiVersion": LEASE_TYPE.api_version,
+            "kind": LEASE_TYPE.kind,
             "metadata": {"name": self.name, "namespace": self.namespace},
             "spec": {
                 "holderIdentity": self.identity,
@@ -257,13 +246,11 @@ class LeaderElector:
                 "leaseTransitions": 0,
             },
         }
-        with api_errors(self._operation("create")):
-            await self._client.create(wrap(self._resource, lease))
+        await self._leases.create_lease(lease)
 
     async def _replace(self, lease: dict[str, Any]) -> None:
-        # A PUT with the resourceVersion we read: the server answers 409 if anyone wrote since.
-        with api_errors(self._operation("update")):
-            await self._client.replace(wrap(self._resource, lease))
+        # The resourceVersion we read travels along: the write fails (Conflict) if anyone wrote since.
+        await self._leases.replace_lease(lease)
 
 
 def _spec(lease: dict[str, Any]) -> dict[str, Any]:

@@ -26,8 +26,8 @@ from tests.integration.e2e.manifests import (
     CERTIFICATE, REMOTE_WIDGET, SECRET, Resource, WIDGET, ZERTIFIKAT, certificate_crd, certificates_with_platform_secret,
     default_local_name, example_local_name, published_resource, remote_object, secret, widget_crd, zertifikat,
 )
-from tests.integration.e2e.world import SERVLET_NAMESPACE
-from tests.kcpsim import Topology
+from kcpsim.harness.world import SERVLET_NAMESPACE
+from kcpsim import Topology
 
 TOKENS = ("replica-1", "replica-2")
 CONFIGMAP = Resource("", "v1", "configmaps")

@@ -12,7 +12,8 @@ from typer.main import get_command
 from servlet.app.cli import app
 from tests.chart.rendering import CERTIFICATES, NAMESPACE, one, render, with_required
 
-EVERYTHING = with_required(publishedResources=[CERTIFICATES], metrics={"serviceMonitor": {"enabled": True}},
+EVERYTHING = with_required(kcpKubeconfig={"secretName": "kdp-kubeconfig", "context": "myorg"},
+                           publishedResources=[CERTIFICATES], metrics={"serviceMonitor": {"enabled": True}},
                            podLabels={"tier": "control"}, publishedResourceSelector="team in (certs,pki)",
                            deleteOrphans=True, logFormat="console")
 
@@ -123,6 +124,7 @@ def test_the_args_are_flags_of_servlet_run_with_the_values_given() -> None:
                 "metrics_address": ":8080", "health_address": ":8081", "delete_orphans": True}
     assert {key: params.get(key) for key in expected} == expected
     assert str(params["kcp_kubeconfig"]) == "/etc/servlet/kcp/kubeconfig"
+    assert params["kcp_context"] == "myorg"
     assert str(getattr(params["log_format"], "value", params["log_format"])) == "console"
     # In the cluster the ServiceAccount is the service-cluster identity: no kubeconfig file.
     assert not params.get("kubeconfig")
@@ -136,8 +138,8 @@ def test_leader_election_follows_the_value(values: dict[str, Any], leader_electi
     assert _parsed_args(render(values))["leader_election"] is leader_election
 
 
-# Left to `extraArgs`: tuning with good defaults. Never set: --kubeconfig (in the cluster the
-# ServiceAccount is the identity), --no-leader-election (the other spelling of one flag).
+# Left to `extraArgs`: tuning with good defaults. Never set: --kubeconfig and --context (in the
+# cluster the ServiceAccount is the identity), --no-leader-election (the other spelling of one flag).
 TUNING = {"--lease-duration", "--lease-renew-deadline", "--lease-retry-period", "--resync-period", "--sync-workers"}
 
 
@@ -145,7 +147,7 @@ def test_every_flag_of_servlet_run_is_set_by_the_chart_or_deliberately_left_out(
     flags = {option for param in _run_command().params if param.param_type_name == "option"
              for option in [*param.opts, *param.secondary_opts]}
     used = {arg.split("=", 1)[0] for arg in _container(render(EVERYTHING))["args"][1:]}
-    assert sorted(flags - used - TUNING - {"--kubeconfig", "--no-leader-election", "--help"}) == []
+    assert sorted(flags - used - TUNING - {"--kubeconfig", "--context", "--no-leader-election", "--help"}) == []
     assert sorted(used - flags) == []
 
 

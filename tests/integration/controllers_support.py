@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,8 +25,9 @@ from servlet.app.daemon import Daemon, DaemonConfig
 from servlet.app.observability.probes import Address
 from servlet.app.runtime.leader import LeaseTiming
 from servlet.core.model import ServletIdentity
-from tests.integration.e2e.world import SERVLET_NAMESPACE, World, start_world
-from tests.kcpsim import Topology
+from kcpsim.harness.world import SERVLET_NAMESPACE, World, start_world
+from kcpsim.waiting import eventually_async
+from kcpsim import Topology
 
 T = TypeVar("T")
 TOKEN = "servlet-under-test"
@@ -35,32 +36,6 @@ TEAM_B = "p4n8c2l6t0y9h1j3"
 ORG = "abc123xyz"
 WIDGETS = "/apis/example.com/v1"
 REMOTE_WIDGETS = "/apis/certificates.example.corp/v1"
-
-
-def run(main: Callable[[], Awaitable[T]], *, timeout: float = 60.0) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(main(), timeout=timeout)
-
-    return asyncio.run(bounded())
-
-
-async def eventually(check: Callable[[], T | None], *, what: str, timeout: float = 10.0) -> T:
-    """Poll `check` (giving the daemon's tasks time to run in between) until it returns a truthy value."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    reason = "never met"
-    while True:
-        try:
-            result = check()
-        except AssertionError as exc:
-            reason = str(exc)
-        else:
-            if result:
-                return result
-            reason = f"returned {result!r}"
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}: {reason}")
-        await asyncio.sleep(0.02)
 
 
 def _work_calls(world: World, token: str) -> int:
@@ -160,7 +135,7 @@ class Harness:
             assert condition is not None and condition["status"] == status, f"{type_} is {condition}"
             return condition
 
-        return await eventually(check, what=f"{published_resource} {type_}={status}")
+        return await eventually_async(check, what=f"{published_resource} {type_}={status}")
 
 
 def config_for(world: World, directory: Path, *, token: str = TOKEN, **overrides: Any) -> DaemonConfig:
@@ -195,7 +170,7 @@ async def daemon_running(world: World, directory: Path, *, token: str = TOKEN, w
     harness = Harness(world=world, daemon=daemon, token=token, stop=stop)
     try:
         if wait_for_controllers:
-            await eventually(lambda: daemon.controllers is not None or task.done(), what="the controllers to start")
+            await eventually_async(lambda: daemon.controllers is not None or task.done(), what="the controllers to start")
             if task.done():
                 raise AssertionError(f"the daemon ended at start with {task.result()}")
         yield harness

@@ -20,29 +20,24 @@ from servlet.adapters.connections import (
     load_kcp_config,
     split_workspace_server,
 )
-from servlet.adapters.errors import AlreadyExists, Conflict
+from servlet.core.errors import AlreadyExists, Conflict
 from servlet.adapters.kube import resource_class
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.core.ports import SCHEMA_TYPE, WorkspaceIdentity
-from tests.kcpsim import KcpSim
-from tests.asyncio_support import run
+from kcpsim import KcpSim
 
 T = TypeVar("T")
 EXPORT = "certificates.example.corp"
 
 
-
-def with_org(sim: KcpSim, body: Callable[[OrgWorkspaceAdapter], Awaitable[T]], *, workspace: str | None = None) -> T:
-    async def main() -> T:
-        connections = Connections(
-            service_config=sim.service_config(), kcp_config=sim.kcp_config(workspace), trust_env=False
-        )
-        try:
-            return await body(OrgWorkspaceAdapter(connections.org))
-        finally:
-            await connections.aclose()
-
-    return run(main)
+async def with_org(sim: KcpSim, body: Callable[[OrgWorkspaceAdapter], Awaitable[T]], *, workspace: str | None = None) -> T:
+    connections = Connections(
+        service_config=sim.service_config(), kcp_config=sim.kcp_config(workspace), trust_env=False
+    )
+    try:
+        return await body(OrgWorkspaceAdapter(connections.org))
+    finally:
+        await connections.aclose()
 
 
 def schema(name: str = "v0a1b2c3d.widgets.certificates.example.corp", *, kind: str = "Widget") -> dict[str, Any]:
@@ -66,30 +61,30 @@ def schema(name: str = "v0a1b2c3d.widgets.certificates.example.corp", *, kind: s
 
 
 @pytest.mark.parametrize("workspace", ["root:myorg", "abc123xyz"])
-def test_the_logical_cluster_resolves_to_name_and_path_whichever_way_the_kubeconfig_names_it(
+async def test_the_logical_cluster_resolves_to_name_and_path_whichever_way_the_kubeconfig_names_it(
     kcpsim: KcpSim, workspace: str
 ) -> None:
     async def body(org: OrgWorkspaceAdapter) -> WorkspaceIdentity:
         return await org.resolve_identity()
 
-    assert with_org(kcpsim, body, workspace=workspace) == WorkspaceIdentity(name="abc123xyz", path="root:myorg")
+    assert await with_org(kcpsim, body, workspace=workspace) == WorkspaceIdentity(name="abc123xyz", path="root:myorg")
 
 
-def test_the_root_workspace_has_no_path_annotation_and_its_path_is_its_name(kcpsim: KcpSim) -> None:
+async def test_the_root_workspace_has_no_path_annotation_and_its_path_is_its_name(kcpsim: KcpSim) -> None:
     async def body(org: OrgWorkspaceAdapter) -> WorkspaceIdentity:
         return await org.resolve_identity()
 
-    assert with_org(kcpsim, body, workspace="root") == WorkspaceIdentity(name="root", path="root")
+    assert await with_org(kcpsim, body, workspace="root") == WorkspaceIdentity(name="root", path="root")
 
 
 # -- schemas -----------------------------------------------------------------------------------
 
 
-def test_a_new_schema_is_created_and_stored_as_sent(kcpsim: KcpSim) -> None:
+async def test_a_new_schema_is_created_and_stored_as_sent(kcpsim: KcpSim) -> None:
     async def body(org: OrgWorkspaceAdapter) -> dict[str, Any]:
         return await org.create_schema(schema())
 
-    created = with_org(kcpsim, body)
+    created = await with_org(kcpsim, body)
     client = kcpsim.client(kcpsim.kcp_config())
     try:
         stored = client.get(resource_class(SCHEMA_TYPE), "v0a1b2c3d.widgets.certificates.example.corp")
@@ -99,7 +94,7 @@ def test_a_new_schema_is_created_and_stored_as_sent(kcpsim: KcpSim) -> None:
     assert stored["spec"]["names"]["kind"] == "Widget"
 
 
-def test_creating_the_same_schema_again_is_success_and_sends_no_write_after_the_refused_create(
+async def test_creating_the_same_schema_again_is_success_and_sends_no_write_after_the_refused_create(
     kcpsim: KcpSim,
 ) -> None:
     async def body(org: OrgWorkspaceAdapter) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -108,36 +103,36 @@ def test_creating_the_same_schema_again_is_success_and_sends_no_write_after_the_
         second = await org.create_schema(schema())
         return first, second
 
-    first, second = with_org(kcpsim, body)
+    first, second = await with_org(kcpsim, body)
     assert second["metadata"]["uid"] == first["metadata"]["uid"]
     assert [(r.verb, r.status) for r in kcpsim.requests.records()] == [("create", 409), ("get", 200)]
 
 
-def test_a_schema_name_taken_by_another_spec_is_already_exists(kcpsim: KcpSim) -> None:
+async def test_a_schema_name_taken_by_another_spec_is_already_exists(kcpsim: KcpSim) -> None:
     async def body(org: OrgWorkspaceAdapter) -> None:
         await org.create_schema(schema())
         await org.create_schema(schema(kind="Gadget"))
 
     with pytest.raises(AlreadyExists) as raised:
-        with_org(kcpsim, body)
+        await with_org(kcpsim, body)
     assert "v0a1b2c3d.widgets.certificates.example.corp" in str(raised.value)
 
 
 # -- the APIExport -------------------------------------------------------------------------------
 
 
-def test_the_export_is_read_as_v1alpha1_and_a_missing_one_is_none(kcpsim: KcpSim) -> None:
+async def test_the_export_is_read_as_v1alpha1_and_a_missing_one_is_none(kcpsim: KcpSim) -> None:
     async def body(org: OrgWorkspaceAdapter) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         return await org.get_export(EXPORT), await org.get_export("nope.example.corp")
 
-    export, missing = with_org(kcpsim, body)
+    export, missing = await with_org(kcpsim, body)
     assert export is not None
     assert export["apiVersion"] == "apis.kcp.io/v1alpha1"
     assert export["spec"]["latestResourceSchemas"] == ["v5f2a9c1e.certificates.certificates.example.corp"]
     assert missing is None
 
 
-def test_a_patch_with_the_current_resource_version_changes_only_the_patched_list(kcpsim: KcpSim) -> None:
+async def test_a_patch_with_the_current_resource_version_changes_only_the_patched_list(kcpsim: KcpSim) -> None:
     async def body(org: OrgWorkspaceAdapter) -> tuple[dict[str, Any], dict[str, Any]]:
         before = await org.get_export(EXPORT)
         assert before is not None
@@ -148,7 +143,7 @@ def test_a_patch_with_the_current_resource_version_changes_only_the_patched_list
         )
         return before, patched
 
-    before, patched = with_org(kcpsim, body)
+    before, patched = await with_org(kcpsim, body)
     assert patched["spec"]["latestResourceSchemas"] == [
         "v5f2a9c1e.certificates.certificates.example.corp", "v0a1b2c3d.widgets.certificates.example.corp",
     ]
@@ -156,7 +151,7 @@ def test_a_patch_with_the_current_resource_version_changes_only_the_patched_list
     assert patched["metadata"]["resourceVersion"] != before["metadata"]["resourceVersion"]
 
 
-def test_a_patch_with_a_stale_resource_version_is_a_conflict_and_changes_nothing(kcpsim: KcpSim) -> None:
+async def test_a_patch_with_a_stale_resource_version_is_a_conflict_and_changes_nothing(kcpsim: KcpSim) -> None:
     async def body(org: OrgWorkspaceAdapter) -> dict[str, Any] | None:
         before = await org.get_export(EXPORT)
         assert before is not None
@@ -167,19 +162,19 @@ def test_a_patch_with_a_stale_resource_version_is_a_conflict_and_changes_nothing
             await org.patch_export(EXPORT, {"spec": {"latestResourceSchemas": []}}, resource_version=stale)
         return await org.get_export(EXPORT)
 
-    after = with_org(kcpsim, body)
+    after = await with_org(kcpsim, body)
     assert after is not None
     assert after["spec"]["latestResourceSchemas"] == ["v5f2a9c1e.certificates.certificates.example.corp"]
 
 
-def test_the_patch_carries_the_resource_version_inside_the_merge_patch_body(kcpsim: KcpSim) -> None:
+async def test_the_patch_carries_the_resource_version_inside_the_merge_patch_body(kcpsim: KcpSim) -> None:
     async def body(org: OrgWorkspaceAdapter) -> None:
         before = await org.get_export(EXPORT)
         assert before is not None
         kcpsim.requests.clear()
         await org.patch_export(EXPORT, {"spec": {}}, resource_version=before["metadata"]["resourceVersion"])
 
-    with_org(kcpsim, body)
+    await with_org(kcpsim, body)
     (record,) = kcpsim.requests.records()
     assert (record.method, record.verb, record.resource, record.cluster) == ("PATCH", "patch", "apiexports", "abc123xyz")
     assert "/apis/apis.kcp.io/v1alpha1/apiexports/" in record.path
@@ -188,11 +183,11 @@ def test_the_patch_carries_the_resource_version_inside_the_merge_patch_body(kcps
 # -- the endpoint slice ----------------------------------------------------------------------------
 
 
-def test_the_endpoint_slice_named_like_the_export_gives_the_vw_url(kcpsim: KcpSim) -> None:
+async def test_the_endpoint_slice_named_like_the_export_gives_the_vw_url(kcpsim: KcpSim) -> None:
     async def body(org: OrgWorkspaceAdapter) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         return await org.get_endpoint_slice(EXPORT), await org.get_endpoint_slice("nope.example.corp")
 
-    found, missing = with_org(kcpsim, body)
+    found, missing = await with_org(kcpsim, body)
     assert found is not None
     assert [endpoint["url"] for endpoint in found["status"]["endpoints"]] == [kcpsim.vw_url()]
     assert missing is None
@@ -245,7 +240,7 @@ def test_the_workspace_and_the_kcp_base_url_are_split_from_the_server(server: st
     assert split_workspace_server(server) == expected
 
 
-def test_the_daemon_connects_from_the_two_kubeconfig_files(kcpsim: KcpSim, tmp_path: Path) -> None:
+async def test_the_daemon_connects_from_the_two_kubeconfig_files(kcpsim: KcpSim, tmp_path: Path) -> None:
     files = kcpsim.write_kubeconfigs(tmp_path)
 
     async def main() -> WorkspaceIdentity:
@@ -256,4 +251,4 @@ def test_the_daemon_connects_from_the_two_kubeconfig_files(kcpsim: KcpSim, tmp_p
         finally:
             await connections.aclose()
 
-    assert run(main) == WorkspaceIdentity(name="abc123xyz", path="root:myorg")
+    assert await main() == WorkspaceIdentity(name="abc123xyz", path="root:myorg")

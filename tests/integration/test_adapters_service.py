@@ -25,7 +25,7 @@ from servlet.adapters.connections import (
     load_service_config,
     request_verb,
 )
-from servlet.adapters.errors import NotFound, Transient
+from servlet.core.errors import NotFound, Transient
 from servlet.adapters.kube import resource_class, wrap
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter
@@ -33,14 +33,12 @@ from servlet.app.runtime.informer import Informer
 from servlet.core.actions import NAMESPACE_TYPE, SECRET_TYPE
 from servlet.core.model import ResourceType
 from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE
-from tests.kcpsim import KcpSim
-from tests.asyncio_support import run
+from kcpsim import KcpSim
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
 PR_CRD = REPO / "charts" / "servlet" / "crds" / "publishedresources.yaml"
 CERT_CRD = REPO / "examples" / "certificates" / "crd-certificates.yaml"
-
 
 
 class Calls:
@@ -59,15 +57,12 @@ def connect(sim: KcpSim, calls: Calls | None = None) -> Connections:
     )
 
 
-def with_service(sim: KcpSim, body: Callable[[ServiceClusterAdapter], Awaitable[T]]) -> T:
-    async def main() -> T:
-        connections = connect(sim)
-        try:
-            return await body(ServiceClusterAdapter(connections.service))
-        finally:
-            await connections.aclose()
-
-    return run(main)
+async def with_service(sim: KcpSim, body: Callable[[ServiceClusterAdapter], Awaitable[T]]) -> T:
+    connections = connect(sim)
+    try:
+        return await body(ServiceClusterAdapter(connections.service))
+    finally:
+        await connections.aclose()
 
 
 def install(client: Client, path: Path) -> None:
@@ -93,29 +88,29 @@ def published(name: str = "certificates") -> dict[str, Any]:
 # -- reads -------------------------------------------------------------------------------------
 
 
-def test_a_crd_is_read_by_name_and_a_missing_one_is_none(kcpsim: KcpSim, service: Client) -> None:
+async def test_a_crd_is_read_by_name_and_a_missing_one_is_none(kcpsim: KcpSim, service: Client) -> None:
     install(service, CERT_CRD)
 
     async def body(adapter: ServiceClusterAdapter) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         return await adapter.get_crd("certificates.cert-manager.io"), await adapter.get_crd("nope.example.com")
 
-    crd, missing = with_service(kcpsim, body)
+    crd, missing = await with_service(kcpsim, body)
     assert crd is not None and crd["spec"]["names"]["kind"] == "Certificate"
     assert missing is None
 
 
 @pytest.mark.parametrize(("namespace", "name", "found"), [("", "default", True), ("", "absent", False)])
-def test_one_object_is_read_by_type_namespace_and_name(kcpsim: KcpSim, namespace: str, name: str, found: bool) -> None:
+async def test_one_object_is_read_by_type_namespace_and_name(kcpsim: KcpSim, namespace: str, name: str, found: bool) -> None:
     async def body(adapter: ServiceClusterAdapter) -> dict[str, Any] | None:
         return await adapter.get(NAMESPACE_TYPE, namespace=namespace, name=name)
 
-    obj = with_service(kcpsim, body)
+    obj = await with_service(kcpsim, body)
     assert (obj is not None) is found
     if obj is not None:
         assert obj["metadata"]["name"] == name
 
 
-def test_a_namespaced_custom_resource_is_read_in_its_namespace(kcpsim: KcpSim, service: Client) -> None:
+async def test_a_namespaced_custom_resource_is_read_in_its_namespace(kcpsim: KcpSim, service: Client) -> None:
     install(service, CERT_CRD)
     certs = ResourceType(group="cert-manager.io", version="v1", kind="Certificate", plural="certificates", namespaced=True)
     service.create(wrap(resource_class(certs), {
@@ -128,7 +123,7 @@ def test_a_namespaced_custom_resource_is_read_in_its_namespace(kcpsim: KcpSim, s
         return (await adapter.get(certs, namespace="default", name="web"),
                 await adapter.get(certs, namespace="kube-system", name="web"))
 
-    here, elsewhere = with_service(kcpsim, body)
+    here, elsewhere = await with_service(kcpsim, body)
     assert here is not None and here["spec"]["secretName"] == "web-tls"
     assert elsewhere is None
 
@@ -136,7 +131,7 @@ def test_a_namespaced_custom_resource_is_read_in_its_namespace(kcpsim: KcpSim, s
 # -- writes ------------------------------------------------------------------------------------
 
 
-def test_the_published_resource_status_is_merge_patched_through_the_status_subresource(
+async def test_the_published_resource_status_is_merge_patched_through_the_status_subresource(
     kcpsim: KcpSim, service: Client
 ) -> None:
     install(service, PR_CRD)
@@ -149,7 +144,7 @@ def test_the_published_resource_status_is_merge_patched_through_the_status_subre
         await adapter.write_published_status("certificates", {"resourceSchemaName": "v1.a.b", "conditions": []})
         return await adapter.write_published_status("certificates", {"conditions": [condition]})
 
-    returned = with_service(kcpsim, body)
+    returned = await with_service(kcpsim, body)
     sent = [(r.method, r.path.rsplit("/", 1)[-1]) for r in kcpsim.requests.records()]
     stored = service.get(resource_class(PUBLISHED_RESOURCE_TYPE), "certificates")
     assert stored["status"] == {"resourceSchemaName": "v1.a.b", "conditions": [condition]}
@@ -158,14 +153,14 @@ def test_the_published_resource_status_is_merge_patched_through_the_status_subre
     assert sent == [("PATCH", "status")] * 2
 
 
-def test_status_of_a_missing_published_resource_is_not_found(kcpsim: KcpSim, service: Client) -> None:
+async def test_status_of_a_missing_published_resource_is_not_found(kcpsim: KcpSim, service: Client) -> None:
     install(service, PR_CRD)
 
     async def body(adapter: ServiceClusterAdapter) -> dict[str, Any]:
         return await adapter.write_published_status("absent", {"conditions": []})
 
     with pytest.raises(NotFound):
-        with_service(kcpsim, body)
+        await with_service(kcpsim, body)
 
 
 # -- connections: kubeconfig, counting, sources, closing -----------------------------------------
@@ -227,22 +222,20 @@ def test_without_flag_kubeconfig_or_service_account_the_error_names_the_flag(
     assert str(raised.value).startswith("--context: 'kind' cannot be chosen: no kubeconfig was found")
 
 
-def test_every_request_is_counted_by_target_verb_and_code(kcpsim: KcpSim) -> None:
+async def test_every_request_is_counted_by_target_verb_and_code(kcpsim: KcpSim) -> None:
     calls = Calls()
 
-    async def main() -> None:
-        connections = connect(kcpsim, calls)
-        try:
-            connections.set_virtual_workspace_url(kcpsim.vw_url())
-            await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
-            await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="absent")
-            await OrgWorkspaceAdapter(connections.org).get_export("certificates.example.corp")
-            source = connections.virtual_workspace_source(NAMESPACE_TYPE)
-            (await source.http.get(source.path)).raise_for_status()
-        finally:
-            await connections.aclose()
+    connections = connect(kcpsim, calls)
+    try:
+        connections.set_virtual_workspace_url(kcpsim.vw_url())
+        await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
+        await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="absent")
+        await OrgWorkspaceAdapter(connections.org).get_export("certificates.example.corp")
+        source = connections.virtual_workspace_source(NAMESPACE_TYPE)
+        (await source.collection.http.get(source.collection.path)).raise_for_status()
+    finally:
+        await connections.aclose()
 
-    run(main)
     assert calls.seen == [
         (Target.SERVICE, "get", 200),
         (Target.SERVICE, "get", 404),
@@ -251,19 +244,17 @@ def test_every_request_is_counted_by_target_verb_and_code(kcpsim: KcpSim) -> Non
     ]
 
 
-def test_a_request_without_a_response_is_counted_with_no_code(kcpsim: KcpSim) -> None:
+async def test_a_request_without_a_response_is_counted_with_no_code(kcpsim: KcpSim) -> None:
     calls = Calls()
 
-    async def main() -> None:
-        connections = connect(kcpsim, calls)
-        try:
-            kcpsim.refuse_connections(2.0)
-            with pytest.raises(Transient):
-                await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
-        finally:
-            await connections.aclose()
+    connections = connect(kcpsim, calls)
+    try:
+        kcpsim.refuse_connections(2.0)
+        with pytest.raises(Transient):
+            await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
+    finally:
+        await connections.aclose()
 
-    run(main)
     assert calls.seen == [(Target.SERVICE, "get", None)]
 
 
@@ -296,13 +287,13 @@ def test_the_counted_verb_is_the_kubernetes_verb(method: str, path: str, query: 
     assert request_verb(method, path, query) == verb
 
 
-def test_informer_sources_list_and_watch_each_target(kcpsim: KcpSim) -> None:
+async def test_informer_sources_list_and_watch_each_target(kcpsim: KcpSim) -> None:
     async def main() -> tuple[set[str], set[str], set[tuple[str, str]]]:
         connections = connect(kcpsim)
         connections.set_virtual_workspace_url(kcpsim.vw_url())
         sources = [connections.service_source(NAMESPACE_TYPE), connections.org_source(NAMESPACE_TYPE),
                    connections.virtual_workspace_source(NAMESPACE_TYPE)]
-        informers = [Informer(source.http, path=source.path, name=source.name) for source in sources]
+        informers = [Informer(source) for source in sources]
         tasks = [asyncio.create_task(informer.run()) for informer in informers]
         try:
             for informer in informers:
@@ -315,24 +306,24 @@ def test_informer_sources_list_and_watch_each_target(kcpsim: KcpSim) -> None:
             await asyncio.gather(*tasks, return_exceptions=True)
             await connections.aclose()
 
-    service, org, vw = run(main)
+    service, org, vw = await main()
     assert {"default", "kube-system"} <= service
     assert "kcp-system" in org and "kube-system" not in org
     assert {("k7v2m9x4q1w8z3r5", "default"), ("p4n8c2l6t0y9h1j3", "default")} <= vw
 
 
-def test_sources_are_named_by_target_and_resource(kcpsim: KcpSim) -> None:
+async def test_sources_are_named_by_target_and_resource(kcpsim: KcpSim) -> None:
     async def main() -> list[tuple[str, str]]:
         connections = connect(kcpsim)
         try:
             connections.set_virtual_workspace_url(kcpsim.vw_url())
             sources = [connections.service_source(CRD_TYPE), connections.org_source(NAMESPACE_TYPE),
                        connections.virtual_workspace_source(NAMESPACE_TYPE)]
-            return [(source.name, str(source.http.build_request("GET", source.path).url)) for source in sources]
+            return [(source.name, source.collection.location) for source in sources]
         finally:
             await connections.aclose()
 
-    assert run(main) == [
+    assert await main() == [
         ("service/customresourcedefinitions.apiextensions.k8s.io",
          f"{kcpsim.base_url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions"),
         ("org/namespaces", f"{kcpsim.base_url}/clusters/root:myorg/api/v1/namespaces"),
@@ -340,20 +331,20 @@ def test_sources_are_named_by_target_and_resource(kcpsim: KcpSim) -> None:
     ]
 
 
-def test_aclose_closes_every_client_and_pool(kcpsim: KcpSim) -> None:
-    async def main() -> list[bool]:
-        connections = connect(kcpsim)
-        connections.set_virtual_workspace_url(kcpsim.vw_url())
-        https = [connections.service_source(NAMESPACE_TYPE).http, connections.org_source(NAMESPACE_TYPE).http,
-                 connections.virtual_workspace_source(NAMESPACE_TYPE).http]
-        await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
-        await connections.aclose()
-        return [http.is_closed for http in https]
+async def test_aclose_closes_every_client_and_pool(kcpsim: KcpSim) -> None:
+    connections = connect(kcpsim)
+    connections.set_virtual_workspace_url(kcpsim.vw_url())
+    https = [connections.service_source(NAMESPACE_TYPE).collection.http,
+             connections.org_source(NAMESPACE_TYPE).collection.http,
+             connections.virtual_workspace_source(NAMESPACE_TYPE).collection.http]
+    await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
+    await connections.aclose()
+    result = [http.is_closed for http in https]
 
-    assert run(main) == [True, True, True]
+    assert result == [True, True, True]
 
 
-def test_objects_are_listed_by_labels_across_namespaces_or_in_one(kcpsim: KcpSim, service: Client) -> None:
+async def test_objects_are_listed_by_labels_across_namespaces_or_in_one(kcpsim: KcpSim, service: Client) -> None:
     for namespace, name, labels in [("default", "a", {"app": "x", "tier": "1"}), ("kube-system", "b", {"app": "x"}),
                                     ("default", "c", {"app": "y"})]:
         service.create(wrap(resource_class(SECRET_TYPE), {"apiVersion": "v1", "kind": "Secret", "metadata": {
@@ -365,14 +356,14 @@ def test_objects_are_listed_by_labels_across_namespaces_or_in_one(kcpsim: KcpSim
                  await adapter.list_objects(NAMESPACE_TYPE, labels={"absent": "label"})]
         return [sorted((o["kind"], o["metadata"]["namespace"], o["metadata"]["name"]) for o in objs) for objs in found]
 
-    assert with_service(kcpsim, body) == [
+    assert await with_service(kcpsim, body) == [
         [("Secret", "default", "a"), ("Secret", "kube-system", "b")],
         [("Secret", "default", "a")],
         [],
     ]
 
 
-def test_tls_uses_the_kubeconfig_ca_for_every_target_and_refuses_an_unknown_server(
+async def test_tls_uses_the_kubeconfig_ca_for_every_target_and_refuses_an_unknown_server(
     kcpsim_factory: Callable[..., KcpSim],
 ) -> None:
     sim = kcpsim_factory(tls=True)
@@ -388,7 +379,7 @@ def test_tls_uses_the_kubeconfig_ca_for_every_target_and_refuses_an_unknown_serv
             service = await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
             org = await OrgWorkspaceAdapter(connections.org).resolve_identity()
             source = connections.virtual_workspace_source(NAMESPACE_TYPE)
-            vw = (await source.http.get(source.path)).status_code
+            vw = (await source.collection.http.get(source.collection.path)).status_code
             with pytest.raises(Transient) as raised:
                 await ServiceClusterAdapter(stranger.service).get(NAMESPACE_TYPE, namespace="", name="default")
             assert "certificate" in raised.value.message.lower()
@@ -397,4 +388,4 @@ def test_tls_uses_the_kubeconfig_ca_for_every_target_and_refuses_an_unknown_serv
             await connections.aclose()
             await stranger.aclose()
 
-    assert run(main) == (True, True, True, 0)
+    assert await main() == (True, True, True, 0)

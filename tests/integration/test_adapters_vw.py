@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import pytest
 
 from servlet.adapters.connections import Connections, Target, VirtualWorkspaceUnknown
-from servlet.adapters.errors import Forbidden
+from servlet.core.errors import Forbidden
 from servlet.adapters.kube import resource_class, wrap
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
@@ -21,8 +21,7 @@ from servlet.app.runtime.informer import Informer, ObjectKey
 from servlet.core.actions import SECRET_TYPE
 from servlet.core.apiexport import virtual_workspace_url
 from servlet.core.model import ResourceType
-from tests.kcpsim import KcpSim
-from tests.asyncio_support import run
+from kcpsim import KcpSim
 
 T = TypeVar("T")
 TEAM_A = "k7v2m9x4q1w8z3r5"
@@ -32,24 +31,20 @@ CERTIFICATES = ResourceType(
 )
 
 
-
-def with_vw(sim: KcpSim, body: Callable[[Connections], Awaitable[T]]) -> T:
+async def with_vw(sim: KcpSim, body: Callable[[Connections], Awaitable[T]]) -> T:
     """Connections whose VW URL was found the way the daemon finds it: in the endpoint slice."""
 
-    async def main() -> T:
-        connections = Connections(service_config=sim.service_config(), kcp_config=sim.kcp_config(), trust_env=False)
-        try:
-            org = OrgWorkspaceAdapter(connections.org)
-            url = virtual_workspace_url(
-                endpoint_slice=await org.get_endpoint_slice("certificates.example.corp"), export=None
-            )
-            assert url is not None
-            connections.set_virtual_workspace_url(url)
-            return await body(connections)
-        finally:
-            await connections.aclose()
-
-    return run(main)
+    connections = Connections(service_config=sim.service_config(), kcp_config=sim.kcp_config(), trust_env=False)
+    try:
+        org = OrgWorkspaceAdapter(connections.org)
+        url = virtual_workspace_url(
+            endpoint_slice=await org.get_endpoint_slice("certificates.example.corp"), export=None
+        )
+        assert url is not None
+        connections.set_virtual_workspace_url(url)
+        return await body(connections)
+    finally:
+        await connections.aclose()
 
 
 def certificate(name: str, namespace: str) -> dict[str, Any]:
@@ -68,7 +63,7 @@ def create_in(sim: KcpSim, workspace: str, resource: ResourceType, obj: dict[str
         client.close()
 
 
-def test_one_object_is_read_in_the_workspace_its_cluster_names(kcpsim: KcpSim) -> None:
+async def test_one_object_is_read_in_the_workspace_its_cluster_names(kcpsim: KcpSim) -> None:
     create_in(kcpsim, "team-a", CERTIFICATES, certificate("web", "default"))
 
     async def body(connections: Connections) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -76,14 +71,14 @@ def test_one_object_is_read_in_the_workspace_its_cluster_names(kcpsim: KcpSim) -
         return (await vw.get(CERTIFICATES, cluster=TEAM_A, namespace="default", name="web"),
                 await vw.get(CERTIFICATES, cluster=TEAM_B, namespace="default", name="web"))
 
-    in_a, in_b = with_vw(kcpsim, body)
+    in_a, in_b = await with_vw(kcpsim, body)
     assert in_a is not None
     assert in_a["metadata"]["annotations"]["kcp.io/cluster"] == TEAM_A
     assert in_a["spec"]["commonName"] == "web.example"
     assert in_b is None
 
 
-def test_a_claimed_secret_is_read_through_the_vw(kcpsim: KcpSim) -> None:
+async def test_a_claimed_secret_is_read_through_the_vw(kcpsim: KcpSim) -> None:
     create_in(kcpsim, "team-b", SECRET_TYPE, {"apiVersion": "v1", "kind": "Secret",
                                               "metadata": {"name": "api-tls", "namespace": "default"},
                                               "data": {"tls.key": "a2V5"}})
@@ -92,12 +87,12 @@ def test_a_claimed_secret_is_read_through_the_vw(kcpsim: KcpSim) -> None:
         return await VirtualWorkspaceAdapter(connections).get(SECRET_TYPE, cluster=TEAM_B, namespace="default",
                                                               name="api-tls")
 
-    found = with_vw(kcpsim, body)
+    found = await with_vw(kcpsim, body)
     assert found is not None and found["data"] == {"tls.key": "a2V5"}
 
 
 @pytest.mark.parametrize("workspace", ["org", "unaccepted"])
-def test_a_workspace_without_binding_or_accepted_claim_is_forbidden(kcpsim: KcpSim, workspace: str) -> None:
+async def test_a_workspace_without_binding_or_accepted_claim_is_forbidden(kcpsim: KcpSim, workspace: str) -> None:
     cluster = "abc123xyz" if workspace == "org" else kcpsim.add_workspace("team-x", accept_claims=False)
 
     async def body(connections: Connections) -> dict[str, Any] | None:
@@ -105,12 +100,12 @@ def test_a_workspace_without_binding_or_accepted_claim_is_forbidden(kcpsim: KcpS
                                                               name="x")
 
     with pytest.raises(Forbidden) as raised:
-        with_vw(kcpsim, body)
+        await with_vw(kcpsim, body)
     assert raised.value.code == 403
     assert f"workspace {cluster}" in str(raised.value)
 
 
-def test_a_vw_read_before_the_url_is_known_says_so(kcpsim: KcpSim) -> None:
+async def test_a_vw_read_before_the_url_is_known_says_so(kcpsim: KcpSim) -> None:
     async def main() -> None:
         connections = Connections(service_config=kcpsim.service_config(), kcp_config=kcpsim.kcp_config(),
                                   trust_env=False)
@@ -120,11 +115,11 @@ def test_a_vw_read_before_the_url_is_known_says_so(kcpsim: KcpSim) -> None:
             await connections.aclose()
 
     with pytest.raises(VirtualWorkspaceUnknown, match="not known yet"):
-        run(main)
+        await main()
     assert kcpsim.requests.count(where=lambda r: r.virtual_workspace) == 0
 
 
-def test_workspace_clients_are_made_once_and_all_their_requests_are_counted_as_vw(kcpsim: KcpSim) -> None:
+async def test_workspace_clients_are_made_once_and_all_their_requests_are_counted_as_vw(kcpsim: KcpSim) -> None:
     seen: list[tuple[Target, str, int | None]] = []
 
     def observe(*, target: Target, verb: str, code: int | None) -> None:
@@ -143,18 +138,18 @@ def test_workspace_clients_are_made_once_and_all_their_requests_are_counted_as_v
         finally:
             await connections.aclose()
 
-    assert run(main)
+    assert await main()
     assert seen == [(Target.VIRTUAL_WORKSPACE, "get", 404)] * 2
     assert [r.cluster for r in kcpsim.requests.records()] == [TEAM_A, TEAM_B]
 
 
-def test_the_wildcard_list_spans_every_bound_workspace(kcpsim: KcpSim) -> None:
+async def test_the_wildcard_list_spans_every_bound_workspace(kcpsim: KcpSim) -> None:
     create_in(kcpsim, "team-a", CERTIFICATES, certificate("web", "default"))
     create_in(kcpsim, "team-b", CERTIFICATES, certificate("api", "default"))
 
     async def body(connections: Connections) -> tuple[list[ObjectKey], str]:
         source = connections.virtual_workspace_source(CERTIFICATES)
-        informer = Informer(source.http, path=source.path, name=source.name)
+        informer = Informer(source)
         task = asyncio.create_task(informer.run())
         try:
             await informer.wait_synced()
@@ -163,7 +158,7 @@ def test_the_wildcard_list_spans_every_bound_workspace(kcpsim: KcpSim) -> None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
-    keys, name = with_vw(kcpsim, body)
+    keys, name = await with_vw(kcpsim, body)
     assert keys == [ObjectKey(cluster=TEAM_A, namespace="default", name="web"),
                     ObjectKey(cluster=TEAM_B, namespace="default", name="api")]
     assert name == "vw/certificates.certificates.example.corp"
@@ -171,7 +166,7 @@ def test_the_wildcard_list_spans_every_bound_workspace(kcpsim: KcpSim) -> None:
     assert listed.cluster == "*" and listed.virtual_workspace
 
 
-def test_a_one_shot_list_spans_every_bound_workspace(kcpsim: KcpSim) -> None:
+async def test_a_one_shot_list_spans_every_bound_workspace(kcpsim: KcpSim) -> None:
     create_in(kcpsim, "team-a", CERTIFICATES, certificate("web", "default"))
     create_in(kcpsim, "team-b", CERTIFICATES, certificate("api", "default"))
 
@@ -180,6 +175,6 @@ def test_a_one_shot_list_spans_every_bound_workspace(kcpsim: KcpSim) -> None:
         return sorted((o["metadata"]["annotations"]["kcp.io/cluster"], o["kind"], o["metadata"]["name"])
                       for o in found)
 
-    assert with_vw(kcpsim, body) == [(TEAM_A, "Certificate", "web"), (TEAM_B, "Certificate", "api")]
+    assert await with_vw(kcpsim, body) == [(TEAM_A, "Certificate", "web"), (TEAM_B, "Certificate", "api")]
     (listed,) = kcpsim.requests.matching(verb="list", resource="certificates")
     assert listed.cluster == "*"

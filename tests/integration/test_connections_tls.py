@@ -18,8 +18,7 @@ from lightkube.resources.core_v1 import Namespace
 from servlet.adapters.connections import Connections
 from servlet.adapters.kube import ClusterClients, async_client, http_client
 from servlet.core.model import ResourceType
-from tests.asyncio_support import run
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 
 WORKSPACES = ("root:myorg:team-a", "root:myorg:team-b")
 
@@ -50,7 +49,7 @@ async def _through_connections(configs: tuple[KubeConfig, KubeConfig], sim: KcpS
         results: list[Any] = [await _names(connections.service), await _names(connections.org)]
         for workspace in WORKSPACES:
             results.append(await _names(connections.virtual_workspace(sim.cluster_of(workspace))))
-        watch_http = connections.service_source(_namespaces()).http
+        watch_http = connections.service_source(_namespaces()).collection.http
         results.append((await watch_http.get("api/v1/namespaces")).status_code)
         return results
     finally:
@@ -87,38 +86,37 @@ WAYS: dict[str, Callable[[tuple[KubeConfig, KubeConfig], KcpSim], Any]] = {
 
 
 @pytest.mark.parametrize("way", sorted(WAYS))
-def test_every_client_trusts_the_server_with_the_kubeconfigs_ca(
+async def test_every_client_trusts_the_server_with_the_kubeconfigs_ca(
     kcpsim_factory: Callable[..., KcpSim], way: str
 ) -> None:
     sim = kcpsim_factory(tls=True)
-    results = run(lambda: WAYS[way](_configs(sim, with_ca=True), sim))
+    results = await WAYS[way](_configs(sim, with_ca=True), sim)
     assert results and all(result for result in results)
 
 
 @pytest.mark.parametrize("way", sorted(WAYS))
-def test_without_the_ca_every_client_refuses_the_server(kcpsim_factory: Callable[..., KcpSim], way: str) -> None:
+async def test_without_the_ca_every_client_refuses_the_server(kcpsim_factory: Callable[..., KcpSim], way: str) -> None:
     sim = kcpsim_factory(tls=True)
     with pytest.raises(httpx2.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
-        run(lambda: WAYS[way](_configs(sim, with_ca=False), sim))
+        await WAYS[way](_configs(sim, with_ca=False), sim)
 
 
-def test_a_later_client_of_the_same_target_refuses_the_server_too(kcpsim_factory: Callable[..., KcpSim]) -> None:
+async def test_a_later_client_of_the_same_target_refuses_the_server_too(kcpsim_factory: Callable[..., KcpSim]) -> None:
     # The second workspace's client gets the context the first one already used.
     sim = kcpsim_factory(tls=True)
 
-    async def main() -> list[str]:
-        service, kcp = _configs(sim, with_ca=False)
-        connections = Connections(service_config=service, kcp_config=kcp, trust_env=False)
-        connections.set_virtual_workspace_url(sim.base_url)
-        refused: list[str] = []
-        try:
-            for workspace in WORKSPACES:
-                try:
-                    await _names(connections.virtual_workspace(sim.cluster_of(workspace)))
-                except httpx2.ConnectError as exc:
-                    refused.append(f"{workspace}: {'CERTIFICATE_VERIFY_FAILED' in str(exc)}")
-        finally:
-            await connections.aclose()
-        return refused
+    service, kcp = _configs(sim, with_ca=False)
+    connections = Connections(service_config=service, kcp_config=kcp, trust_env=False)
+    connections.set_virtual_workspace_url(sim.base_url)
+    refused: list[str] = []
+    try:
+        for workspace in WORKSPACES:
+            try:
+                await _names(connections.virtual_workspace(sim.cluster_of(workspace)))
+            except httpx2.ConnectError as exc:
+                refused.append(f"{workspace}: {'CERTIFICATE_VERIFY_FAILED' in str(exc)}")
+    finally:
+        await connections.aclose()
+    result = refused
 
-    assert run(main) == [f"{workspace}: True" for workspace in WORKSPACES]
+    assert result == [f"{workspace}: True" for workspace in WORKSPACES]

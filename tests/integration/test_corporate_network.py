@@ -11,7 +11,7 @@ proxy forwards requests instead of tunnelling them; the routing decision is the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -23,8 +23,7 @@ from lightkube import KubeConfig
 from lightkube.resources.core_v1 import Namespace
 
 from servlet.adapters.connections import Connections
-from tests.asyncio_support import run
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 
 KCP_HOST = "kcp.corp.example"
 
@@ -77,44 +76,35 @@ async def _namespaces_of_org(sim: KcpSim) -> list[str]:
         await connections.aclose()
 
 
-def _with_proxy(sim: KcpSim, check: Callable[[], Awaitable[None]]) -> list[str]:
-    """Runs `check` with HTTP_PROXY set to a forwarding proxy; returns the requests it forwarded."""
+@pytest.fixture
+async def proxied(kcpsim: KcpSim, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[list[str]]:
+    """HTTP_PROXY set to a forwarding proxy in front of kcpsim; yields the requests it forwarded."""
     seen: list[str] = []
-
-    async def main() -> None:
-        async with _forwarding_proxy(sim.port, seen) as proxy:
-            with pytest.MonkeyPatch.context() as env:
-                env.setenv("HTTP_PROXY", proxy)
-                env.delenv("NO_PROXY", raising=False)
-                env.delenv("no_proxy", raising=False)
-                await check()
-    run(main)
-    return seen
+    async with _forwarding_proxy(kcpsim.port, seen) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        yield seen
 
 
-def test_the_org_workspace_is_reached_through_the_proxy_and_loopback_directly(kcpsim: KcpSim) -> None:
-    found: list[list[str]] = []
+async def test_the_org_workspace_is_reached_through_the_proxy_and_loopback_directly(
+        kcpsim: KcpSim, proxied: list[str]) -> None:
+    found = await _namespaces_of_org(kcpsim)
 
-    async def check() -> None:
-        found.append(await _namespaces_of_org(kcpsim))
-
-    seen = _with_proxy(kcpsim, check)
-
-    assert found and "default" in found[0]
-    assert seen and all(line.startswith(f"GET {KCP_HOST}/clusters/root:myorg/") for line in seen), seen
+    assert "default" in found
+    assert proxied and all(line.startswith(f"GET {KCP_HOST}/clusters/root:myorg/") for line in proxied), proxied
 
 
-def test_no_proxy_naming_the_host_sends_it_directly(kcpsim: KcpSim) -> None:
-    async def check() -> None:
-        with pytest.MonkeyPatch.context() as env:
-            env.setenv("NO_PROXY", f"10.0.0.0/8,.svc,{KCP_HOST}")
-            with pytest.raises(httpx2.ConnectError):
-                await _namespaces_of_org(kcpsim)
+async def test_no_proxy_naming_the_host_sends_it_directly(
+        kcpsim: KcpSim, proxied: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_PROXY", f"10.0.0.0/8,.svc,{KCP_HOST}")
+    with pytest.raises(httpx2.ConnectError):
+        await _namespaces_of_org(kcpsim)
 
-    assert _with_proxy(kcpsim, check) == [], "a request went through the proxy although NO_PROXY names its host"
+    assert proxied == [], "a request went through the proxy although NO_PROXY names its host"
 
 
-def test_a_ca_bundle_in_ssl_cert_file_is_trusted_when_the_kubeconfig_names_no_ca(
+async def test_a_ca_bundle_in_ssl_cert_file_is_trusted_when_the_kubeconfig_names_no_ca(
         kcpsim_factory: Callable[..., KcpSim], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sim = kcpsim_factory(tls=True)
     config = sim.kubeconfig_dict(sim.workspace_url("root:myorg"))
@@ -130,7 +120,8 @@ def test_a_ca_bundle_in_ssl_cert_file_is_trusted_when_the_kubeconfig_names_no_ca
             await connections.aclose()
 
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     with pytest.raises(httpx2.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
-        run(org_namespaces)
+        await org_namespaces()
     monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
-    assert "default" in run(org_namespaces)
+    assert "default" in await org_namespaces()

@@ -26,10 +26,9 @@ from servlet.core.apiexport import virtual_workspace_url
 from servlet.core.events import EventSpec
 from servlet.core.model import ResourceType
 from servlet.core.ports import EVENT_TYPE, PUBLISHED_RESOURCE_TYPE, InvolvedObject
-from tests.asyncio_support import run
+from kcpsim import KcpSim
+from kcpsim.topology import Topology
 from tests.integration.kcpsim.helpers import Raw
-from tests.kcpsim import KcpSim
-from tests.kcpsim.topology import Topology
 
 TEAM_A = "k7v2m9x4q1w8z3r5"
 TEAM_B = "p4n8c2l6t0y9h1j3"
@@ -43,24 +42,20 @@ def _stamp() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _with_recorder(sim: KcpSim, body: Callable[[EventRecorder, Metrics], Awaitable[None]], **limits: Any) -> Metrics:
+async def _with_recorder(sim: KcpSim, body: Callable[[EventRecorder], Awaitable[None]], **limits: Any) -> Metrics:
     metrics = Metrics(version="test")
-
-    async def main() -> None:
-        connections = Connections(service_config=sim.service_config(), kcp_config=sim.kcp_config(), trust_env=False)
-        try:
-            org = OrgWorkspaceAdapter(connections.org)
-            url = virtual_workspace_url(endpoint_slice=await org.get_endpoint_slice("certificates.example.corp"),
-                                        export=None)
-            assert url is not None
-            connections.set_virtual_workspace_url(url)
-            recorder = EventRecorder(writer=EventsAdapter(connections), monotonic=time.monotonic, now=_stamp,
-                                     metrics=metrics, log=get_logger("test"), **limits)
-            await body(recorder, metrics)
-        finally:
-            await connections.aclose()
-
-    run(main)
+    connections = Connections(service_config=sim.service_config(), kcp_config=sim.kcp_config(), trust_env=False)
+    try:
+        org = OrgWorkspaceAdapter(connections.org)
+        url = virtual_workspace_url(endpoint_slice=await org.get_endpoint_slice("certificates.example.corp"),
+                                    export=None)
+        assert url is not None
+        connections.set_virtual_workspace_url(url)
+        recorder = EventRecorder(writer=EventsAdapter(connections), monotonic=time.monotonic, now=_stamp,
+                                 metrics=metrics, log=get_logger("test"), **limits)
+        await body(recorder)
+    finally:
+        await connections.aclose()
     return metrics
 
 
@@ -86,16 +81,16 @@ def _events(sim: KcpSim, namespace: str = "default") -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(("namespace", "expected_namespace"), [("", "default"), ("kube-system", "kube-system")])
-def test_an_event_names_its_object_and_lands_in_its_namespace_or_default(
+async def test_an_event_names_its_object_and_lands_in_its_namespace_or_default(
     kcpsim: KcpSim, namespace: str, expected_namespace: str
 ) -> None:
     regarding = InvolvedObject(resource=PUBLISHED_RESOURCE_TYPE, name="certificates", namespace=namespace, uid="u-1")
 
-    async def body(recorder: EventRecorder, _: Metrics) -> None:
+    async def body(recorder: EventRecorder) -> None:
         recorder.record(regarding, EventSpec.warning("InvalidSpec", "spec.naming.name: unknown placeholder $remoteNme"))
         await _drain(recorder)
 
-    _with_recorder(kcpsim, body)
+    await _with_recorder(kcpsim, body)
     (stored,) = _events(kcpsim, expected_namespace)
     assert stored["involvedObject"]["kind"] == "PublishedResource"
     assert stored["involvedObject"]["name"] == "certificates"
@@ -107,14 +102,14 @@ def test_an_event_names_its_object_and_lands_in_its_namespace_or_default(
     assert stored["firstTimestamp"] == stored["lastTimestamp"]
 
 
-def test_a_repeated_event_counts_up_one_event_in_default(kcpsim: KcpSim) -> None:
-    async def body(recorder: EventRecorder, _: Metrics) -> None:
+async def test_a_repeated_event_counts_up_one_event_in_default(kcpsim: KcpSim) -> None:
+    async def body(recorder: EventRecorder) -> None:
         for _ in range(3):
             recorder.record(PUBLISHED, CONFLICT)
         recorder.record(PUBLISHED, EventSpec.normal("Exported", "in the export"))
         await _drain(recorder)
 
-    metrics = _with_recorder(kcpsim, body)
+    metrics = await _with_recorder(kcpsim, body)
     by_reason = {event["reason"]: event for event in _events(kcpsim)}
     assert set(by_reason) == {"NameConflict", "Exported"}
     assert by_reason["NameConflict"]["count"] == 3
@@ -124,45 +119,45 @@ def test_a_repeated_event_counts_up_one_event_in_default(kcpsim: KcpSim) -> None
     assert (_counted(metrics, "created"), _counted(metrics, "counted")) == (2, 2)
 
 
-def test_an_object_over_its_rate_limit_loses_events_others_do_not(kcpsim: KcpSim) -> None:
+async def test_an_object_over_its_rate_limit_loses_events_others_do_not(kcpsim: KcpSim) -> None:
     other = InvolvedObject(resource=PUBLISHED_RESOURCE_TYPE, name="orders", uid="u-2")
 
-    async def body(recorder: EventRecorder, _: Metrics) -> None:
+    async def body(recorder: EventRecorder) -> None:
         for i in range(5):
             recorder.record(PUBLISHED, EventSpec.warning("NameConflict", f"attempt {i}"))
         recorder.record(other, CONFLICT)
         await _drain(recorder)
 
-    metrics = _with_recorder(kcpsim, body, burst=2)
+    metrics = await _with_recorder(kcpsim, body, burst=2)
     names = sorted(event["involvedObject"]["name"] for event in _events(kcpsim))
     assert names == ["certificates", "certificates", "orders"]
     assert _counted(metrics, "rate_limited") == 3
 
 
-def test_record_never_waits_and_a_full_queue_drops(kcpsim: KcpSim) -> None:
-    async def body(recorder: EventRecorder, _: Metrics) -> None:
+async def test_record_never_waits_and_a_full_queue_drops(kcpsim: KcpSim) -> None:
+    async def body(recorder: EventRecorder) -> None:
         started = time.monotonic()
         for i in range(50):  # nothing writes yet: the queue fills
             recorder.record(InvolvedObject(resource=PUBLISHED_RESOURCE_TYPE, name=f"p{i}"), CONFLICT)
         assert time.monotonic() - started < 0.5
         await _drain(recorder)
 
-    metrics = _with_recorder(kcpsim, body, capacity=10)
+    metrics = await _with_recorder(kcpsim, body, capacity=10)
     assert len(_events(kcpsim)) == 10
     assert _counted(metrics, "dropped") == 40
 
 
-def test_a_replica_that_does_not_lead_writes_no_event(kcpsim: KcpSim) -> None:
-    async def body(recorder: EventRecorder, _: Metrics) -> None:
+async def test_a_replica_that_does_not_lead_writes_no_event(kcpsim: KcpSim) -> None:
+    async def body(recorder: EventRecorder) -> None:
         recorder.record(PUBLISHED, CONFLICT)
         await _drain(recorder)
 
-    metrics = _with_recorder(kcpsim, body, can_write=lambda: False)
+    metrics = await _with_recorder(kcpsim, body, can_write=lambda: False)
     assert _events(kcpsim) == []
     assert _counted(metrics, "dropped") == 1
 
 
-def test_an_event_about_a_users_object_lands_in_its_workspace_once_the_claim_is_accepted(
+async def test_an_event_about_a_users_object_lands_in_its_workspace_once_the_claim_is_accepted(
     kcpsim_factory: Callable[..., KcpSim],
 ) -> None:
     # Both workspaces bound the export accepting its claims, events included; then team-b
@@ -178,12 +173,12 @@ def test_an_event_about_a_users_object_lands_in_its_workspace_once_the_claim_is_
         def about(cluster: str) -> InvolvedObject:
             return InvolvedObject(resource=CERTIFICATES, name="web", namespace="default", uid="c-1", cluster=cluster)
 
-        async def body(recorder: EventRecorder, _: Metrics) -> None:
+        async def body(recorder: EventRecorder) -> None:
             recorder.record(about(TEAM_A), CONFLICT)
             recorder.record(about(TEAM_B), CONFLICT)
             await _drain(recorder)
 
-        metrics = _with_recorder(sim, body)
+        metrics = await _with_recorder(sim, body)
         selector = "involvedObject.name=web,involvedObject.namespace=default,involvedObject.kind=Certificate"
         listed = raw("GET", "/clusters/root:myorg:team-a/api/v1/namespaces/default/events",
                      params={"fieldSelector": selector}).json()["items"]

@@ -20,8 +20,8 @@ from lightkube import Client
 from lightkube.types import PatchType
 
 from servlet.adapters.connections import Connections, Target
-from servlet.adapters.errors import AlreadyExists, Conflict, Forbidden, NotFound
-from servlet.adapters.executor import Executor, NotLeader
+from servlet.core.errors import AlreadyExists, Conflict, Forbidden, NotFound, NotLeader
+from servlet.adapters.executor import Executor
 from servlet.adapters.kube import resource_class, wrap
 from servlet.core.actions import (
     NAMESPACE_TYPE,
@@ -50,8 +50,7 @@ from servlet.core.model import ResourceType
 from servlet.core.patch import encode_state
 from servlet.core.redaction import REDACTED
 from servlet.core.ports import CRD_TYPE
-from tests.kcpsim import ErrorRule, FaultPlan, KcpSim
-from tests.asyncio_support import run
+from kcpsim import ErrorRule, FaultPlan, KcpSim
 
 REPO = Path(__file__).resolve().parents[2]
 TEAM_A = "k7v2m9x4q1w8z3r5"
@@ -62,7 +61,6 @@ REMOTE = ResourceType(
 )
 
 
-
 class Observed:
     def __init__(self) -> None:
         self.seen: list[tuple[Target, str, int | None]] = []
@@ -71,23 +69,20 @@ class Observed:
         self.seen.append((target, verb, code))
 
 
-def execute(
+async def execute(
     sim: KcpSim, *actions: Action, can_write: Callable[[], bool] = lambda: True, observed: Observed | None = None
 ) -> list[dict[str, Any] | None]:
     """Execute the actions in order with a fresh executor; the request log starts empty."""
 
-    async def main() -> list[dict[str, Any] | None]:
-        connections = Connections(service_config=sim.service_config(), kcp_config=sim.kcp_config(),
-                                  on_request=observed, trust_env=False)
-        connections.set_virtual_workspace_url(sim.vw_url())
-        executor = Executor(connections, can_write=can_write)
-        sim.requests.clear()
-        try:
-            return [await executor.execute(action) for action in actions]
-        finally:
-            await connections.aclose()
-
-    return run(main)
+    connections = Connections(service_config=sim.service_config(), kcp_config=sim.kcp_config(),
+                              on_request=observed, trust_env=False)
+    connections.set_virtual_workspace_url(sim.vw_url())
+    executor = Executor(connections, can_write=can_write)
+    sim.requests.clear()
+    try:
+        return [await executor.execute(action) for action in actions]
+    finally:
+        await connections.aclose()
 
 
 def local_ref(name: str = "copy", namespace: str = "default", resource: ResourceType = LOCAL) -> ObjectRef:
@@ -148,9 +143,9 @@ def absent(client: Client, resource: ResourceType, name: str, namespace: str = "
 # -- local primaries ----------------------------------------------------------------------------
 
 
-def test_create_sends_exactly_one_request_and_returns_the_stored_object(kcpsim: KcpSim, service: Client) -> None:
+async def test_create_sends_exactly_one_request_and_returns_the_stored_object(kcpsim: KcpSim, service: Client) -> None:
     observed = Observed()
-    (created,) = execute(kcpsim, Create(target=local_ref(), object=local_certificate()), observed=observed)
+    (created,) = await execute(kcpsim, Create(target=local_ref(), object=local_certificate()), observed=observed)
     sent = [(r.method, r.cluster, r.status) for r in kcpsim.requests.records()]
     stored = read(service, LOCAL, "copy")
     assert created is not None and created["metadata"]["uid"] == stored["metadata"]["uid"]
@@ -160,20 +155,20 @@ def test_create_sends_exactly_one_request_and_returns_the_stored_object(kcpsim: 
     assert observed.seen == [(Target.SERVICE, "create", 201)]
 
 
-def test_create_of_a_taken_name_is_already_exists(kcpsim: KcpSim, service: Client) -> None:
-    execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
+async def test_create_of_a_taken_name_is_already_exists(kcpsim: KcpSim, service: Client) -> None:
+    await execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
     with pytest.raises(AlreadyExists):
-        execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
+        await execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
 
 
 @pytest.mark.parametrize("action_type", [Adopt, Patch])
-def test_adopt_and_patch_are_merge_patches_on_the_local_object(
+async def test_adopt_and_patch_are_merge_patches_on_the_local_object(
     kcpsim: KcpSim, service: Client, action_type: type[Adopt] | type[Patch]
 ) -> None:
-    execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
+    await execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
     patch = {"metadata": {"labels": {"syncer.kdp.k8c.io/remote-object-cluster": TEAM_A}},
              "spec": {"commonName": None, "dnsNames": ["a.example"]}}
-    (returned,) = execute(kcpsim, action_type(target=local_ref(), patch=patch))
+    (returned,) = await execute(kcpsim, action_type(target=local_ref(), patch=patch))
     stored = read(service, LOCAL, "copy")
     assert stored["metadata"]["labels"] == {"syncer.kdp.k8c.io/servlet": "tom",
                                             "syncer.kdp.k8c.io/remote-object-cluster": TEAM_A}
@@ -183,44 +178,44 @@ def test_adopt_and_patch_are_merge_patches_on_the_local_object(
     assert record.method == "PATCH"
 
 
-def test_delete_local_removes_the_copy_and_a_missing_copy_is_success(kcpsim: KcpSim, service: Client) -> None:
-    execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
-    assert execute(kcpsim, DeleteLocal(target=local_ref()), DeleteLocal(target=local_ref())) == [None, None]
+async def test_delete_local_removes_the_copy_and_a_missing_copy_is_success(kcpsim: KcpSim, service: Client) -> None:
+    await execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
+    assert await execute(kcpsim, DeleteLocal(target=local_ref()), DeleteLocal(target=local_ref())) == [None, None]
     assert absent(service, LOCAL, "copy")
     assert [r.status for r in kcpsim.requests.matching(verb="delete")] == [200, 404]
 
 
 @pytest.mark.parametrize("planned_against", ["the copy", "an object that replaced it"])
-def test_a_delete_and_a_patch_carry_the_uid_of_the_object_they_were_planned_against(
+async def test_a_delete_and_a_patch_carry_the_uid_of_the_object_they_were_planned_against(
         kcpsim: KcpSim, service: Client, planned_against: str) -> None:
-    (created,) = execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
+    (created,) = await execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
     assert created is not None
     uid = created["metadata"]["uid"]
     if planned_against == "an object that replaced it":
-        execute(kcpsim, DeleteLocal(target=local_ref()))
-        execute(kcpsim, Create(target=local_ref(), object=local_certificate()))  # the same name, a new uid
+        await execute(kcpsim, DeleteLocal(target=local_ref()))
+        await execute(kcpsim, Create(target=local_ref(), object=local_certificate()))  # the same name, a new uid
     replaced = planned_against != "the copy"
     patch = {"metadata": {"uid": uid}, "spec": {"commonName": "changed.example"}}
     if replaced:
         with pytest.raises(Conflict, match="UID"):
-            execute(kcpsim, Patch(target=local_ref(), patch=patch))
+            await execute(kcpsim, Patch(target=local_ref(), patch=patch))
         with pytest.raises(Conflict, match="UID"):
-            execute(kcpsim, DeleteLocal(target=local_ref(), uid=uid))
+            await execute(kcpsim, DeleteLocal(target=local_ref(), uid=uid))
         assert read(service, LOCAL, "copy")["spec"]["commonName"] == "web.example", "the new object was written"
     else:
-        execute(kcpsim, Patch(target=local_ref(), patch=patch))
+        await execute(kcpsim, Patch(target=local_ref(), patch=patch))
         assert read(service, LOCAL, "copy")["spec"]["commonName"] == "changed.example"
-        execute(kcpsim, DeleteLocal(target=local_ref(), uid=uid))
+        await execute(kcpsim, DeleteLocal(target=local_ref(), uid=uid))
         assert absent(service, LOCAL, "copy")
 
 
-def test_record_related_state_writes_only_its_annotation(kcpsim: KcpSim, service: Client) -> None:
-    execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
+async def test_record_related_state_writes_only_its_annotation(kcpsim: KcpSim, service: Client) -> None:
+    await execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
     key = "syncer.kdp.k8c.io/related-state.tls"
-    execute(kcpsim, RecordRelatedState(identifier="tls", target=local_ref(),
+    await execute(kcpsim, RecordRelatedState(identifier="tls", target=local_ref(),
                                        patch={"metadata": {"annotations": {key: '{"created":true}'}}}))
     assert read(service, LOCAL, "copy")["metadata"]["annotations"] == {key: '{"created":true}'}
-    execute(kcpsim, RecordRelatedState(identifier="tls", target=local_ref(),
+    await execute(kcpsim, RecordRelatedState(identifier="tls", target=local_ref(),
                                        patch={"metadata": {"annotations": {key: None}}}))
     stored = read(service, LOCAL, "copy")
     assert key not in (stored["metadata"].get("annotations") or {})
@@ -231,13 +226,13 @@ def test_record_related_state_writes_only_its_annotation(kcpsim: KcpSim, service
 
 
 @pytest.mark.parametrize("side", [Side.LOCAL, Side.REMOTE])
-def test_create_namespace_creates_it_and_an_existing_one_is_success(
+async def test_create_namespace_creates_it_and_an_existing_one_is_success(
     kcpsim: KcpSim, service: Client, team_a: Client, side: Side
 ) -> None:
     cluster = TEAM_A if side is Side.REMOTE else ""
     new = ObjectRef(side=side, resource=NAMESPACE_TYPE, namespace="", name="fresh", cluster=cluster)
     existing = ObjectRef(side=side, resource=NAMESPACE_TYPE, namespace="", name="default", cluster=cluster)
-    created, again = execute(kcpsim, CreateNamespace(target=new), CreateNamespace(target=existing))
+    created, again = await execute(kcpsim, CreateNamespace(target=new), CreateNamespace(target=existing))
     assert created is not None and created["metadata"]["name"] == "fresh"
     assert again is None
     sent = kcpsim.requests.records()
@@ -250,44 +245,44 @@ def test_create_namespace_creates_it_and_an_existing_one_is_success(
 # -- remote primaries ---------------------------------------------------------------------------
 
 
-def test_finalizers_are_added_and_removed_with_the_resource_version_read(kcpsim: KcpSim, team_a: Client) -> None:
+async def test_finalizers_are_added_and_removed_with_the_resource_version_read(kcpsim: KcpSim, team_a: Client) -> None:
     version = read(team_a, REMOTE, "web")["metadata"]["resourceVersion"]
-    (added,) = execute(kcpsim, AddFinalizer(target=remote_ref(), finalizers=(FINALIZER,), resource_version=version))
+    (added,) = await execute(kcpsim, AddFinalizer(target=remote_ref(), finalizers=(FINALIZER,), resource_version=version))
     (record,) = kcpsim.requests.records()
     assert read(team_a, REMOTE, "web")["metadata"]["finalizers"] == [FINALIZER]
     assert added is not None
     assert (record.cluster, record.virtual_workspace, record.verb) == (TEAM_A, True, "patch")
 
-    execute(kcpsim, RemoveFinalizer(target=remote_ref(), finalizers=(),
+    await execute(kcpsim, RemoveFinalizer(target=remote_ref(), finalizers=(),
                                     resource_version=added["metadata"]["resourceVersion"]))
     assert not read(team_a, REMOTE, "web")["metadata"].get("finalizers")
 
 
-def test_release_takes_the_finalizer_off_and_keeps_others(kcpsim: KcpSim, team_a: Client) -> None:
+async def test_release_takes_the_finalizer_off_and_keeps_others(kcpsim: KcpSim, team_a: Client) -> None:
     version = read(team_a, REMOTE, "web")["metadata"]["resourceVersion"]
-    (added,) = execute(kcpsim, AddFinalizer(target=remote_ref(), finalizers=("other.example/keep", FINALIZER),
+    (added,) = await execute(kcpsim, AddFinalizer(target=remote_ref(), finalizers=("other.example/keep", FINALIZER),
                                             resource_version=version))
     assert added is not None
-    execute(kcpsim, Release(target=remote_ref(), finalizers=("other.example/keep",),
+    await execute(kcpsim, Release(target=remote_ref(), finalizers=("other.example/keep",),
                             resource_version=added["metadata"]["resourceVersion"]))
     assert read(team_a, REMOTE, "web")["metadata"]["finalizers"] == ["other.example/keep"]
 
 
 @pytest.mark.parametrize("action_type", [AddFinalizer, RemoveFinalizer, Release])
-def test_a_finalizer_patch_with_a_stale_resource_version_is_a_conflict_and_changes_nothing(
+async def test_a_finalizer_patch_with_a_stale_resource_version_is_a_conflict_and_changes_nothing(
     kcpsim: KcpSim, team_a: Client, action_type: type[AddFinalizer] | type[RemoveFinalizer] | type[Release]
 ) -> None:
     stale = read(team_a, REMOTE, "web")["metadata"]["resourceVersion"]
     team_a.patch(resource_class(REMOTE), "web", {"metadata": {"labels": {"edited": "yes"}}}, namespace="default",
                  patch_type=PatchType.MERGE)
     with pytest.raises(Conflict):
-        execute(kcpsim, action_type(target=remote_ref(), finalizers=(FINALIZER,), resource_version=stale))
+        await execute(kcpsim, action_type(target=remote_ref(), finalizers=(FINALIZER,), resource_version=stale))
     assert not read(team_a, REMOTE, "web")["metadata"].get("finalizers")
 
 
-def test_remote_status_is_written_through_the_status_subresource(kcpsim: KcpSim, team_a: Client) -> None:
+async def test_remote_status_is_written_through_the_status_subresource(kcpsim: KcpSim, team_a: Client) -> None:
     action = PatchRemoteStatus(target=remote_ref(), status={"phase": "Ready"}, patch={"status": {"phase": "Ready"}})
-    (returned,) = execute(kcpsim, action)
+    (returned,) = await execute(kcpsim, action)
     (record,) = kcpsim.requests.records()
     stored = read(team_a, REMOTE, "web")
     assert stored["status"] == {"phase": "Ready"}
@@ -296,19 +291,19 @@ def test_remote_status_is_written_through_the_status_subresource(kcpsim: KcpSim,
     assert record.path.endswith("/certificates/web/status") and record.method == "PATCH"
 
 
-def test_remote_status_of_a_missing_object_is_not_found(kcpsim: KcpSim, team_a: Client) -> None:
+async def test_remote_status_of_a_missing_object_is_not_found(kcpsim: KcpSim, team_a: Client) -> None:
     with pytest.raises(NotFound):
-        execute(kcpsim, PatchRemoteStatus(target=remote_ref(name="gone"), status={}, patch={"status": {}}))
+        await execute(kcpsim, PatchRemoteStatus(target=remote_ref(name="gone"), status={}, patch={"status": {}}))
 
 
 # -- related objects ----------------------------------------------------------------------------
 
 
-def test_a_related_secret_is_created_patched_and_deleted_in_the_workspace_through_the_vw(
+async def test_a_related_secret_is_created_patched_and_deleted_in_the_workspace_through_the_vw(
     kcpsim: KcpSim, team_a: Client
 ) -> None:
     ref = remote_ref(name="web-tls", resource=SECRET_TYPE)
-    created, patched = execute(
+    created, patched = await execute(
         kcpsim,
         CreateRelated(identifier="tls", target=ref, object=secret("web-tls", **{"tls.crt": "Y2VydA=="})),
         PatchRelated(identifier="tls", target=ref, patch={"data": {"tls.key": "a2V5"}}),
@@ -318,22 +313,22 @@ def test_a_related_secret_is_created_patched_and_deleted_in_the_workspace_throug
     stored = read(team_a, SECRET_TYPE, "web-tls")
     assert stored["data"] == {"tls.crt": "Y2VydA==", "tls.key": "a2V5"}
 
-    assert execute(kcpsim, DeleteRelated(identifier="tls", target=ref), DeleteRelated(identifier="tls", target=ref)) \
+    assert await execute(kcpsim, DeleteRelated(identifier="tls", target=ref), DeleteRelated(identifier="tls", target=ref)) \
         == [None, None]
     assert absent(team_a, SECRET_TYPE, "web-tls")
 
 
-def test_a_related_secret_is_created_locally_for_origin_platform(kcpsim: KcpSim, service: Client) -> None:
+async def test_a_related_secret_is_created_locally_for_origin_platform(kcpsim: KcpSim, service: Client) -> None:
     ref = local_ref(name="web-tls", namespace="kube-system", resource=SECRET_TYPE)
-    execute(kcpsim, CreateRelated(identifier="tls", target=ref, object=secret("web-tls", namespace="", a="Yg==")))
+    await execute(kcpsim, CreateRelated(identifier="tls", target=ref, object=secret("web-tls", namespace="", a="Yg==")))
     assert read(service, SECRET_TYPE, "web-tls", "kube-system")["data"] == {"a": "Yg=="}
 
 
-def test_a_related_secret_in_a_workspace_that_did_not_accept_the_claim_is_forbidden(kcpsim: KcpSim) -> None:
+async def test_a_related_secret_in_a_workspace_that_did_not_accept_the_claim_is_forbidden(kcpsim: KcpSim) -> None:
     cluster = kcpsim.add_workspace("team-x", accept_claims=False)
     ref = remote_ref(name="web-tls", resource=SECRET_TYPE, cluster=cluster)
     with pytest.raises(Forbidden) as raised:
-        execute(kcpsim, CreateRelated(identifier="tls", target=ref, object=secret("web-tls")))
+        await execute(kcpsim, CreateRelated(identifier="tls", target=ref, object=secret("web-tls")))
     assert raised.value.code == 403 and cluster in str(raised.value)
 
 
@@ -350,12 +345,12 @@ def platform_copy(name: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("verb", ["create", "patch"])
-def test_a_refusal_quoting_the_request_reaches_nobody_with_the_secret_values_in_it(
+async def test_a_refusal_quoting_the_request_reaches_nobody_with_the_secret_values_in_it(
     kcpsim: KcpSim, service: Client, verb: str
 ) -> None:
     ref = local_ref(name="team-ca", namespace="kube-system", resource=SECRET_TYPE)
     if verb == "patch":
-        execute(kcpsim, CreateRelated(identifier="ca", target=ref, object=secret("team-ca", namespace="kube-system")))
+        await execute(kcpsim, CreateRelated(identifier="ca", target=ref, object=secret("team-ca", namespace="kube-system")))
     copy = platform_copy("team-ca")
     action: Action = (CreateRelated(identifier="ca", target=ref, object=copy) if verb == "create" else
                       PatchRelated(identifier="ca", target=ref, patch={key: copy[key] for key in ("data", "metadata")}))
@@ -363,14 +358,14 @@ def test_a_refusal_quoting_the_request_reaches_nobody_with_the_secret_values_in_
                                                   limit=1),)))
 
     with pytest.raises(Forbidden) as raised:
-        execute(kcpsim, action)
+        await execute(kcpsim, action)
 
     shown = "".join(traceback.format_exception(raised.value)) + repr(raised.value.args)
     assert "denied" in shown and REDACTED in shown and "ca.crt" in shown, shown
     for spelling in (ENCODED, "executor-marker-52d7b0"):
         assert spelling not in shown, "a Secret value reached the failure"
     # The request carried the real value, and does again once the server accepts it.
-    execute(kcpsim, action)
+    await execute(kcpsim, action)
     assert read(service, SECRET_TYPE, "team-ca", "kube-system")["data"] == {"ca.crt": ENCODED}
 
 
@@ -395,28 +390,28 @@ WRITES: list[Action] = [
 
 
 @pytest.mark.parametrize("action", WRITES, ids=[action.type for action in WRITES])
-def test_a_replica_that_is_not_the_leader_refuses_every_write_and_sends_nothing(kcpsim: KcpSim, action: Action) -> None:
+async def test_a_replica_that_is_not_the_leader_refuses_every_write_and_sends_nothing(kcpsim: KcpSim, action: Action) -> None:
     with pytest.raises(NotLeader) as raised:
-        execute(kcpsim, action, can_write=lambda: False)
+        await execute(kcpsim, action, can_write=lambda: False)
     assert raised.value.action is action
     assert kcpsim.requests.records() == []
 
 
-def test_leadership_is_checked_before_each_write_so_losing_it_stops_writing_at_once(
+async def test_leadership_is_checked_before_each_write_so_losing_it_stops_writing_at_once(
     kcpsim: KcpSim, service: Client
 ) -> None:
     leading = iter([True, False])
     first = CreateNamespace(target=ObjectRef(side=Side.LOCAL, resource=NAMESPACE_TYPE, namespace="", name="one"))
     second = CreateNamespace(target=ObjectRef(side=Side.LOCAL, resource=NAMESPACE_TYPE, namespace="", name="two"))
     with pytest.raises(NotLeader):
-        execute(kcpsim, first, second, can_write=lambda: next(leading))
+        await execute(kcpsim, first, second, can_write=lambda: next(leading))
     assert [r.status for r in kcpsim.requests.records()] == [201]
     assert absent(service, NAMESPACE_TYPE, "two", "")
 
 
 @pytest.mark.parametrize("leader", [True, False])
-def test_conflicts_and_errors_are_reports_and_send_nothing(kcpsim: KcpSim, leader: bool) -> None:
+async def test_conflicts_and_errors_are_reports_and_send_nothing(kcpsim: KcpSim, leader: bool) -> None:
     actions: list[Action] = [ConflictAction(target=local_ref(), reason="someone else's object"),
                              Error(reason="spec.naming.name: bad"), Error(reason="x", target=remote_ref())]
-    assert execute(kcpsim, *actions, can_write=lambda: leader) == [None, None, None]
+    assert await execute(kcpsim, *actions, can_write=lambda: leader) == [None, None, None]
     assert kcpsim.requests.records() == []

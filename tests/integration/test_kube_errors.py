@@ -21,7 +21,7 @@ from lightkube.core.exceptions import ApiError
 from lightkube.core.internal_models import meta_v1
 from lightkube.core.resource_registry import resource_registry
 
-from servlet.adapters.errors import (
+from servlet.core.errors import (
     AlreadyExists,
     ApiFailure,
     Conflict,
@@ -32,12 +32,10 @@ from servlet.adapters.errors import (
     Operation,
     Transient,
 )
+from servlet.adapters.errors import api_errors, failure_for, failure_from_exception
 from servlet.adapters.kube import (
     ClusterClients,
-    api_errors,
     async_client,
-    failure_for,
-    failure_from_exception,
     http_client,
     json_patch,
     merge_patch,
@@ -45,12 +43,10 @@ from servlet.adapters.kube import (
     wrap,
 )
 from servlet.core.model import ResourceType
-from tests.asyncio_support import run
 
 REPO = Path(__file__).resolve().parents[2]
 WIDGETS = ResourceType(group="example.test", version="v1", kind="Widget", plural="widgets", namespaced=True)
 OP = Operation(verb="get", resource="widgets.example.test", namespace="ns", name="w")
-
 
 
 # -- classification ----------------------------------------------------------------------------
@@ -141,12 +137,12 @@ CONTENT_TYPES = ["application/json", "application/json; charset=utf-8", None, "t
     [(404, "NotFound", NotFound), (409, "Conflict", Conflict), (410, "Gone", Gone), (403, "Forbidden", Forbidden),
      (422, "Invalid", Invalid), (500, "InternalError", Transient)],
 )
-def test_every_content_type_gives_the_same_error_with_the_servers_message(
+async def test_every_content_type_gives_the_same_error_with_the_servers_message(
     content_type: str | None, code: int, reason: str, expected: type
 ) -> None:
     transport = _answer(code, _status(code, reason, f"widgets \"w\" says {reason}"), content_type)
     with pytest.raises(expected) as caught:
-        run(lambda: _get_through(transport))
+        await _get_through(transport)
     assert caught.value.code == code
     assert caught.value.reason == reason
     assert caught.value.message == f'widgets "w" says {reason}'
@@ -154,10 +150,10 @@ def test_every_content_type_gives_the_same_error_with_the_servers_message(
 
 
 @pytest.mark.parametrize("content_type", CONTENT_TYPES, ids=["json", "json-charset", "no-header", "text"])
-def test_a_non_json_error_page_keeps_its_text_as_the_message(content_type: str | None) -> None:
+async def test_a_non_json_error_page_keeps_its_text_as_the_message(content_type: str | None) -> None:
     transport = _answer(502, b"<html>bad gateway</html>", content_type)
     with pytest.raises(Transient) as caught:
-        run(lambda: _get_through(transport))
+        await _get_through(transport)
     assert (caught.value.code, caught.value.message) == (502, "<html>bad gateway</html>")
 
 
@@ -172,12 +168,12 @@ def test_a_non_json_error_page_keeps_its_text_as_the_message(content_type: str |
     ],
     ids=["header", "status-details", "plain-body", "http-date-ignored", "none"],
 )
-def test_too_many_requests_is_transient_with_the_servers_retry_after(
+async def test_too_many_requests_is_transient_with_the_servers_retry_after(
     body: bytes, headers: dict[str, str], expected: float | None
 ) -> None:
     transport = _answer(429, body, "application/json; charset=utf-8", **headers)
     with pytest.raises(Transient) as caught:
-        run(lambda: _get_through(transport))
+        await _get_through(transport)
     assert caught.value.retry_after == expected
 
 
@@ -186,12 +182,12 @@ def test_too_many_requests_is_transient_with_the_servers_retry_after(
     [httpx2.ConnectError("refused"), httpx2.ReadTimeout("slow"), httpx2.RemoteProtocolError("cut"), httpx2.ConnectTimeout("no")],
     ids=lambda e: type(e).__name__,
 )
-def test_connection_errors_and_timeouts_are_transient_without_a_code(error: Exception) -> None:
+async def test_connection_errors_and_timeouts_are_transient_without_a_code(error: Exception) -> None:
     def fail(request: httpx2.Request) -> httpx2.Response:
         raise error
 
     with pytest.raises(Transient) as caught:
-        run(lambda: _get_through(httpx2.MockTransport(fail)))
+        await _get_through(httpx2.MockTransport(fail))
     assert caught.value.code == 0
     assert type(error).__name__ in caught.value.message
     assert isinstance(caught.value.__cause__, httpx2.TransportError)
@@ -212,13 +208,13 @@ def test_errors_that_are_not_api_failures_pass_through_unchanged(error: Exceptio
     assert caught.value is error
 
 
-def test_async_with_maps_the_same_way() -> None:
+async def test_async_with_maps_the_same_way() -> None:
     async def main() -> None:
         async with api_errors(OP):
             raise httpx2.ConnectError("refused")
 
     with pytest.raises(Transient):
-        run(main)
+        await main()
 
 
 # -- patches -----------------------------------------------------------------------------------
@@ -233,7 +229,7 @@ def test_async_with_maps_the_same_way() -> None:
     ],
     ids=["merge", "merge-status", "json"],
 )
-def test_patches_are_merge_or_json_patches_never_strategic(
+async def test_patches_are_merge_or_json_patches_never_strategic(
     helper: Any, body: Any, status: bool, content_type: str, path: str
 ) -> None:
     seen: list[httpx2.Request] = []
@@ -250,7 +246,7 @@ def test_patches_are_merge_or_json_patches_never_strategic(
         finally:
             await client.close()
 
-    result = run(main)
+    result = await main()
     assert result["metadata"] == {"name": "w"}
     assert type(result) is dict
     [request] = seen
@@ -260,7 +256,7 @@ def test_patches_are_merge_or_json_patches_never_strategic(
     assert json.loads(request.content) == body
 
 
-def test_a_rejected_patch_names_the_object_in_the_error() -> None:
+async def test_a_rejected_patch_names_the_object_in_the_error() -> None:
     transport = _answer(422, _status(422, "Invalid", "spec.size: Invalid value"), "application/json")
 
     async def main() -> None:
@@ -271,7 +267,7 @@ def test_a_rejected_patch_names_the_object_in_the_error() -> None:
             await client.close()
 
     with pytest.raises(Invalid) as caught:
-        run(main)
+        await main()
     assert caught.value.operation == Operation(verb="patch", resource="widgets.example.test", namespace="ns", name="w", where="svc")
 
 
@@ -389,12 +385,12 @@ async def _invalid_object(sim: Any) -> None:
     ],
     ids=["404", "409-exists", "409-conflict", "410", "403", "422"],
 )
-def test_kcpsim_errors_map_to_our_classes_with_the_servers_message(
+async def test_kcpsim_errors_map_to_our_classes_with_the_servers_message(
     kcpsim_factory: Callable[..., Any], scenario: Callable[[Any], Awaitable[None]], expected: type, code: int, words: str
 ) -> None:
     sim = kcpsim_factory(watch_gone_as_status=True)
     with pytest.raises(expected) as caught:
-        run(lambda: scenario(sim))
+        await scenario(sim)
     assert caught.value.code == code
     assert words in caught.value.message
 
@@ -404,27 +400,27 @@ def test_kcpsim_errors_map_to_our_classes_with_the_servers_message(
     [({"status": 500}, None), ({"status": 503, "retry_after": 4}, 4.0), ({"status": 429, "retry_after": 3}, 3.0)],
     ids=["500", "503", "429"],
 )
-def test_kcpsim_server_errors_and_throttling_are_transient(kcpsim: Any, rule: dict[str, Any], retry_after: float | None) -> None:
-    from tests.kcpsim import ErrorRule, FaultPlan
+async def test_kcpsim_server_errors_and_throttling_are_transient(kcpsim: Any, rule: dict[str, Any], retry_after: float | None) -> None:
+    from kcpsim import ErrorRule, FaultPlan
 
     kcpsim.set_faults(FaultPlan(errors=(ErrorRule(resource="configmaps", **rule),)))
     with pytest.raises(Transient) as caught:
-        run(lambda: _missing(kcpsim))
+        await _missing(kcpsim)
     assert caught.value.code == rule["status"]
     assert caught.value.retry_after == retry_after
 
 
-def test_a_refused_connection_is_transient(kcpsim: Any) -> None:
+async def test_a_refused_connection_is_transient(kcpsim: Any) -> None:
     kcpsim.refuse_connections(1.0)
     with pytest.raises(Transient) as caught:
-        run(lambda: _missing(kcpsim))
+        await _missing(kcpsim)
     assert caught.value.code == 0
 
 
 # -- one client per logical cluster ------------------------------------------------------------
 
 
-def test_cluster_clients_address_one_workspace_each_under_the_vw_url(kcpsim: Any) -> None:
+async def test_cluster_clients_address_one_workspace_each_under_the_vw_url(kcpsim: Any) -> None:
     team_a = kcpsim.cluster_of("root:myorg:team-a")
     team_b = kcpsim.cluster_of("root:myorg:team-b")
 
@@ -444,7 +440,7 @@ def test_cluster_clients_address_one_workspace_each_under_the_vw_url(kcpsim: Any
         finally:
             await clients.aclose()
 
-    seen, cached = run(main)
+    seen, cached = await main()
     assert seen == {team_a: ["only-a"], team_b: ["only-b"]}
     assert cached
 

@@ -15,20 +15,15 @@ from typing import Any, TypeVar
 import pytest
 
 from servlet.adapters.kube import async_client, resource_class
-from servlet.app.runtime.leader import LEASE, LeaderElector, LeaseTiming
-from tests.kcpsim import FaultPlan, KcpSim, LatencyRule
-from tests.kcpsim.faults import ErrorRule
+from servlet.adapters.leases import LeasesAdapter
+from servlet.app.runtime.leader import LeaderElector, LeaseTiming
+from servlet.core.ports import LEASE_TYPE as LEASE
+from kcpsim import FaultPlan, KcpSim, LatencyRule
+from kcpsim.faults import ErrorRule
 
 T = TypeVar("T")
 TIMING = LeaseTiming(lease_duration=15, renew_deadline=10, retry_period=0.05)
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
-
-
-def run(main: Callable[[], Awaitable[T]]) -> T:
-    async def bounded() -> T:
-        return await asyncio.wait_for(main(), timeout=20)
-
-    return asyncio.run(bounded())
 
 
 class Clock:
@@ -54,7 +49,7 @@ class Election:
     def candidate(self, identity: str) -> LeaderElector:
         client = async_client(self.sim.service_config(), trust_env=False)
         self.clients.append(client)
-        return LeaderElector(client, name="tom.certificates.example.corp", namespace="default", identity=identity,
+        return LeaderElector(LeasesAdapter(client), name="tom.certificates.example.corp", namespace="default", identity=identity,
                              clock=self.clock, timing=TIMING, on_lost=lambda: self.lost.append(identity))
 
     async def lease(self) -> dict[str, Any]:
@@ -65,18 +60,15 @@ class Election:
             await client.close()
 
 
-def elect(sim: KcpSim, body: Callable[[Election], Awaitable[T]]) -> T:
-    async def main() -> T:
-        election = Election(sim, Clock())
-        try:
-            return await body(election)
-        finally:
-            await election.close()
-
-    return run(main)
+async def elect(sim: KcpSim, body: Callable[[Election], Awaitable[T]]) -> T:
+    election = Election(sim, Clock())
+    try:
+        return await body(election)
+    finally:
+        await election.close()
 
 
-def test_of_two_candidates_racing_for_a_new_lease_exactly_one_wins(kcpsim: KcpSim) -> None:
+async def test_of_two_candidates_racing_for_a_new_lease_exactly_one_wins(kcpsim: KcpSim) -> None:
     async def body(e: Election) -> tuple[list[bool], str, int]:
         a, b = e.candidate("a"), e.candidate("b")
         results = list(await asyncio.gather(a.attempt(), b.attempt()))
@@ -85,26 +77,26 @@ def test_of_two_candidates_racing_for_a_new_lease_exactly_one_wins(kcpsim: KcpSi
         lease = await e.lease()
         return results, lease["spec"]["holderIdentity"], lease["spec"]["leaseTransitions"]
 
-    results, holder, transitions = elect(kcpsim, body)
+    results, holder, transitions = await elect(kcpsim, body)
     assert sorted(results) == [False, True]
     assert holder == ("a" if results[0] else "b")
     assert transitions == 0
 
 
-def test_the_lease_records_holder_duration_and_microsecond_times(kcpsim: KcpSim) -> None:
+async def test_the_lease_records_holder_duration_and_microsecond_times(kcpsim: KcpSim) -> None:
     async def body(e: Election) -> dict[str, Any]:
         a = e.candidate("pod-a")
         assert await a.attempt()
         return (await e.lease())["spec"]
 
-    spec = elect(kcpsim, body)
+    spec = await elect(kcpsim, body)
     assert spec["holderIdentity"] == "pod-a"
     assert spec["leaseDurationSeconds"] == 15
     assert spec["renewTime"] == "2026-11-21T09:00:00.000000Z"
     assert MICRO_TIME.match(spec["acquireTime"])
 
 
-def test_a_follower_takes_over_only_after_the_lease_expired_and_the_old_leader_steps_down(kcpsim: KcpSim) -> None:
+async def test_a_follower_takes_over_only_after_the_lease_expired_and_the_old_leader_steps_down(kcpsim: KcpSim) -> None:
     async def body(e: Election) -> tuple[list[bool], list[str], dict[str, Any]]:
         a, b = e.candidate("a"), e.candidate("b")
         steps = [await a.attempt()]
@@ -116,14 +108,14 @@ def test_a_follower_takes_over_only_after_the_lease_expired_and_the_old_leader_s
         steps.extend([a.is_leader, b.is_leader])
         return steps, e.lost, (await e.lease())["spec"]
 
-    steps, lost, spec = elect(kcpsim, body)
+    steps, lost, spec = await elect(kcpsim, body)
     assert steps == [True, False, True, False, False, True]
     assert lost == ["a"]
     assert spec["holderIdentity"] == "b"
     assert spec["leaseTransitions"] == 1
 
 
-def test_releasing_the_lease_lets_a_follower_take_over_at_once(kcpsim: KcpSim) -> None:
+async def test_releasing_the_lease_lets_a_follower_take_over_at_once(kcpsim: KcpSim) -> None:
     async def body(e: Election) -> tuple[bool, bool, bool, list[str], str | None]:
         a, b = e.candidate("a"), e.candidate("b")
         assert await a.attempt()
@@ -134,13 +126,13 @@ def test_releasing_the_lease_lets_a_follower_take_over_at_once(kcpsim: KcpSim) -
         took_over = await b.attempt()  # no clock step: the lease is free now
         return a.is_leader, a.became_leader.is_set(), took_over, e.lost, released_holder
 
-    a_leads, a_event, took_over, lost, released_holder = elect(kcpsim, body)
+    a_leads, a_event, took_over, lost, released_holder = await elect(kcpsim, body)
     assert (a_leads, a_event, took_over) == (False, False, True)
     assert lost == ["a"]
     assert released_holder in (None, "")
 
 
-def test_a_leader_that_cannot_renew_steps_down_when_the_renew_deadline_passes(kcpsim: KcpSim) -> None:
+async def test_a_leader_that_cannot_renew_steps_down_when_the_renew_deadline_passes(kcpsim: KcpSim) -> None:
     async def body(e: Election) -> tuple[list[bool], list[str]]:
         a = e.candidate("a")
         assert await a.attempt()
@@ -152,12 +144,12 @@ def test_a_leader_that_cannot_renew_steps_down_when_the_renew_deadline_passes(kc
         kcpsim.clear_faults()
         return steps, e.lost
 
-    steps, lost = elect(kcpsim, body)
+    steps, lost = await elect(kcpsim, body)
     assert steps == [True, False]
     assert lost == ["a"]
 
 
-def test_a_write_race_lost_on_resource_version_leaves_the_candidate_a_follower(kcpsim: KcpSim) -> None:
+async def test_a_write_race_lost_on_resource_version_leaves_the_candidate_a_follower(kcpsim: KcpSim) -> None:
     async def body(e: Election) -> tuple[bool, int]:
         a, b = e.candidate("a"), e.candidate("b")
         assert await a.attempt()
@@ -172,12 +164,12 @@ def test_a_write_race_lost_on_resource_version_leaves_the_candidate_a_follower(k
         conflicts = kcpsim.requests.count(verb="update", resource="leases", status=409)
         return sum(results) == 1, conflicts
 
-    one_winner, conflicts = elect(kcpsim, body)
+    one_winner, conflicts = await elect(kcpsim, body)
     assert one_winner
     assert conflicts == 1
 
 
-def test_running_electors_hand_over_when_the_leader_stops(kcpsim: KcpSim) -> None:
+async def test_running_electors_hand_over_when_the_leader_stops(kcpsim: KcpSim) -> None:
     async def body(e: Election) -> tuple[int, int, bool]:
         a, b = e.candidate("a"), e.candidate("b")
         a.start()
@@ -191,7 +183,7 @@ def test_running_electors_hand_over_when_the_leader_stops(kcpsim: KcpSim) -> Non
         await b.stop()
         return leaders_before, leaders_after, b.leadership_known
 
-    before, after, known = elect(kcpsim, body)
+    before, after, known = await elect(kcpsim, body)
     assert (before, after, known) == (1, 1, True)
 
 
@@ -205,7 +197,7 @@ def test_lease_timings_that_would_let_two_leaders_overlap_are_refused(duration: 
         LeaseTiming(lease_duration=duration, renew_deadline=deadline, retry_period=retry)
 
 
-def test_a_leader_whose_election_loop_is_cancelled_stops_leading_at_once(kcpsim: KcpSim) -> None:
+async def test_a_leader_whose_election_loop_is_cancelled_stops_leading_at_once(kcpsim: KcpSim) -> None:
     async def body(e: Election) -> tuple[bool, list[str], str]:
         a = e.candidate("a")
         task = a.start()
@@ -214,17 +206,17 @@ def test_a_leader_whose_election_loop_is_cancelled_stops_leading_at_once(kcpsim:
         await asyncio.gather(task, return_exceptions=True)
         return a.is_leader, e.lost, (await e.lease())["spec"]["holderIdentity"]
 
-    leads, lost, holder = elect(kcpsim, body)
+    leads, lost, holder = await elect(kcpsim, body)
     assert (leads, lost) == (False, ["a"])
     assert holder == "a", "without release() the lease simply runs out"
 
 
-def test_a_leader_whose_renew_hangs_steps_down_by_its_deadline_not_by_the_http_timeout(kcpsim: KcpSim) -> None:
+async def test_a_leader_whose_renew_hangs_steps_down_by_its_deadline_not_by_the_http_timeout(kcpsim: KcpSim) -> None:
     async def main() -> tuple[bool, bool, float, list[str]]:
         lost: list[str] = []
         client = async_client(kcpsim.service_config(), trust_env=False)
         try:
-            a = LeaderElector(client, name="hangs", namespace="default", identity="a",
+            a = LeaderElector(LeasesAdapter(client), name="hangs", namespace="default", identity="a",
                               clock=lambda: datetime.now(timezone.utc),
                               timing=LeaseTiming(lease_duration=3, renew_deadline=0.5, retry_period=0.1),
                               on_lost=lambda: lost.append("a"))
@@ -238,6 +230,6 @@ def test_a_leader_whose_renew_hangs_steps_down_by_its_deadline_not_by_the_http_t
             kcpsim.clear_faults()
             await client.close()
 
-    first, second, took, lost = run(main)
+    first, second, took, lost = await main()
     assert (first, second, lost) == (True, False, ["a"])
     assert took < 1.0

@@ -21,9 +21,9 @@ import yaml
 from typer.testing import CliRunner
 
 from servlet.app.cli import app
-from tests.integration.e2e.world import EXAMPLES, PUBLISHED_RESOURCE_CRD, Rest, load_yaml, resource_path
-from tests.kcpsim import KcpSim, Topology
-from tests.kcpsim.faults import ErrorRule, FaultPlan
+from kcpsim.harness.world import EXAMPLES, PUBLISHED_RESOURCE_CRD, Rest, load_yaml, resource_path
+from kcpsim import KcpSim, Topology
+from kcpsim.faults import ErrorRule, FaultPlan
 
 SERVLET = "tom"
 GROUP = EXPORT = "certificates.example.corp"

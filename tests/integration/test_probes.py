@@ -46,7 +46,7 @@ async def _get(port: int, path: str, method: str = "GET", body: bytes | None = N
     return await asyncio.to_thread(_request, port, path, method, body)
 
 
-def _run_with_server(
+async def _run_with_server(
     checks: HealthChecks,
     scenario: Callable[[ProbeServer], Awaitable[T]],
     *,
@@ -54,16 +54,13 @@ def _run_with_server(
     health: Address = LOCAL,
     metrics_address: Address = LOCAL,
 ) -> T:
-    async def main() -> T:
-        server = ProbeServer(checks=checks, metrics=metrics or Metrics(version="9.9.9"),
-                             health_address=health, metrics_address=metrics_address)
-        async with server:
-            return await scenario(server)
-
-    return asyncio.run(main())
+    server = ProbeServer(checks=checks, metrics=metrics or Metrics(version="9.9.9"),
+                         health_address=health, metrics_address=metrics_address)
+    async with server:
+        return await scenario(server)
 
 
-def test_healthy_process_answers_ok_on_both_probes() -> None:
+async def test_healthy_process_answers_ok_on_both_probes() -> None:
     checks = HealthChecks()
     checks.add_liveness("watch-loops", lambda: (True, ""))
     checks.add_readiness("caches", lambda: (True, ""))
@@ -72,12 +69,12 @@ def test_healthy_process_answers_ok_on_both_probes() -> None:
         port = server.health_address.port
         return [await _get(port, "/healthz"), await _get(port, "/readyz")]
 
-    for reply in _run_with_server(checks, scenario):
+    for reply in await _run_with_server(checks, scenario):
         assert (reply.status, reply.body) == (200, "ok\n")
         assert reply.headers["content-length"] == "3"
 
 
-def test_unsynced_caches_make_the_servlet_unready_but_not_dead() -> None:
+async def test_unsynced_caches_make_the_servlet_unready_but_not_dead() -> None:
     # kcp being unreachable shows up here: caches do not sync, but kubelet must not restart us.
     checks = HealthChecks()
     checks.add_liveness("watch-loops", lambda: (True, ""))
@@ -88,14 +85,14 @@ def test_unsynced_caches_make_the_servlet_unready_but_not_dead() -> None:
         port = server.health_address.port
         return await _get(port, "/healthz"), await _get(port, "/readyz")
 
-    healthz, readyz = _run_with_server(checks, scenario)
+    healthz, readyz = await _run_with_server(checks, scenario)
     assert healthz.status == 200
     assert readyz.status == 503
     assert "[-]caches failed: informer for zertifikate has not synced" in readyz.body
     assert "[+]leadership ok" in readyz.body
 
 
-def test_a_dead_loop_fails_liveness_and_readiness_and_names_the_check() -> None:
+async def test_a_dead_loop_fails_liveness_and_readiness_and_names_the_check() -> None:
     checks = HealthChecks()
     checks.add_liveness("sync-worker", lambda: (False, "task sync-certs ended"))
     checks.add_liveness("informers", lambda: (True, ""))
@@ -104,13 +101,13 @@ def test_a_dead_loop_fails_liveness_and_readiness_and_names_the_check() -> None:
         port = server.health_address.port
         return await _get(port, "/healthz"), await _get(port, "/readyz")
 
-    for reply in _run_with_server(checks, scenario):
+    for reply in await _run_with_server(checks, scenario):
         assert reply.status == 503
         assert "[-]sync-worker failed: task sync-certs ended" in reply.body
         assert "[+]informers ok" in reply.body
 
 
-def test_a_check_that_raises_fails_the_probe_with_its_error() -> None:
+async def test_a_check_that_raises_fails_the_probe_with_its_error() -> None:
     def broken() -> tuple[bool, str]:
         raise RuntimeError("lease state unreadable")
 
@@ -120,12 +117,12 @@ def test_a_check_that_raises_fails_the_probe_with_its_error() -> None:
     async def scenario(server: ProbeServer) -> Reply:
         return await _get(server.health_address.port, "/readyz")
 
-    reply = _run_with_server(checks, scenario)
+    reply = await _run_with_server(checks, scenario)
     assert reply.status == 503
     assert "leadership failed: check raised RuntimeError: lease state unreadable" in reply.body
 
 
-def test_removed_checks_no_longer_count() -> None:
+async def test_removed_checks_no_longer_count() -> None:
     checks = HealthChecks()
     checks.add_readiness("sync-certs", lambda: (False, "not synced"))
     checks.remove("sync-certs")
@@ -133,17 +130,17 @@ def test_removed_checks_no_longer_count() -> None:
     async def scenario(server: ProbeServer) -> Reply:
         return await _get(server.health_address.port, "/readyz")
 
-    assert _run_with_server(checks, scenario).status == 200
+    assert (await _run_with_server(checks, scenario)).status == 200
 
 
-def test_metrics_are_served_in_the_text_format_with_current_values() -> None:
+async def test_metrics_are_served_in_the_text_format_with_current_values() -> None:
     metrics = Metrics(version="9.9.9")
 
     async def scenario(server: ProbeServer) -> Reply:
         metrics.set_leader(True)
         return await _get(server.metrics_address.port, "/metrics")
 
-    reply = _run_with_server(HealthChecks(), scenario, metrics=metrics)
+    reply = await _run_with_server(HealthChecks(), scenario, metrics=metrics)
     assert reply.status == 200
     assert reply.headers["content-type"].startswith("text/plain; version=0.0.4")
     assert 'servlet_build_info{version="9.9.9"} 1.0' in reply.body
@@ -151,7 +148,7 @@ def test_metrics_are_served_in_the_text_format_with_current_values() -> None:
     assert int(reply.headers["content-length"]) == len(reply.body.encode("utf-8"))
 
 
-def test_separate_addresses_serve_separate_endpoints() -> None:
+async def test_separate_addresses_serve_separate_endpoints() -> None:
     async def scenario(server: ProbeServer) -> list[int]:
         health, metrics = server.health_address.port, server.metrics_address.port
         assert health != metrics
@@ -160,7 +157,7 @@ def test_separate_addresses_serve_separate_endpoints() -> None:
             (await _get(metrics, "/metrics")).status, (await _get(metrics, "/readyz")).status,
         ]
 
-    assert _run_with_server(HealthChecks(), scenario) == [200, 404, 200, 404]
+    assert await _run_with_server(HealthChecks(), scenario) == [200, 404, 200, 404]
 
 
 def _free_port() -> int:
@@ -169,14 +166,14 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_one_address_serves_all_three_endpoints() -> None:
+async def test_one_address_serves_all_three_endpoints() -> None:
     shared = Address(host="127.0.0.1", port=_free_port())
 
     async def scenario(server: ProbeServer) -> list[int]:
         assert server.health_address == server.metrics_address == shared
         return [(await _get(shared.port, path)).status for path in ("/healthz", "/readyz", "/metrics")]
 
-    assert _run_with_server(HealthChecks(), scenario, health=shared, metrics_address=shared) == [200, 200, 200]
+    assert await _run_with_server(HealthChecks(), scenario, health=shared, metrics_address=shared) == [200, 200, 200]
 
 
 @pytest.mark.parametrize(
@@ -189,23 +186,23 @@ def test_one_address_serves_all_three_endpoints() -> None:
         ("GET", "/readyz?verbose", 200),
     ],
 )
-def test_methods_and_paths(method: str, path: str, status: int) -> None:
+async def test_methods_and_paths(method: str, path: str, status: int) -> None:
     async def scenario(server: ProbeServer) -> Reply:
         port = server.metrics_address.port if path == "/metrics" else server.health_address.port
         return await _get(port, path, method, body=b"{}" if method == "POST" else None)
 
-    reply = _run_with_server(HealthChecks(), scenario)
+    reply = await _run_with_server(HealthChecks(), scenario)
     assert reply.status == status
     if status == 405:
         # A comma-separated list (RFC 9110); how it is spaced is the server's choice.
         assert {method.strip() for method in reply.headers["allow"].split(",")} == {"GET", "HEAD"}
 
 
-def test_head_answers_like_get_without_a_body() -> None:
+async def test_head_answers_like_get_without_a_body() -> None:
     async def scenario(server: ProbeServer) -> Reply:
         return await _get(server.health_address.port, "/healthz", "HEAD")
 
-    reply = _run_with_server(HealthChecks(), scenario)
+    reply = await _run_with_server(HealthChecks(), scenario)
     assert reply.status == 200
     assert reply.headers["content-length"] == "3"
     assert reply.body == ""
@@ -227,7 +224,7 @@ async def _raw(port: int, data: bytes) -> bytes:
     [b"NONSENSE\r\n\r\n", b"GET /healthz SPDY/3\r\n\r\n", b"GET /healthz HTTP/1.1\r\n" + b"X-A: b\r\n" * 200],
     ids=["no-path", "not-http", "too-many-headers"],
 )
-def test_malformed_requests_get_400_and_the_server_keeps_serving(
+async def test_malformed_requests_get_400_and_the_server_keeps_serving(
     request_bytes: bytes, caplog: pytest.LogCaptureFixture,
 ) -> None:
     async def scenario(server: ProbeServer) -> tuple[bytes, int]:
@@ -236,7 +233,7 @@ def test_malformed_requests_get_400_and_the_server_keeps_serving(
         return answer, (await _get(port, "/healthz")).status
 
     with caplog.at_level(logging.INFO):
-        answer, status_after = _run_with_server(HealthChecks(), scenario)
+        answer, status_after = await _run_with_server(HealthChecks(), scenario)
     status_line = answer.split(b"\r\n", 1)[0]
     assert status_line.startswith(b"HTTP/1.") and status_line.endswith(b" 400 Bad Request")
     assert status_after == 200
@@ -244,12 +241,12 @@ def test_malformed_requests_get_400_and_the_server_keeps_serving(
     assert [record.getMessage() for record in caplog.records if record.levelno >= logging.INFO] == []
 
 
-def test_a_plain_http_1_1_request_gets_a_well_formed_response() -> None:
+async def test_a_plain_http_1_1_request_gets_a_well_formed_response() -> None:
     async def scenario(server: ProbeServer) -> bytes:
         # Connection: close, so the answer ends where the connection does (keep-alive is the default).
         return await _raw(server.health_address.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 
-    answer = _run_with_server(HealthChecks(), scenario)
+    answer = await _run_with_server(HealthChecks(), scenario)
     head, _, body = answer.partition(b"\r\n\r\n")
     lines = head.split(b"\r\n")
     assert lines[0] == b"HTTP/1.1 200 OK"
@@ -257,7 +254,7 @@ def test_a_plain_http_1_1_request_gets_a_well_formed_response() -> None:
     assert body == b"ok\n"
 
 
-def test_stopping_closes_the_port() -> None:
+async def test_stopping_closes_the_port() -> None:
     async def main() -> int:
         server = ProbeServer(checks=HealthChecks(), metrics=Metrics(version="x"),
                              health_address=LOCAL, metrics_address=LOCAL)
@@ -266,12 +263,12 @@ def test_stopping_closes_the_port() -> None:
         await server.stop()
         return port
 
-    port = asyncio.run(main())
+    port = await main()
     with pytest.raises(ConnectionRefusedError):
         _request(port, "/healthz")
 
 
-def test_task_alive_reports_how_a_loop_ended() -> None:
+async def test_task_alive_reports_how_a_loop_ended() -> None:
     async def main() -> list[tuple[bool, str]]:
         async def crash() -> None:
             raise ValueError("watch stream broke")
@@ -290,7 +287,7 @@ def test_task_alive_reports_how_a_loop_ended() -> None:
         await asyncio.gather(running, return_exceptions=True)
         return results
 
-    running, crashed, cancelled = asyncio.run(main())
+    running, crashed, cancelled = await main()
     assert running == (True, "")
     assert crashed == (False, "task informer-configmaps ended: ValueError: watch stream broke")
     assert cancelled == (False, "task sync-certs was cancelled")
@@ -337,7 +334,7 @@ def test_address_prints_as_host_port() -> None:
     assert [str(Address(host="::1", port=80)), str(Address(host="", port=8080))] == ["[::1]:80", ":8080"]
 
 
-def test_a_client_that_sends_nothing_does_not_block_others() -> None:
+async def test_a_client_that_sends_nothing_does_not_block_others() -> None:
     async def scenario(server: ProbeServer) -> int:
         port = server.health_address.port
         _, idle = await asyncio.open_connection("127.0.0.1", port)
@@ -347,10 +344,10 @@ def test_a_client_that_sends_nothing_does_not_block_others() -> None:
             idle.close()
             await idle.wait_closed()
 
-    assert _run_with_server(HealthChecks(), scenario) == 200
+    assert await _run_with_server(HealthChecks(), scenario) == 200
 
 
-def test_stopping_closes_idle_connections_at_once() -> None:
+async def test_stopping_closes_idle_connections_at_once() -> None:
     async def main() -> tuple[float, bytes]:
         server = ProbeServer(checks=HealthChecks(), metrics=Metrics(version="x"),
                              health_address=LOCAL, metrics_address=LOCAL)
@@ -367,6 +364,6 @@ def test_stopping_closes_idle_connections_at_once() -> None:
             await idle.wait_closed()
 
     # Left alone, the idle connection would hold the server for the 5-second read timeout.
-    elapsed, received = asyncio.run(main())
+    elapsed, received = await main()
     assert elapsed < 1.0
     assert received == b""

@@ -169,7 +169,8 @@ def test_a_published_resource_without_its_crd_is_an_error_naming_the_resource() 
     code, plan = json_plan("-f", str(EXAMPLE / "publishedresource.yaml"))
     assert code == 1
     assert plan["errors"] == [{"object": "PublishedResource publish-certmanager-certs", "field": "spec.resource",
-                               "message": "no CustomResourceDefinition for Certificate.cert-manager.io among the inputs"}]
+                               "message": "there is no CustomResourceDefinition for kind 'Certificate' in group "
+                               "'cert-manager.io' among the inputs"}]
 
 
 def test_of_two_published_resources_with_the_same_schema_only_the_oldest_is_published_and_synced(

@@ -22,7 +22,7 @@ from lightkube.generic_resource import create_global_resource
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.types import PatchType
 
-from tests.kcpsim.sim import KcpSim
+from kcpsim.sim import KcpSim
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_PATH = REPO / "charts" / "servlet" / "crds" / "publishedresources.yaml"

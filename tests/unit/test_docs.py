@@ -447,7 +447,7 @@ def test_index_has_the_data_flow_diagram_and_links_every_page() -> None:
     assert not missing, f"index.md does not link {missing}"
 
 
-_NAMED_PATH = re.compile(r"`((?:core|adapters|app|tests|charts|examples|docs)/[\w./-]*\w/?)`")
+_NAMED_PATH = re.compile(r"`((?:core|adapters|app|kcpsim|tests|charts|examples|docs)/[\w./-]*\w/?)`")
 
 
 @pytest.mark.parametrize("page", OWN_PAGES)

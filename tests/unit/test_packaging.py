@@ -1,6 +1,6 @@
 """The wheel must carry every sub-package (setuptools only installs the ones listed) and the
 license, declare every distribution the code imports, and each version it is built as has its
-entry in the changelog."""
+entry in the changelog. The same holds for kcpsim, the simulator, a distribution of its own."""
 
 import ast
 import importlib.metadata
@@ -11,6 +11,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 TOP_LEVEL = {"core": "servlet.core", "adapters": "servlet.adapters", "app": "servlet.app"}
+KCPSIM = REPO / "kcpsim"
 
 
 def test_every_source_package_is_listed_for_installation() -> None:
@@ -24,11 +25,11 @@ def test_every_source_package_is_listed_for_installation() -> None:
     assert config["package-dir"] == {package: folder for folder, package in TOP_LEVEL.items()}
 
 
-def _imported_top_level_modules() -> set[str]:
-    """Every top-level module an absolute import in core/, adapters/ or app/ names."""
+def _imported_top_level_modules(folders: list[Path]) -> set[str]:
+    """Every top-level module an absolute import in the sources under `folders` names."""
     modules: set[str] = set()
-    for folder in TOP_LEVEL:
-        for source in (REPO / folder).rglob("*.py"):
+    for folder in folders:
+        for source in folder.rglob("*.py"):
             for node in ast.walk(ast.parse(source.read_text(), filename=str(source))):
                 if isinstance(node, ast.Import):
                     modules.update(alias.name.split(".")[0] for alias in node.names)
@@ -41,14 +42,11 @@ def _canonical(distribution: str) -> str:
     return re.sub(r"[-_.]+", "-", distribution).lower()
 
 
-def test_every_third_party_module_the_code_imports_is_a_declared_dependency() -> None:
-    # A module that only arrives as a dependency of a dependency disappears the day that one
-    # stops needing it, and the image (built from pyproject.toml) breaks with it.
-    third_party = _imported_top_level_modules() - set(sys.stdlib_module_names) - {"servlet", "__future__"}
-    declared = {
-        _canonical(re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0])
-        for requirement in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
-    }
+def _names(requirements: list[str]) -> set[str]:
+    return {_canonical(re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0]) for requirement in requirements}
+
+
+def _undeclared(third_party: set[str], declared: set[str]) -> dict[str, list[str]]:
     providers = importlib.metadata.packages_distributions()
     unknown = sorted(module for module in third_party if module not in providers)
     assert unknown == [], f"imported but installed by no distribution: {unknown}"
@@ -56,7 +54,37 @@ def test_every_third_party_module_the_code_imports_is_a_declared_dependency() ->
         module: sorted(providers[module]) for module in third_party
         if not declared & {_canonical(name) for name in providers[module]}
     }
+    return undeclared
+
+
+def test_every_third_party_module_the_code_imports_is_a_declared_dependency() -> None:
+    # A module that only arrives as a dependency of a dependency disappears the day that one
+    # stops needing it, and the image (built from pyproject.toml) breaks with it.
+    folders = [REPO / folder for folder in TOP_LEVEL]
+    third_party = _imported_top_level_modules(folders) - set(sys.stdlib_module_names) - {"servlet", "__future__"}
+    declared = _names(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"])
+    undeclared = _undeclared(third_party, declared)
     assert undeclared == {}, f"imported but not in [project] dependencies: {undeclared}"
+
+
+def test_kcpsim_lists_its_sub_packages_and_declares_what_it_imports() -> None:
+    config = tomllib.loads((KCPSIM / "pyproject.toml").read_text())
+    on_disk = {".".join(["kcpsim", *init.relative_to(KCPSIM).parts[:-1]]) for init in KCPSIM.rglob("__init__.py")
+               if "egg-info" not in str(init)}
+    assert on_disk == set(config["tool"]["setuptools"]["packages"])
+    third_party = _imported_top_level_modules([KCPSIM]) - set(sys.stdlib_module_names) - {"kcpsim", "__future__"}
+    project = config["project"]
+    declared = _names([*project["dependencies"], *(r for extra in project["optional-dependencies"].values()
+                                                   for r in extra)])
+    undeclared = _undeclared(third_party, declared)
+    assert undeclared == {}, f"kcpsim imports these but kcpsim/pyproject.toml does not declare them: {undeclared}"
+
+
+def test_the_servlet_does_not_depend_on_its_simulator() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    everything = [*project["dependencies"], *(r for extra in project["optional-dependencies"].values() for r in extra)]
+    assert "kcpsim" not in _names(everything)
+    assert "kcpsim" not in project["scripts"].values()
 
 
 def test_the_changelog_has_an_entry_for_the_current_version_below_unreleased() -> None:

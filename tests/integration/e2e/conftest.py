@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from tests.integration.e2e.env import E2E
-from tests.integration.e2e.world import start_world
-from tests.kcpsim import Topology
+from kcpsim.harness.world import start_world
+from kcpsim import Topology
 
 LOG_LINES = 60
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from tests.integration.e2e.process import ServletOptions, ServletProcess
-from tests.integration.e2e.waiting import consistently, eventually
-from tests.integration.e2e.world import Rest, World
+from kcpsim.harness.process import ServletOptions, ServletProcess
+from kcpsim.waiting import consistently, eventually
+from kcpsim.harness.world import Rest, World
 from tests.integration.e2e.manifests import (
     FINALIZER,
     LINK,
@@ -64,7 +64,8 @@ class E2E:
             process.check_alive()
 
     def eventually(self, check: Callable[[], T | None], *, what: str, timeout: float = WAIT) -> T:
-        return eventually(check, timeout=timeout, what=what, guard=self.guard)
+        # Every attempt is an HTTP request to kcpsim, which the servlet processes share the CPU with.
+        return eventually(check, timeout=timeout, what=what, guard=self.guard, interval=0.1)
 
     def consistently(self, check: Callable[[], object], *, what: str, duration: float = 2.0) -> None:
         """For conditions that must stay true (nothing synced, nothing deleted) for a while."""

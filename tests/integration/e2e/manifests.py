@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from tests.integration.e2e.world import EXAMPLES, load_yaml, resource_path
+from kcpsim.harness.world import EXAMPLES, load_yaml, resource_path
 
 GROUP = "certificates.example.corp"  # the servlet's API group, also the APIExport's name
 SERVLET = "tom"

@@ -1,4 +1,4 @@
-"""The newcomer demo (`python -m tests.kcpsim demo`, docs/demo.md) runs to the end and says so."""
+"""The newcomer demo (`kcpsim demo`, docs/demo.md) runs to the end and says so, from any directory."""
 
 from __future__ import annotations
 
@@ -6,13 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.integration.e2e.process import child_environment
-from tests.integration.e2e.world import REPO
+from kcpsim.harness.process import child_environment
 
 
 def test_the_demo_command_syncs_both_ways_and_exits_cleanly(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "tests.kcpsim", "demo", "--timeout", "60", "--dir", str(tmp_path)],
-                            cwd=REPO, env=child_environment(), capture_output=True, text=True, timeout=120,
+    result = subprocess.run([sys.executable, "-m", "kcpsim", "demo", "--timeout", "60", "--dir", str(tmp_path)],
+                            cwd=tmp_path, env=child_environment(), capture_output=True, text=True, timeout=120,
                             stdin=subprocess.DEVNULL, check=False)
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"the demo exited with {result.returncode}:\n{output[-3000:]}"

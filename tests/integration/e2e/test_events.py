@@ -21,7 +21,7 @@ import yaml
 
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import REMOTE_WIDGET, WIDGET, default_local_name, remote_object
-from tests.kcpsim import Topology
+from kcpsim import Topology
 
 EVENTS_CLAIMED = Topology(with_schema=False, claims=("namespaces", "secrets", "events"))
 BURST = 30

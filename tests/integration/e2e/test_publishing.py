@@ -13,7 +13,7 @@ from tests.integration.e2e.manifests import (
     CERTIFICATE, GROUP, REMOTE_WIDGET, WIDGET, ZERTIFIKAT, certificate_crd, default_local_name,
     example_local_name, example_published_resource, published_resource, remote_object, widget_crd, zertifikat,
 )
-from tests.kcpsim import Topology
+from kcpsim import Topology
 
 EXAMPLE = "publish-certmanager-certs"
 

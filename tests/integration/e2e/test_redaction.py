@@ -26,9 +26,9 @@ from tests.integration.e2e.manifests import (
     CERTIFICATE, LINK, SECRET, ZERTIFIKAT, certificate_crd, certificates_with_platform_secret, example_local_name,
     secret, zertifikat,
 )
-from tests.integration.e2e.process import ServletProcess, child_environment, run_servlet_plan, servlet_executable
-from tests.integration.e2e.world import World
-from tests.kcpsim import ErrorRule, FaultPlan
+from kcpsim.harness.process import ServletProcess, child_environment, run_servlet_plan, servlet_executable
+from kcpsim.harness.world import World
+from kcpsim import ErrorRule, FaultPlan
 
 # Values as PEM blocks look: quotes and line breaks give them other spellings inside JSON text.
 CA = '-----BEGIN CERTIFICATE-----\nredact-e2e-ca-6a1f0e "ca"\n-----END CERTIFICATE-----'

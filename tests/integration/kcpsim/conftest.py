@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from lightkube import Client
 
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 from tests.integration.kcpsim.helpers import Raw
 
 

@@ -9,7 +9,7 @@ import httpx2
 from lightkube import codecs
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 
 Widget = create_namespaced_resource("example.com", "v1", "Widget", "widgets")
 Gadget = create_global_resource("example.com", "v1", "Gadget", "gadgets")

@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Namespace
 
 from tests.integration.kcpsim.helpers import APIBinding, APIExport, EndpointSlice, Raw
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
+from kcpsim.waiting import eventually
 
 DELAY = 0.15
-
-
-def _eventually(check: Callable[[], bool], timeout: float = 3.0) -> float:
-    started = time.monotonic()
-    while not check():
-        assert time.monotonic() - started < timeout, "never happened"
-        time.sleep(0.02)
-    return time.monotonic() - started
 
 
 def test_a_new_export_gets_identity_then_hash_then_slice_in_rounds(kcpsim_factory: Callable[..., KcpSim]) -> None:
@@ -27,11 +19,12 @@ def test_a_new_export_gets_identity_then_hash_then_slice_in_rounds(kcpsim_factor
     with Raw(sim) as raw, sim.client(sim.kcp_config()) as org:
         org.create(APIExport({"metadata": {"name": "slow.example.corp"}, "spec": {}}))
         assert "identity" not in org.get(APIExport, "slow.example.corp")["spec"]
-        _eventually(lambda: "identity" in org.get(APIExport, "slow.example.corp")["spec"])
+        eventually(lambda: "identity" in org.get(APIExport, "slow.example.corp")["spec"], what="the export's identity")
         assert "identityHash" not in (org.get(APIExport, "slow.example.corp").get("status") or {})
-        _eventually(lambda: bool((org.get(APIExport, "slow.example.corp").get("status") or {}).get("identityHash")))
+        eventually(lambda: (org.get(APIExport, "slow.example.corp").get("status") or {}).get("identityHash"),
+                   what="the export's identity hash")
         slice_path = "/clusters/root:myorg/apis/apis.kcp.io/v1alpha1/apiexportendpointslices/slow.example.corp"
-        _eventually(lambda: raw("GET", slice_path).status_code == 200)
+        eventually(lambda: raw("GET", slice_path).status_code == 200, what="the endpoint slice")
         assert org.get(EndpointSlice, "slow.example.corp")
 
 
@@ -44,7 +37,8 @@ def test_a_binding_is_bound_and_its_resources_served_only_after_reconciles(kcpsi
         assert (late.get(APIBinding, "certificates.example.corp").get("status") or {}).get("phase") != "Bound"
         path = "/clusters/root:myorg:late/apis/certificates.example.corp/v1alpha1/certificates"
         assert raw("GET", path).status_code == 404
-        _eventually(lambda: (late.get(APIBinding, "certificates.example.corp").get("status") or {}).get("phase") == "Bound")
+        eventually(lambda: (late.get(APIBinding, "certificates.example.corp").get("status") or {}).get("phase") == "Bound",
+                   what="the binding to be Bound")
         assert raw("GET", path).status_code == 200
 
 
@@ -55,4 +49,5 @@ def test_namespace_contents_go_away_after_a_round(kcpsim_factory: Callable[..., 
         service.create(ConfigMap(metadata=ObjectMeta(name="c", namespace="doomed")))
         service.delete(Namespace, "doomed")
         assert service.get(Namespace, "doomed").status.phase == "Terminating"
-        _eventually(lambda: "doomed" not in {n.metadata.name for n in service.list(Namespace)})
+        eventually(lambda: "doomed" not in {n.metadata.name for n in service.list(Namespace)},
+                   what="namespace doomed to go")

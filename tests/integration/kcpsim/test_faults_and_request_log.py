@@ -14,7 +14,8 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Secret
 
 from tests.integration.kcpsim.helpers import Raw, read_events
-from tests.kcpsim import ErrorRule, FaultPlan, KcpSim, LatencyRule
+from kcpsim import ErrorRule, FaultPlan, KcpSim, LatencyRule
+from kcpsim.waiting import eventually
 
 
 def test_an_error_rule_fires_for_its_verb_and_resource_up_to_its_limit(kcpsim: KcpSim, service: Client) -> None:
@@ -101,7 +102,8 @@ def test_a_plan_can_cut_every_watch_after_a_while(kcpsim: KcpSim, service: Clien
         list(response.iter_lines())
     assert 0.25 <= time.monotonic() - started < 2
     # The server logs a watch when its handler finishes, just after the client saw the end.
-    assert kcpsim.requests.wait_for(lambda records: any(r.verb == "watch" and r.fault == "watch cut" for r in records))
+    eventually(lambda: kcpsim.requests.matching(verb="watch", where=lambda r: r.fault == "watch cut"),
+               what="the cut watch in the request log")
 
 
 def test_refusing_connections_for_a_while(kcpsim: KcpSim) -> None:
@@ -134,7 +136,7 @@ def test_watches_are_logged_when_they_end(kcpsim: KcpSim, raw: Raw) -> None:
     kcpsim.requests.clear()
     with raw.client.stream("GET", "/api/v1/namespaces", params={"watch": "true", "timeoutSeconds": "5"}) as response:
         read_events(response, 1)
-    assert kcpsim.requests.wait_for(lambda records: any(r.verb == "watch" for r in records))
+    eventually(lambda: kcpsim.requests.matching(verb="watch"), what="the watch in the request log")
 
 
 def test_the_admin_endpoints_set_faults_and_read_the_log(kcpsim: KcpSim, raw: Raw) -> None:

@@ -15,8 +15,8 @@ from tests.integration.kcpsim.helpers import (
     EXPORT, EXPORT_HASH, IDENTITY, NAMESPACES_CLAIM, ORG, TEAM_A, APIBinding, APIBindingV2, APIExport, APIExportV2,
     APIResourceSchema, Certificate, EndpointSlice, LogicalCluster, Raw, Workspace, certificate,
 )
-from tests.kcpsim import KcpSim, Topology
-from tests.kcpsim.topology import schema_for
+from kcpsim import KcpSim, Topology
+from kcpsim.topology import schema_for
 
 
 @pytest.mark.parametrize(("path", "cluster", "kcp_path"), [

@@ -11,7 +11,7 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Secret
 
 from tests.integration.kcpsim.helpers import ORG, EXPORT, TEAM_A, Raw, read_events
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 
 LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 ONE_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"

@@ -11,10 +11,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from kcpsim.waiting import eventually
 
 REPO = Path(__file__).resolve().parents[3]
 DOC = REPO / "docs" / "try-it-locally.md"
@@ -60,15 +61,14 @@ def background(command: str, *, stop: signal.Signals) -> Iterator[subprocess.Pop
 
 
 def until_success(script: str, *, within: float) -> str:
-    deadline = time.monotonic() + within
-    while True:
+    def attempt() -> subprocess.CompletedProcess[str]:
         result = subprocess.run(["bash", "-c", f"set -eo pipefail\n{script}"], cwd=REPO, text=True,
                                 capture_output=True, timeout=30, check=False)
-        if result.returncode == 0:
-            return result.stdout
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still failing after {within} s:\n{script}\n{result.stdout}{result.stderr}")
-        time.sleep(0.3)
+        assert result.returncode == 0, f"exit code {result.returncode}:\n{result.stdout}{result.stderr}"
+        return result
+
+    return eventually(attempt, what=f"the guide's command to succeed:\n{script}\n", timeout=within,
+                      interval=0.3).stdout
 
 
 def test_the_servlet_runs_against_serve_as_the_guide_shows(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from lightkube.config.models import Cluster, User
 from lightkube.resources.core_v1 import Namespace
 
 from tests.integration.kcpsim.helpers import LogicalCluster
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 
 
 def test_tls_clients_trust_the_generated_ca(kcpsim_factory: Callable[..., KcpSim]) -> None:

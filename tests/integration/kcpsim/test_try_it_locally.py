@@ -27,7 +27,7 @@ DOC = REPO / "docs" / "try-it-locally.md"
 @contextmanager
 def serve(tmp_path: Path, *extra: str) -> Iterator[tuple[str, Path, list[str]]]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.kcpsim", "serve", "--dir", str(tmp_path), "--port", "0", *extra],
+        [sys.executable, "-m", "kcpsim", "serve", "--dir", str(tmp_path), "--port", "0", *extra],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert process.stdout is not None
     lines: list[str] = []

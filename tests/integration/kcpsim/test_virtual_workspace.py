@@ -16,7 +16,7 @@ from tests.integration.kcpsim.helpers import (
     EXPORT, EXPORT_HASH, ORG, SECRETS_CLAIM, TEAM_A, TEAM_B, APIBinding, APIExport, Certificate, EndpointSlice, Raw,
     certificate, read_events,
 )
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
 
 GROUP_PATH = f"/apis/{EXPORT}/v1alpha1"
 

@@ -15,7 +15,8 @@ from lightkube.resources.core_v1 import ConfigMap
 from lightkube.types import PatchType
 
 from tests.integration.kcpsim.helpers import Raw, read_events, stream_lines
-from tests.kcpsim import KcpSim
+from kcpsim import KcpSim
+from kcpsim.waiting import eventually
 
 
 def test_watch_from_a_list_version_reports_added_modified_deleted_in_order(service: Client) -> None:
@@ -50,8 +51,7 @@ def test_live_events_arrive_on_an_open_watch(service: Client, kcpsim: KcpSim) ->
 
     thread = threading.Thread(target=watch)
     thread.start()
-    assert kcpsim.requests.wait_for(lambda records: True, timeout=0.2)
-    time.sleep(0.2)
+    eventually(kcpsim.world.store.all_watchers, what="the watch to be open on the server")
     service.create(ConfigMap(metadata=ObjectMeta(name="live", namespace="default")))
     thread.join(timeout=5)
     assert seen == ["ADDED live"]

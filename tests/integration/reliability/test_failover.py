@@ -17,8 +17,8 @@ import pytest
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import REMOTE_WIDGET, WIDGET, default_local_name, published_resource, \
     remote_object, widget_crd
-from tests.integration.e2e.process import ServletProcess
-from tests.integration.e2e.world import Call
+from kcpsim.harness.process import ServletProcess
+from kcpsim.harness.world import Call
 
 LEASE_DURATION = 4.0
 TIMING = ("--lease-duration", str(LEASE_DURATION), "--lease-renew-deadline", "3", "--lease-retry-period", "0.5")

@@ -18,7 +18,7 @@ from tests.integration.e2e.manifests import (
     GADGET, LINK, REMOTE_WIDGET, SECRET, WIDGET, Resource, default_local_name, gadget_crd, published_resource,
     remote_object, secret, widget_crd,
 )
-from tests.integration.e2e.world import SERVLET_NAMESPACE
+from kcpsim.harness.world import SERVLET_NAMESPACE
 
 CLUSTER_SECRET = "cluster-admin-token"
 TOKEN = base64.b64encode(b"kube-system-token-5c0ffee").decode()
