@@ -11,7 +11,9 @@ part of a sync. Like client-go's recorder:
   still queued when this replica stopped leading (`can_write`), as every other write is.
 
 Every outcome is counted in `servlet_events_total{result}`. A write that fails is logged at
-debug level and dropped (a workspace that has not accepted the `events` claim answers 403).
+debug level and dropped. A workspace that has not accepted the export's `events` claim answers
+403; its Events are then dropped without asking for `REFUSED_SECONDS`, so a tenant who declined
+the claim costs one request a minute, not one per Event.
 
 Deliberately not here: which Events to record (`core.events`) and the HTTP calls (the adapter).
 """
@@ -25,7 +27,7 @@ from collections.abc import Callable
 
 from attrs import define, frozen
 
-from servlet.core.errors import NotFound
+from servlet.core.errors import Forbidden, NotFound
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import EventResult, Metrics
 from servlet.core.events import EventSpec
@@ -39,6 +41,8 @@ WINDOW_SECONDS = 600.0
 CAPACITY = 1000
 # Written Events (and objects' buckets) remembered for deduplication; the oldest are forgotten.
 REMEMBERED = 4096
+# How long a workspace that refused an Event (403: the events claim not accepted) is not asked again.
+REFUSED_SECONDS = 60.0
 
 
 @frozen
@@ -73,6 +77,7 @@ class EventRecorder:
         self._queue: asyncio.Queue[EventRecord] = asyncio.Queue(maxsize=capacity)
         self._written: OrderedDict[EventRecord, _Written] = OrderedDict()
         self._buckets: OrderedDict[InvolvedObject, _Bucket] = OrderedDict()
+        self._refused_until: dict[str, float] = {}  # workspace -> monotonic time
         self._task: asyncio.Task[None] | None = None
 
     def record(self, regarding: InvolvedObject, spec: EventSpec) -> None:
@@ -118,10 +123,20 @@ class EventRecorder:
             if not self._can_write():
                 self._metrics.count_event(result=EventResult.DROPPED)
                 continue
+            cluster = event.regarding.cluster
+            if cluster and self._refused_until.get(cluster, 0.0) > self._monotonic():
+                self._metrics.count_event(result=EventResult.FAILED)
+                continue
             try:
                 await self.write(event)
             except asyncio.CancelledError:
                 raise
+            except Forbidden as error:
+                self._metrics.count_event(result=EventResult.FAILED)
+                if cluster:
+                    self._refused_until[cluster] = self._monotonic() + REFUSED_SECONDS
+                self._log.debug("events refused; not asking again for a while", workspace=cluster or None,
+                                error=str(error))
             except Exception as error:  # noqa: BLE001 - an Event that cannot be written is dropped, whatever the cause
                 self._metrics.count_event(result=EventResult.FAILED)
                 self._log.debug("event not recorded", reason=event.reason, object=event.regarding.name,

@@ -157,7 +157,7 @@ async def test_a_replica_that_does_not_lead_writes_no_event(kcpsim: KcpSim) -> N
     assert _counted(metrics, "dropped") == 1
 
 
-async def test_an_event_about_a_users_object_lands_in_its_workspace_once_the_claim_is_accepted(
+async def test_an_event_about_a_users_object_lands_in_its_workspace_once_the_claim_is_accepted_only(
     kcpsim_factory: Callable[..., KcpSim],
 ) -> None:
     # Both workspaces bound the export accepting its claims, events included; then team-b
@@ -176,6 +176,7 @@ async def test_an_event_about_a_users_object_lands_in_its_workspace_once_the_cla
         async def body(recorder: EventRecorder) -> None:
             recorder.record(about(TEAM_A), CONFLICT)
             recorder.record(about(TEAM_B), CONFLICT)
+            recorder.record(about(TEAM_B), EventSpec.normal("Synced", "copied"))
             await _drain(recorder)
 
         metrics = await _with_recorder(sim, body)
@@ -185,4 +186,8 @@ async def test_an_event_about_a_users_object_lands_in_its_workspace_once_the_cla
         assert [(e["type"], e["reason"], e["involvedObject"]["uid"]) for e in listed] == [
             ("Warning", "NameConflict", "c-1")]
         assert raw("GET", "/clusters/root:myorg:team-b/api/v1/namespaces/default/events").json()["items"] == []
-        assert _counted(metrics, "failed") == 1
+        assert _counted(metrics, "failed") == 2
+        # The refusal is remembered: team-b was asked once, not once per Event.
+        asked = [r for r in sim.requests.records() if r.virtual_workspace and r.resource == "events"
+                 and r.cluster == TEAM_B]
+        assert [(r.verb, r.status) for r in asked] == [("create", 403)]
