@@ -35,7 +35,6 @@ from servlet.core.ports import (
     PUBLISHED_RESOURCE_TYPE,
     SCHEMA_TYPE,
     ActionExecutor,
-    EventRecord,
     Leases,
     ListPage,
     OrgWorkspace,
@@ -61,11 +60,10 @@ def _label(resource: ResourceType) -> str:
 
 
 class MemoryServiceCluster:
-    """`ServiceCluster` in memory; the Events it records are kept in `events`."""
+    """`ServiceCluster` in memory."""
 
     def __init__(self, server: MemoryServer) -> None:
         self._server = server
-        self.events: list[EventRecord] = []
 
     async def get_crd(self, name: str) -> Object | None:
         return await self.get(CRD_TYPE, namespace="", name=name)
@@ -82,10 +80,6 @@ class MemoryServiceCluster:
     async def write_published_status(self, name: str, status: Mapping[str, Any]) -> Object:
         place = Place(Side.LOCAL, PUBLISHED_RESOURCE_TYPE)
         return self._server.merge_patch(place, place.key(namespace="", name=name), {"status": dict(status)})
-
-    async def record_event(self, event: EventRecord) -> None:
-        self.events.append(event)
-
 
 class MemoryOrgWorkspace:
     """`OrgWorkspace` in memory: the workspace `identity`, a logical cluster like any other."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -34,6 +35,7 @@ from typing import Any
 from attrs import frozen
 
 from servlet.adapters.connections import ConfigurationError, Connections, RequestObserver, Target
+from servlet.adapters.events import EventsAdapter
 from servlet.core.errors import ApiFailure, Transient
 from servlet.adapters.executor import Executor
 from servlet.adapters.leases import LeasesAdapter
@@ -44,6 +46,7 @@ from servlet.app.controllers.caches import Cache, InformerPool
 from servlet.app.controllers.catalog import Catalog
 from servlet.app.controllers.leading import LeadingControllers, Options, Shared, SharedCaches
 from servlet.app.controllers.queues import QueueDepths
+from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import get_logger
 from servlet.app.observability.metrics import ApiTarget, Metrics
 from servlet.app.observability.probes import Address, HealthChecks, ProbeServer, task_alive
@@ -233,7 +236,10 @@ class Daemon:
         elector = self._elector(connections) if config.leader_election else None
         self.checks.add_readiness("leadership", lambda: (
             elector is None or elector.leadership_known, "leadership not known yet"))
-        executor = Executor(connections, can_write=(lambda: elector.is_leader) if elector else (lambda: True))
+        leading: Callable[[], bool] = (lambda: elector.is_leader) if elector else (lambda: True)
+        executor = Executor(connections, can_write=leading)
+        events = EventRecorder(writer=EventsAdapter(connections), monotonic=time.monotonic, now=rfc3339_now,
+                               metrics=self.metrics, log=get_logger("events"), can_write=leading)
         shared = Shared(
             servlet_name=config.servlet.name, export_name=config.apiexport,
             catalog=Catalog(published=caches.published, crds=caches.crds, servlet=config.servlet),
@@ -244,7 +250,9 @@ class Daemon:
             depths=QueueDepths(self.metrics), log=get_logger("controllers"), now=rfc3339_now,
             options=Options(delete_orphans=config.delete_orphans, resync_period=config.resync_period,
                             sync_workers=config.sync_workers),
+            events=events,
         )
+        events.start()
         try:
             if elector is not None:
                 self.checks.add_liveness("leader-election", task_alive(elector.start()))
@@ -269,6 +277,7 @@ class Daemon:
             if elector is not None:
                 await elector.stop(release=True)
             self.metrics.set_leader(False)
+            await events.stop()
             await pool.stop_all()
 
     async def _lead(self, shared: Shared, stop: asyncio.Event, elector: LeaderElector | None) -> None:

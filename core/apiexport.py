@@ -1,7 +1,8 @@
 """What the servlet adds to its APIExport, and where the export's virtual workspace lives (SPEC 4).
 
 The APIExport belongs to KDP; the servlet only ever adds to it: the schemas of its published
-resources and the permission claims its related resources need. This module computes that
+resources, the permission claims its related resources need, and the claim on `events` it
+records Events on users' objects with. This module computes that
 addition as a JSON merge patch (or None when there is nothing to add), so a reconcile that finds
 the export already complete writes nothing.
 
@@ -30,6 +31,8 @@ SCHEMAS_FIELD = "latestResourceSchemas"
 CLAIMS_FIELD = "permissionClaims"
 _CORE_GROUP = ""
 _NAMESPACES = "namespaces"
+# Events on users' objects (`kubectl describe` in a workspace) are written through the VW.
+_EVENTS = "events"
 
 
 @frozen
@@ -100,8 +103,10 @@ def plan_export(
     current_schemas = [name for name in _sequence(spec.get(SCHEMAS_FIELD)) if isinstance(name, str)]
     current_claims = list(_sequence(spec.get(CLAIMS_FIELD)))
 
-    schemas = _merged_schemas(current=current_schemas, wanted=set(schema_names))
-    new_claims = _missing_claims(current=current_claims, kinds=set(related_kinds))
+    wanted = set(schema_names)
+    schemas = _merged_schemas(current=current_schemas, wanted=wanted)
+    # Events are claimed with the first schema, in the same patch: nothing to sync, no Events.
+    new_claims = _missing_claims(current=current_claims, kinds=set(related_kinds), events=bool(wanted))
 
     patch_spec: dict[str, Any] = {}
     if set(schemas) != set(current_schemas) or len(current_schemas) != len(set(current_schemas)):
@@ -145,9 +150,9 @@ def _merged_schemas(*, current: Sequence[str], wanted: set[str]) -> list[str]:
     return sorted(kept | set(chosen.values()))
 
 
-def _missing_claims(*, current: Sequence[Any], kinds: set[RelatedKind]) -> list[dict[str, Any]]:
-    """The core-group claims the related kinds need that the export does not have yet, sorted."""
-    needed = {kind.plural for kind in kinds}
+def _missing_claims(*, current: Sequence[Any], kinds: set[RelatedKind], events: bool) -> list[dict[str, Any]]:
+    """The core-group claims the related kinds (and Events) need that the export does not have yet, sorted."""
+    needed = {kind.plural for kind in kinds} | ({_EVENTS} if events else set())
     if kinds:
         # A related object may have to go into a namespace that does not exist in the workspace yet.
         needed.add(_NAMESPACES)

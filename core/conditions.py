@@ -2,9 +2,10 @@
 
 Several controllers know one part each of a PublishedResource's state: the schema controller
 knows whether the spec is valid and the schema published, the export controller whether the
-schema is in the APIExport, the sync manager whether objects are being synced. They report
-`Condition`s; `status_patch` merges those reports into the status the object already has and
-derives `Ready` from the other four, so the status is written by one writer as one merge patch.
+schema is in the APIExport, the sync manager whether objects are being synced, and each sync
+worker how many of its objects fail (`Synced`). They report `Condition`s; `status_patch` merges
+those reports into the status the object already has and derives `Ready` from the others, so the
+status is written by one writer as one merge patch.
 
 The rules a reader of the status can rely on:
 
@@ -38,12 +39,16 @@ class ConditionType(enum.Enum):
     SCHEMA_PUBLISHED = "SchemaPublished"
     EXPORTED = "Exported"
     SYNCING = "Syncing"
+    SYNCED = "Synced"
     READY = "Ready"
 
 
 # The order conditions are written in; `Ready` summarises the ones before it.
 CONDITION_ORDER: tuple[ConditionType, ...] = tuple(ConditionType)
-PREREQUISITES: tuple[ConditionType, ...] = CONDITION_ORDER[:-1]
+REPORTED: tuple[ConditionType, ...] = CONDITION_ORDER[:-1]
+# What `Ready` waits for. `Synced` only counts when no object syncs at all (see ready_condition).
+PREREQUISITES: tuple[ConditionType, ...] = (ConditionType.VALID, ConditionType.SCHEMA_PUBLISHED,
+                                            ConditionType.EXPORTED, ConditionType.SYNCING)
 
 
 class ConditionStatus(enum.Enum):
@@ -76,15 +81,42 @@ class Condition:
 
 READY_REASON = "Ready"
 PENDING_REASON = "Pending"
+ALL_SYNCED_REASON = "AllObjectsSynced"
+SOME_FAIL_REASON = "ObjectsFailing"
+NONE_SYNC_REASON = "NoObjectSyncs"
+NOT_SYNCING_REASON = "NotSyncing"
+# Failures a Synced message names; the counts say how many more there are.
+NAMED_FAILURES = 3
+
+
+def synced_condition(*, total: int, failures: Sequence[tuple[str, str]]) -> Condition:
+    """`Synced` from how many objects there are and which fail, as (object, reason) in a stable order.
+
+    True when none fails; False with the counts and the first few failures named otherwise,
+    `NONE_SYNC_REASON` when every object fails (then `Ready` is False too).
+    """
+    if not failures:
+        return Condition.true(ConditionType.SYNCED, reason=ALL_SYNCED_REASON,
+                              message=f"all {total} object(s) are in sync" if total else "no objects to sync yet")
+    total = max(total, len(failures))
+    named = "; ".join(f"{where}: {reason}" for where, reason in failures[:NAMED_FAILURES])
+    more = f"; and {len(failures) - NAMED_FAILURES} more" if len(failures) > NAMED_FAILURES else ""
+    return Condition.false(ConditionType.SYNCED,
+                           reason=NONE_SYNC_REASON if len(failures) == total else SOME_FAIL_REASON,
+                           message=f"{len(failures)} of {total} object(s) fail to sync: {named}{more}")
 
 
 def ready_condition(conditions: Mapping[ConditionType, Condition]) -> Condition:
-    """`Ready` from the four other conditions: True when all are True, else why not.
+    """`Ready` from the other conditions: True when the four prerequisites are True, else why not.
 
     The first False one (in `PREREQUISITES` order) explains a False; without any False, the first
-    one that is Unknown or not reported yet makes Ready Unknown.
+    one that is Unknown or not reported yet makes Ready Unknown. Some objects failing leaves Ready
+    True (`Synced` says so): one tenant's broken object does not make the resource unusable for
+    the others. When every object fails, nothing is actually syncing and Ready is False.
     """
-    for type_ in PREREQUISITES:
+    synced = conditions.get(ConditionType.SYNCED)
+    none_sync = synced is not None and synced.status is ConditionStatus.FALSE and synced.reason == NONE_SYNC_REASON
+    for type_ in (*PREREQUISITES, *((ConditionType.SYNCED,) if none_sync else ())):
         condition = conditions.get(type_)
         if condition is not None and condition.status is ConditionStatus.FALSE:
             return Condition.false(ConditionType.READY, reason=condition.reason,
@@ -139,6 +171,11 @@ def _entry(condition: Condition, *, generation: int, previous: Mapping[str, Any]
     }
 
 
+def _not_syncing(conditions: Mapping[ConditionType, Condition]) -> bool:
+    syncing = conditions.get(ConditionType.SYNCING)
+    return syncing is not None and syncing.status is ConditionStatus.FALSE
+
+
 def desired_conditions(
     *, current: Mapping[str, Any] | None, reported: Mapping[ConditionType, Condition], generation: int, now: str
 ) -> list[dict[str, Any]]:
@@ -147,8 +184,12 @@ def desired_conditions(
     kept = parse_conditions(current)
     effective: dict[ConditionType, Condition] = {}
     result: list[dict[str, Any]] = []
-    for type_ in PREREQUISITES:
+    for type_ in REPORTED:
         condition = reported.get(type_)
+        if type_ is ConditionType.SYNCED and _not_syncing(effective):
+            # No worker counts the objects now: the last count would be stale.
+            condition = Condition.unknown(ConditionType.SYNCED, reason=NOT_SYNCING_REASON,
+                                          message="no objects are synced now (see Syncing)")
         if condition is not None:
             effective[type_] = condition
             result.append(_entry(condition, generation=generation, previous=existing.get(type_.value), now=now))

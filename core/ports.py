@@ -70,12 +70,14 @@ class EventType(enum.Enum):
 
 @frozen
 class InvolvedObject:
-    """The object an Event is about (on the service cluster)."""
+    """The object an Event is about: on the service cluster, or in workspace `cluster` (a logical
+    cluster name) when that is not ""."""
 
     resource: ResourceType
     name: str
     namespace: str = ""
     uid: str = ""
+    cluster: str = ""
 
 
 @frozen
@@ -113,8 +115,20 @@ class ServiceCluster(Protocol):
         """
         ...
 
-    async def record_event(self, event: EventRecord) -> None:
-        """Create an Event about an object (best effort: callers may ignore its failures)."""
+
+class EventWriter(Protocol):
+    """Writes core `v1` Events, in the service cluster or (through the VW) in a workspace.
+
+    An Event about a cluster-scoped object goes in the `default` namespace, where `kubectl
+    describe` finds it. Timestamps are RFC 3339 strings the caller read from its clock.
+    """
+
+    async def create_event(self, event: EventRecord, *, count: int, first: str, last: str) -> str:
+        """Create an Event; returns its name, for `update_event`."""
+        ...
+
+    async def update_event(self, event: EventRecord, *, name: str, count: int, last: str) -> None:
+        """Raise the count and last timestamp of an Event `create_event` wrote. NotFound if it is gone."""
         ...
 
 

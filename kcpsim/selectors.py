@@ -1,8 +1,10 @@
 """Label and field selectors as the apiserver parses and matches them.
 
 Label selectors support equality (`a=b`, `a==b`, `a!=b`) and set-based requirements
-(`a in (x,y)`, `a notin (x)`, `a`, `!a`). Field selectors support only `metadata.name` and
-`metadata.namespace`, like the apiserver does for custom resources. Nothing here knows HTTP.
+(`a in (x,y)`, `a notin (x)`, `a`, `!a`). Field selectors support `metadata.name` and
+`metadata.namespace`, like the apiserver does for custom resources, and for core Events also the
+fields `kubectl describe` and `kubectl get events --field-selector` use (`involvedObject.*`,
+`reason`, `type`, ...). Nothing here knows HTTP.
 """
 
 from __future__ import annotations
@@ -67,28 +69,42 @@ def parse_label_selector(text: str | None) -> Matcher:
     return lambda labels: all(req(labels) for req in requirements)
 
 
-_FIELDS = {"metadata.name": "name", "metadata.namespace": "namespace"}
+FIELDS = ("metadata.name", "metadata.namespace")
+# The apiserver's field labels for core v1 Events (pkg/registry/core/event: ToSelectableFields).
+EVENT_FIELDS = (*FIELDS, "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+                "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+                "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type")
 
 
-def parse_field_selector(text: str | None) -> Callable[[Mapping[str, Any]], bool]:
-    """A matcher over an object's metadata for `fieldSelector=...`."""
+def parse_field_selector(text: str | None, *, fields: tuple[str, ...] = FIELDS) -> Callable[[Mapping[str, Any]], bool]:
+    """A matcher over a whole object for `fieldSelector=...`, allowing the `fields` given."""
     if not text or not text.strip():
-        return lambda meta: True
+        return lambda obj: True
     checks: list[Callable[[Mapping[str, Any]], bool]] = []
     for part in text.split(","):
         match = re.match(r"^\s*([A-Za-z.]+)\s*(==|!=|=)\s*(.*?)\s*$", part)
         if not match:
             raise bad_request(f'invalid selector: \'{text}\'; can\'t understand \'{part}\'')
         field, op, value = match.groups()
-        if field not in _FIELDS:
-            raise bad_request(f'"{field}" is not a known field selector: only "metadata.name", "metadata.namespace"')
-        checks.append(_field_check(_FIELDS[field], value, negate=op == "!="))
-    return lambda meta: all(check(meta) for check in checks)
+        if field not in fields:
+            known = ", ".join(f'"{name}"' for name in fields)
+            raise bad_request(f'"{field}" is not a known field selector: only {known}')
+        checks.append(_field_check(field, value, negate=op == "!="))
+    return lambda obj: all(check(obj) for check in checks)
 
 
-def _field_check(attr: str, value: str, *, negate: bool) -> Callable[[Mapping[str, Any]], bool]:
-    def check(meta: Mapping[str, Any]) -> bool:
-        return ((meta.get(attr) or "") == value) != negate
+def _field_value(obj: Mapping[str, Any], path: str) -> str:
+    if path == "source":  # the apiserver selects on the source's component
+        path = "source.component"
+    value: Any = obj
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return "" if value is None else str(value)
+
+
+def _field_check(path: str, value: str, *, negate: bool) -> Callable[[Mapping[str, Any]], bool]:
+    def check(obj: Mapping[str, Any]) -> bool:
+        return (_field_value(obj, path) == value) != negate
     return check
 
 
@@ -115,5 +131,5 @@ def selector_from_label_selector_object(selector: Mapping[str, Any]) -> Matcher:
     return matches
 
 
-__all__ = ["Matcher", "StatusError", "parse_field_selector", "parse_label_selector",
+__all__ = ["EVENT_FIELDS", "FIELDS", "Matcher", "StatusError", "parse_field_selector", "parse_label_selector",
            "selector_from_label_selector_object"]

@@ -27,7 +27,7 @@ from kcpsim.faults import FaultPlan
 from kcpsim.naming import is_cluster_name, is_cluster_path
 from kcpsim.requestlog import RequestRecord
 from kcpsim.resources import SERVICE_CLUSTER, ResourceDef
-from kcpsim.selectors import parse_field_selector, parse_label_selector
+from kcpsim.selectors import EVENT_FIELDS, FIELDS, parse_field_selector, parse_label_selector
 from kcpsim.store import Event, Obj, Watcher
 from kcpsim.vw import Served, VirtualWorkspace
 
@@ -288,7 +288,7 @@ class Server:
                                propagation=propagation)
             return json_response(world.render(rdef, obj, version))
         if call.verb == "deletecollection":
-            match = self._matcher(request, visible)
+            match = self._matcher(request, rdef, visible)
             deleted = []
             for (_, obj_ns, obj_name), obj in list(world.store.iter(rdef.storage_key, cluster, namespace)):
                 if match(obj):
@@ -308,10 +308,11 @@ class Server:
             raise errors.unsupported_media_type(content_type)
         return _decode(await request.read(), yaml_ok=content_type == "application/yaml")
 
-    def _matcher(self, request: web.Request, visible: Callable[[Obj], bool]) -> Callable[[Obj], bool]:
+    def _matcher(self, request: web.Request, rdef: ResourceDef, visible: Callable[[Obj], bool]) -> Callable[[Obj], bool]:
         labels = parse_label_selector(request.query.get("labelSelector"))
-        fields = parse_field_selector(request.query.get("fieldSelector"))
-        return lambda obj: visible(obj) and labels(obj["metadata"].get("labels") or {}) and fields(obj["metadata"])
+        events = rdef.group == "" and rdef.plural == "events"
+        fields = parse_field_selector(request.query.get("fieldSelector"), fields=EVENT_FIELDS if events else FIELDS)
+        return lambda obj: visible(obj) and labels(obj["metadata"].get("labels") or {}) and fields(obj)
 
     # ---- discovery -----------------------------------------------------------------------------
     def discovery(self, request: web.Request, target: Target) -> web.Response:
@@ -351,7 +352,7 @@ class Server:
             limit = int(query.get("limit") or 0)
         except ValueError:
             raise errors.bad_request(f"invalid limit: {query.get('limit')}") from None
-        result = self.sim.world.list(rdef, target.cluster, namespace, match=self._matcher(request, visible), limit=limit,
+        result = self.sim.world.list(rdef, target.cluster, namespace, match=self._matcher(request, rdef, visible), limit=limit,
                                      continue_token=query.get("continue"))
         meta: dict[str, Any] = {"resourceVersion": str(result.rv)}
         if result.continue_token:
@@ -367,7 +368,7 @@ class Server:
                     visible: Callable[[Obj], bool], call: Call, started: float, wall: float, *,
                     partial: bool = False) -> web.StreamResponse:
         query = request.query
-        match = self._matcher(request, visible)
+        match = self._matcher(request, rdef, visible)
         store = self.sim.world.store
         rv_text = query.get("resourceVersion") or ""
         bookmarks = query.get("allowWatchBookmarks") in ("true", "1")

@@ -29,6 +29,7 @@ from servlet.app.controllers.catalog import Catalog
 from servlet.app.controllers.queues import QueueDepths, controller_queue
 from servlet.app.controllers.status import StatusBoard, StatusController
 from servlet.app.controllers.sync import SyncEnvironment
+from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
 from servlet.app.runtime.informer import Event, EventType
@@ -86,6 +87,7 @@ class Shared:
     log: FieldLogger
     now: Callable[[], str]
     options: Options = Options()
+    events: EventRecorder | None = None
 
 
 class LeadingControllers:
@@ -106,7 +108,7 @@ class LeadingControllers:
                 resync_every=resync, resync_keys=keys if resync else None)
 
         self.status = StatusController(board=self.board, published=caches.published, service=shared.service,
-                                       now=shared.now, log=shared.log.bind(controller="status"))
+                                       now=shared.now, log=shared.log.bind(controller="status"), events=shared.events)
         self.schemas = schemas.SchemaController(
             catalog=catalog, schemas=caches.schemas, org=shared.org, board=self.board,
             on_published=lambda: self.export_queue.add(apiexport.KEY),
@@ -119,7 +121,7 @@ class LeadingControllers:
             servlet_name=shared.servlet_name, pool=shared.pool, sources=shared.sources, executor=shared.executor,
             service=shared.service, vw=shared.vw, board=self.board, metrics=shared.metrics, depths=shared.depths, log=shared.log,
             local_namespaces=caches.local_namespaces, delete_orphans=options.delete_orphans,
-            resync_period=resync, workers=options.sync_workers)
+            resync_period=resync, workers=options.sync_workers, events=shared.events)
         self.manager = syncmanager.SyncManager(
             export_name=shared.export_name, catalog=catalog, exports=caches.exports, slices=caches.slices,
             location=shared.location, env=env, board=self.board, log=shared.log.bind(controller=syncmanager.CONTROLLER))

@@ -4,7 +4,9 @@ Four controllers know one condition each (SPEC 2). If each patched the status it
 overwrite each other's `conditions` (a merge patch replaces lists whole) and write far more
 often. Instead they `report()` to the `StatusBoard`; a changed report queues the PublishedResource,
 and `StatusController` computes the whole status with `core.conditions.status_patch` and writes
-it in one merge patch through the status subresource, only when something changed.
+it in one merge patch through the status subresource, only when something changed. What changed
+is also told as Events on the PublishedResource (`core.events.condition_events`): the schema
+published, exported, and every condition that turns False.
 
 Deliberately not here: deciding any condition (the reporters do) and anything but the status.
 """
@@ -15,9 +17,11 @@ from collections.abc import Callable
 
 from servlet.core.errors import NotFound
 from servlet.app.controllers.caches import Cache
+from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import FieldLogger
-from servlet.core.conditions import Condition, ConditionType, status_patch
-from servlet.core.ports import ServiceCluster
+from servlet.core.conditions import Condition, ConditionType, parse_conditions, status_patch
+from servlet.core.events import condition_events
+from servlet.core.ports import PUBLISHED_RESOURCE_TYPE, InvolvedObject, ServiceCluster
 
 
 class StatusBoard:
@@ -64,12 +68,13 @@ class StatusController:
     """Reconciles one PublishedResource's status (by name) from the board; writes only changes."""
 
     def __init__(self, *, board: StatusBoard, published: Cache, service: ServiceCluster, now: Callable[[], str],
-                 log: FieldLogger) -> None:
+                 log: FieldLogger, events: EventRecorder | None = None) -> None:
         self._board = board
         self._published = published
         self._service = service
         self._now = now
         self._log = log
+        self._events = events
 
     async def reconcile(self, name: str) -> None:
         key = self._published.key(name)
@@ -94,6 +99,11 @@ class StatusController:
         except NotFound:
             return  # deleted meanwhile: nothing to report on
         self._published.wrote(key, written)
+        if self._events is not None:
+            regarding = InvolvedObject(resource=PUBLISHED_RESOURCE_TYPE, name=name, uid=str(metadata.get("uid") or ""))
+            for event in condition_events(before=parse_conditions(status if isinstance(status, dict) else None),
+                                          after=parse_conditions(patch["status"])):
+                self._events.record(regarding, event)
         ready = next((c for c in patch["status"].get("conditions", []) if c.get("type") == "Ready"), None)
         self._log.info("status updated", published_resource=name,
                        ready=ready.get("status") if ready else None, reason=ready.get("reason") if ready else None)

@@ -28,7 +28,7 @@ orphans (local copies whose remote object is gone for good): reported in logs an
 The worker itself wires its parts together and runs the reconcile loop; each part has a module:
 which objects an event wakes (`sync_events.py`), the reads (`sync_reads.py`), executing a plan
 (`sync_execution.py`), logs and metrics (`sync_reports.py`), what is remembered per remote object
-(`object_book.py`), and the orphan scan (`orphan_scan.py`).
+(`object_book.py`), the `Synced` condition (`sync_tally.py`), and the orphan scan (`orphan_scan.py`).
 
 Deliberately not here: deciding anything (the core), starting and stopping workers (the sync
 manager), and API details (the executor).
@@ -54,6 +54,8 @@ from servlet.app.controllers.sync_events import SyncWakes
 from servlet.app.controllers.sync_execution import PlanExecution
 from servlet.app.controllers.sync_reads import SnapshotReader
 from servlet.app.controllers.sync_reports import CONTROLLER, SyncReporter
+from servlet.app.controllers.sync_tally import SyncTally
+from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
 from servlet.app.runtime.informer import ObjectKey
@@ -64,7 +66,7 @@ from servlet.core.gather import computed_local_key
 from servlet.core.keys import remote_key_of
 from servlet.core.model import LocalKey, RemoteKey
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object
-from servlet.core.ports import ActionExecutor, ServiceCluster, VirtualWorkspace, WatchSources
+from servlet.core.ports import ActionExecutor, InvolvedObject, ServiceCluster, VirtualWorkspace, WatchSources
 from servlet.core.releases import finalizer_releases
 
 ORPHANS_KEY = "orphans"
@@ -94,6 +96,7 @@ class SyncEnvironment:
     delete_orphans: bool = False
     resync_period: float | None = None
     workers: int = 4
+    events: EventRecorder | None = None
     # One namespace creation at a time per namespace, across all workers: in a burst of new
     # objects from a new workspace, the first creates the namespace and the others see it.
     namespace_locks: dict[tuple[Side, ObjectKey], asyncio.Lock] = field(factory=dict)
@@ -120,7 +123,11 @@ class SyncWorker:
         # A naming template may read the whole remote object: the cache's current version.
         self._book = ObjectBook(compute_name=lambda key: computed_local_key(
             context, key, remote_object=self._remote.get(object_key(key))), clock=time.monotonic)
-        self._reporter = SyncReporter(name=name, servlet_name=env.servlet_name, metrics=env.metrics, log=self._log)
+        self._reporter = SyncReporter(name=name, servlet_name=env.servlet_name, metrics=env.metrics, log=self._log,
+                                      events=env.events, regarding=self._regarding,
+                                      primary_kind=context.projected.local.kind)
+        self._tally = SyncTally(name=name, board=env.board, total=lambda: len(self._remote.keys()),
+                                clock=time.monotonic)
         self._task: asyncio.Task[None] | None = None
         self._started = False
         projected = context.projected
@@ -202,11 +209,13 @@ class SyncWorker:
         self._reporter.start_counting()
         env.board.report(self.name, Condition.true(
             ConditionType.SYNCING, reason="Syncing", message=f"syncing {self._describe_resources()}"))
+        self._tally.report()
         self._log.info("sync worker started", remote=self.context.projected.remote.api_version,
                        local=self.context.projected.local.api_version)
 
     async def stop(self, *, timeout: float = 5.0) -> None:
         """Stop taking work, let in-flight reconciles finish (up to `timeout`), release the caches."""
+        self._tally.stop()
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
@@ -233,6 +242,13 @@ class SyncWorker:
         return (f"{projected.remote.plural}.{projected.remote.group} in every workspace and "
                 f"{projected.local.plural}.{projected.local.group} on the service cluster")
 
+    def _regarding(self, key: RemoteKey) -> InvolvedObject:
+        """The user's object `key`, as its Events name it (the uid from the cache, when it has it)."""
+        remote = self._remote.get(object_key(key)) or {}
+        uid = str((remote.get("metadata") or {}).get("uid") or "")
+        return InvolvedObject(resource=self.context.projected.remote, name=key.name, namespace=key.namespace,
+                              uid=uid, cluster=key.cluster)
+
     def _remote_keys(self) -> list[RemoteKey]:
         return [RemoteKey(cluster=k.cluster, namespace=k.namespace, name=k.name) for k in self._remote.keys()]
 
@@ -242,6 +258,11 @@ class SyncWorker:
         echoes = self._book.begin_reconcile(key)
         try:
             await self._reconcile_once(key)
+        except Requeue:
+            raise  # waiting, or a conflict its reports already name
+        except Exception as error:
+            self._tally.note(key, f"{type(error).__name__}: {error}")
+            raise
         finally:
             self._book.end_reconcile(key)
             if not echoes.only_own():
@@ -256,10 +277,12 @@ class SyncWorker:
             if remote is None:
                 # Gone for good; a copy left behind is an orphan, which the orphan scan handles.
                 self.related.forget(self._book.gone(key))
+                self._tally.forget(key)
                 return
             plan = await self._plan(key, remote)
             reports = await self._execution.execute(key, plan)
             self._book.set_reported(key, reports)
+            self._tally.note(key, reports[0].reason if reports else None)
             conflict = next((report.target for report in reports
                              if report.type == Conflict.type and report.target is not None
                              and report.target.resource == self.context.projected.local), None)

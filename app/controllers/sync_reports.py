@@ -1,9 +1,11 @@
-"""What a sync worker tells people: log lines and metrics about its objects.
+"""What a sync worker tells people: log lines, metrics and Events about its objects.
 
 A write is logged once it is done. A conflict or an error is logged and counted the first time a
 plan of the remote object shows it, not again on every reconcile that finds it still there. A
 fight (`fights.py`) is logged and counted when it starts. The managed-objects gauge counts the
-local objects carrying this servlet's label.
+local objects carrying this servlet's label. An accepted, created or updated object, and each
+conflict or error when it first shows, is also an Event on the user's object in its workspace
+(`core.events` says which), recorded in the background.
 
 Deliberately not here: deciding what to report (the core plans conflicts and errors) and
 remembering what was reported (`object_book.py`).
@@ -11,15 +13,19 @@ remembering what was reported (`object_book.py`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from servlet.app.controllers.object_book import Report
+from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
 from servlet.app.runtime.informer import ObjectKey
 from servlet.core import metadata
 from servlet.core.actions import Action, Conflict, Error, Patch
+from servlet.core.events import object_event
 from servlet.core.model import RemoteKey
+from servlet.core.ports import InvolvedObject
 
 CONTROLLER = "sync"
 
@@ -31,17 +37,30 @@ def describe(key: RemoteKey) -> str:
 class SyncReporter:
     """Logs and metrics of the sync worker of one PublishedResource (`name`)."""
 
-    def __init__(self, *, name: str, servlet_name: str, metrics: Metrics, log: FieldLogger) -> None:
+    def __init__(self, *, name: str, servlet_name: str, metrics: Metrics, log: FieldLogger,
+                 events: EventRecorder | None = None,
+                 regarding: Callable[[RemoteKey], InvolvedObject] | None = None, primary_kind: str = "") -> None:
         self._name = name
         self._servlet_name = servlet_name
         self._metrics = metrics
         self._log = log
+        self._events = events
+        self._regarding = regarding
+        self._primary_kind = primary_kind
         self._managed: set[ObjectKey] = set()
         self._counting = False
 
     def synced(self, key: RemoteKey, action: Action) -> None:
         target = action.target.to_dict() if action.target is not None else None
         self._log.info("synced", object=describe(key), workspace=key.cluster, action=action.type, target=target)
+        self._record(key, action)
+
+    def _record(self, key: RemoteKey, action: Action) -> None:
+        if self._events is None or self._regarding is None:
+            return
+        spec = object_event(action, primary_kind=self._primary_kind)
+        if spec is not None:
+            self._events.record(self._regarding(key), spec)
 
     def problem(self, key: RemoteKey, action: Conflict | Error, *, known: frozenset[Report]) -> Report:
         """Log and count a conflict or error unless it is among those `known` for `key` already."""
@@ -61,6 +80,7 @@ class SyncReporter:
             self._log.warning("cannot sync", object=describe(key), workspace=key.cluster, action=action.type,
                              target=where, field=action.field or None, identifier=action.identifier or None,
                              reason=action.reason)
+        self._record(key, action)
         return report
 
     def fight_started(self, key: RemoteKey, action: Patch, *, wait: float) -> None:

@@ -29,6 +29,7 @@ SYNC_FIGHTS = "servlet_sync_fights_total"
 ORPHANED_OBJECTS = "servlet_orphaned_objects"
 ORPHANS_DELETED = "servlet_orphans_deleted_total"
 ERRORS = "servlet_errors_total"
+EVENTS = "servlet_events_total"
 LEADER = "servlet_leader"
 BUILD_INFO = "servlet_build_info"
 ASYNCIO_TASKS = "servlet_asyncio_tasks"
@@ -36,7 +37,7 @@ ASYNCIO_TASKS = "servlet_asyncio_tasks"
 # The names as they appear in the exposition (counters with their `_total`), for the docs check.
 METRIC_NAMES: tuple[str, ...] = (
     RECONCILES, RECONCILE_DURATION, WORKQUEUE_DEPTH, API_REQUESTS, WATCH_RESTARTS, WATCH_RELISTS,
-    MANAGED_OBJECTS, SYNC_CONFLICTS, SYNC_FIGHTS, ORPHANED_OBJECTS, ORPHANS_DELETED, ERRORS, LEADER, BUILD_INFO,
+    MANAGED_OBJECTS, SYNC_CONFLICTS, SYNC_FIGHTS, ORPHANED_OBJECTS, ORPHANS_DELETED, ERRORS, EVENTS, LEADER, BUILD_INFO,
     ASYNCIO_TASKS,
 )
 
@@ -52,6 +53,18 @@ class ReconcileResult(enum.Enum):
     # Finished without error but asked to run again later (waiting for something to appear).
     REQUEUE = "requeue"
     ERROR = "error"
+
+
+class EventResult(enum.Enum):
+    """What became of an Event the servlet meant to record."""
+
+    CREATED = "created"
+    # Seen again within the deduplication window: the Event's count went up instead.
+    COUNTED = "counted"
+    RATE_LIMITED = "rate_limited"
+    # The recorder's queue was full: a sync never waits for an Event.
+    DROPPED = "dropped"
+    FAILED = "failed"
 
 
 class ApiTarget(enum.Enum):
@@ -131,6 +144,10 @@ class Metrics:
             _counter_name(ERRORS), "Errors by controller and kind (a short fixed word such as conflict or transient).",
             ["controller", "kind"], registry=registry,
         )
+        self._events = Counter(
+            _counter_name(EVENTS), "Kubernetes Events the servlet meant to record, by what became of them.",
+            ["result"], registry=registry,
+        )
         self._leader = Gauge(LEADER, "1 while this replica holds the leader Lease, else 0.", registry=registry)
         build_info = Gauge(BUILD_INFO, "Always 1; the servlet's version is in the label.", ["version"],
                            registry=registry)
@@ -187,6 +204,9 @@ class Metrics:
 
     def count_error(self, *, controller: str, kind: str) -> None:
         self._errors.labels(controller=controller, kind=kind).inc()
+
+    def count_event(self, *, result: EventResult) -> None:
+        self._series(self._events, result.value).inc()
 
     def forget_published_resource(self, name: str) -> None:
         """Drop the series of a PublishedResource that is gone, so its last values do not linger."""

@@ -104,8 +104,8 @@ def documented(values: Mapping[str, Any], *, namespace: str, text: str | None = 
     for group_cell, resource_cell, scope_cell, verbs_cell, _why in table_rows(text):
         verbs = _CODE.findall(verbs_cell)
         assert verbs, f"no verbs in row {resource_cell}"
-        assert scope_cell in ("cluster", "release namespace"), f"unknown scope {scope_cell!r}"
-        where = "" if scope_cell == "cluster" else namespace
+        assert scope_cell in ("cluster", "release namespace", "namespace `default`"), f"unknown scope {scope_cell!r}"
+        where = {"cluster": "", "release namespace": namespace}.get(scope_cell, "default")
         if group_cell.startswith("each `publishedResources[].apiGroup`"):
             pairs = [(entry["apiGroup"], plural) for entry in values.get("publishedResources") or []
                      for plural in entry["resources"]]

@@ -41,6 +41,9 @@ NOT_EXERCISED: dict[Grant, str] = {
     Grant(group="", resource="configmaps", verb="get", namespace=""):
         "confirms that a service-origin ConfigMap is gone before its workspace copy is deleted; the scenario's "
         "ConfigMap comes from the workspace (the same read for Secrets is exercised)",
+    Grant(group="", resource="events", verb="patch", namespace="default"):
+        "counts up an Event about a PublishedResource recorded again within ten minutes; in the scenario each "
+        "condition changes once (tests/integration/test_events_recorder.py shows the repeat over HTTP)",
 }
 
 

@@ -1,6 +1,6 @@
 """The service-cluster adapter and the connections' plumbing, over HTTP against kcpsim.
 
-Covers the port's reads and writes (CRDs, single objects, PublishedResource status, Events), how
+Covers the port's reads and writes (CRDs, single objects, PublishedResource status), how
 the connections load the service kubeconfig, count every request by target, verb and code, give
 informers their sources, and close everything.
 """
@@ -32,14 +32,7 @@ from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.app.runtime.informer import Informer
 from servlet.core.actions import NAMESPACE_TYPE, SECRET_TYPE
 from servlet.core.model import ResourceType
-from servlet.core.ports import (
-    CRD_TYPE,
-    EVENT_TYPE,
-    PUBLISHED_RESOURCE_TYPE,
-    EventRecord,
-    EventType,
-    InvolvedObject,
-)
+from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE
 from kcpsim import KcpSim
 
 T = TypeVar("T")
@@ -168,30 +161,6 @@ async def test_status_of_a_missing_published_resource_is_not_found(kcpsim: KcpSi
 
     with pytest.raises(NotFound):
         await with_service(kcpsim, body)
-
-
-@pytest.mark.parametrize(("namespace", "expected_namespace"), [("", "default"), ("kube-system", "kube-system")])
-async def test_an_event_is_recorded_about_the_object_it_names(
-    kcpsim: KcpSim, service: Client, namespace: str, expected_namespace: str
-) -> None:
-    event = EventRecord(
-        regarding=InvolvedObject(resource=PUBLISHED_RESOURCE_TYPE, name="certificates", namespace=namespace, uid="u-1"),
-        type=EventType.WARNING,
-        reason="InvalidSpec",
-        message="spec.naming.name: unknown placeholder $remoteNme",
-    )
-
-    async def body(adapter: ServiceClusterAdapter) -> None:
-        await adapter.record_event(event)
-
-    await with_service(kcpsim, body)
-    (stored,) = list(service.list(resource_class(EVENT_TYPE), namespace=expected_namespace))
-    assert stored["involvedObject"]["kind"] == "PublishedResource"
-    assert stored["involvedObject"]["name"] == "certificates"
-    assert stored["involvedObject"]["uid"] == "u-1"
-    assert (stored["type"], stored["reason"]) == ("Warning", "InvalidSpec")
-    assert stored["message"] == "spec.naming.name: unknown placeholder $remoteNme"
-    assert stored["metadata"]["name"].startswith("certificates.")
 
 
 # -- connections: kubeconfig, counting, sources, closing -----------------------------------------

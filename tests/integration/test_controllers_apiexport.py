@@ -37,8 +37,8 @@ def _schema_name(h: Harness, published_resource: str) -> str:
 
 
 @pytest.mark.parametrize("claims, expected", [
-    ((), {"namespaces", "secrets"}),
-    (("configmaps",), {"configmaps", "namespaces", "secrets"}),
+    ((), {"events", "namespaces", "secrets"}),
+    (("configmaps",), {"configmaps", "events", "namespaces", "secrets"}),
 ], ids=["bare-export", "foreign-claim-kept"])
 async def test_the_schema_and_the_claims_of_related_resources_are_added_in_one_patch(
         tmp_path: Path, claims: tuple[str, ...], expected: set[str]) -> None:

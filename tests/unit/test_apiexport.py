@@ -18,9 +18,12 @@ IDENTITY = {"secretRef": {"namespace": "kcp-system", "name": "certificates.examp
 SECRETS = {"group": "", "resource": "secrets", "all": True}
 CONFIGMAPS = {"group": "", "resource": "configmaps", "all": True}
 NAMESPACES = {"group": "", "resource": "namespaces", "all": True}
+EVENTS = {"group": "", "resource": "events", "all": True}
 
 
 def _export(**spec: Any) -> dict[str, Any]:
+    """An export the servlet already claimed `events` on, unless the claims are given."""
+    spec.setdefault("permissionClaims", [EVENTS])
     return {
         "apiVersion": "apis.kcp.io/v1alpha1",
         "kind": "APIExport",
@@ -28,6 +31,12 @@ def _export(**spec: Any) -> dict[str, Any]:
         "spec": {"identity": copy.deepcopy(IDENTITY), **spec},
         "status": {"identityHash": "5685b0de"},
     }
+
+
+def test_an_export_without_claims_gets_the_events_claim_for_events_on_users_objects() -> None:
+    change = _change(_export(permissionClaims=[], latestResourceSchemas=[CERTS_A]), [CERTS_A])
+
+    assert change.patch == {"spec": {"permissionClaims": [EVENTS]}}
 
 
 def _change(export: dict[str, Any], schemas: list[str], kinds: tuple[RelatedKind, ...] = ()) -> ExportChange:
@@ -40,7 +49,8 @@ def test_a_fresh_export_gets_the_schemas_sorted_and_nothing_else() -> None:
     change = _change(_export(), [ORDERS, CERTS_A])
 
     assert change.patch == {"spec": {"latestResourceSchemas": [CERTS_A, ORDERS]}}
-    assert change.spec == {"identity": IDENTITY, "latestResourceSchemas": [CERTS_A, ORDERS]}
+    assert change.spec == {"identity": IDENTITY, "permissionClaims": [EVENTS],
+                           "latestResourceSchemas": [CERTS_A, ORDERS]}
 
 
 def test_schemas_already_in_the_export_are_not_written_again() -> None:
@@ -104,12 +114,17 @@ def test_related_kinds_add_their_claims_and_namespaces_with_all_true(
 ) -> None:
     change = _change(_export(latestResourceSchemas=[CERTS_A]), [CERTS_A], kinds)
 
-    assert change.patch == {"spec": {"permissionClaims": claims}}
+    assert change.patch == {"spec": {"permissionClaims": [EVENTS, *claims]}}
     assert change.spec["latestResourceSchemas"] == [CERTS_A]
 
 
-def test_no_related_kinds_means_no_claims_at_all() -> None:
-    assert "permissionClaims" not in _change(_export(), [CERTS_A]).spec
+def test_no_related_kinds_means_no_claims_but_events() -> None:
+    assert _change(_export(), [CERTS_A]).spec["permissionClaims"] == [EVENTS]
+
+
+def test_nothing_to_export_claims_nothing() -> None:
+    # Events are claimed with the first schema, in the same patch.
+    assert plan_export(export=_export(permissionClaims=[]), schema_names=[], related_kinds=()) is None
 
 
 @pytest.mark.parametrize("present", [
@@ -118,7 +133,7 @@ def test_no_related_kinds_means_no_claims_at_all() -> None:
     {"group": "", "resource": "secrets", "resourceSelector": [{"namespace": "default"}]},
 ])
 def test_an_existing_claim_counts_whatever_its_other_fields(present: dict[str, Any]) -> None:
-    export = _export(latestResourceSchemas=[CERTS_A], permissionClaims=[NAMESPACES, present])
+    export = _export(latestResourceSchemas=[CERTS_A], permissionClaims=[NAMESPACES, present, EVENTS])
 
     assert plan_export(export=export, schema_names=[CERTS_A], related_kinds=[RelatedKind.SECRET]) is None
 
@@ -149,9 +164,9 @@ def test_schemas_and_claims_change_in_one_patch_and_the_rest_of_the_spec_is_unto
     change = _change(export, [CERTS_B, ISSUERS], (RelatedKind.SECRET,))
 
     assert change.patch == {"spec": {"latestResourceSchemas": [CERTS_B, ISSUERS],
-                                     "permissionClaims": [NAMESPACES, SECRETS]}}
-    assert change.spec == {"identity": IDENTITY, "maximalPermissionPolicy": {"local": {}},
-                           "latestResourceSchemas": [CERTS_B, ISSUERS], "permissionClaims": [NAMESPACES, SECRETS]}
+                                     "permissionClaims": [EVENTS, NAMESPACES, SECRETS]}}
+    assert change.spec == {"identity": IDENTITY, "permissionClaims": [EVENTS, NAMESPACES, SECRETS],
+                           "maximalPermissionPolicy": {"local": {}}, "latestResourceSchemas": [CERTS_B, ISSUERS]}
 
 
 def test_the_planned_spec_needs_no_further_change() -> None:
@@ -166,7 +181,7 @@ def test_the_planned_spec_needs_no_further_change() -> None:
 def test_an_export_without_spec_is_treated_as_empty() -> None:
     change = _change({"metadata": {"name": "x"}}, [CERTS_A])
 
-    assert change.spec == {"latestResourceSchemas": [CERTS_A]}
+    assert change.spec == {"latestResourceSchemas": [CERTS_A], "permissionClaims": [EVENTS]}
 
 
 def test_the_input_export_and_the_patch_are_not_modified_through_the_planned_spec() -> None:

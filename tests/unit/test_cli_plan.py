@@ -50,7 +50,7 @@ def test_example_text_plan_shows_schema_export_and_every_object() -> None:
     assert code == 0, output
     assert "+ create v" in output and ".zertifikate.certificates.example.corp" in output
     assert "from PublishedResource publish-certmanager-certs" in output
-    assert '~ spec.permissionClaims = [{"group": "", "resource": "namespaces", "all": true}' in output
+    assert '~ spec.permissionClaims = [{"group": "", "resource": "events", "all": true}, {"group": "", "resource": "namespaces"' in output
     assert "+ addFinalizer remote Zertifikat k7v2m9x4q1w8z3r5:default/web" in output
     # team-a's local namespace exists already; team-b's does not
     assert "createNamespace local Namespace p4n8c2l6t0y9h1j3" in output

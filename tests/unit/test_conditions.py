@@ -14,6 +14,7 @@ from servlet.core.conditions import (
     parse_conditions,
     ready_condition,
     status_patch,
+    synced_condition,
 )
 
 T0 = "2026-11-21T09:00:00Z"
@@ -143,3 +144,58 @@ def test_parse_conditions_reads_ours_and_ignores_garbage() -> None:
                              {"type": "Ready", "status": "Maybe"}, "junk", {"type": "Other", "status": "True"}]}
     assert parse_conditions(status) == {
         ConditionType.VALID: Condition.false(ConditionType.VALID, reason="InvalidSpec", message="bad")}
+
+
+# -- Synced: the objects' truth ----------------------------------------------------------------
+
+FAILURES = [("team-a/default/web", "the local name default/web is taken"), ("team-a/default/db", "too large"),
+            ("team-b/prod/api", "invalid name"), ("team-b/prod/old", "cannot read Secret x")]
+
+
+def test_synced_counts_the_failing_objects_and_names_the_first_few() -> None:
+    synced = synced_condition(total=120, failures=FAILURES)
+
+    assert synced.status is ConditionStatus.FALSE and synced.reason == "ObjectsFailing"
+    assert synced.message.startswith("4 of 120 object(s) fail to sync: team-a/default/web: the local name")
+    assert "team-b/prod/api: invalid name; and 1 more" in synced.message
+    assert "team-b/prod/old" not in synced.message
+
+
+def test_synced_is_true_when_no_object_fails() -> None:
+    synced = synced_condition(total=120, failures=[])
+    assert synced.status is ConditionStatus.TRUE and synced.message == "all 120 object(s) are in sync"
+
+
+def test_some_objects_failing_leaves_ready_true_and_says_so_in_synced() -> None:
+    synced = synced_condition(total=120, failures=FAILURES[:1])
+    status = _written((*ALL_TRUE, synced))
+
+    assert [entry["type"] for entry in status["conditions"]] == [
+        "Valid", "SchemaPublished", "Exported", "Syncing", "Synced", "Ready"]
+    assert _by_type(status)["Ready"]["status"] == "True"
+    assert _by_type(status)["Synced"]["message"].startswith("1 of 120 object(s) fail to sync")
+
+
+def test_every_object_failing_makes_ready_false() -> None:
+    synced = synced_condition(total=2, failures=FAILURES[:2])
+    ready = ready_condition({c.type: c for c in (*ALL_TRUE, synced)})
+
+    assert synced.reason == "NoObjectSyncs"
+    assert ready.status is ConditionStatus.FALSE and ready.reason == "NoObjectSyncs"
+    assert ready.message.startswith("Synced: 2 of 2 object(s) fail to sync")
+
+
+def test_a_missing_synced_condition_does_not_hold_ready_back() -> None:
+    # A worker reports Synced once its caches are synced; Ready does not wait for it.
+    assert ready_condition({c.type: c for c in ALL_TRUE}).status is ConditionStatus.TRUE
+
+
+def test_while_nothing_syncs_the_last_count_is_not_shown_as_current() -> None:
+    counted = _written((*ALL_TRUE, synced_condition(total=5, failures=[])))
+    stopped = Condition.false(ConditionType.SYNCING, reason="CRDNotFound", message="the CRD is gone")
+
+    after = _by_type(_written((VALID, PUBLISHED, EXPORTED, stopped, synced_condition(total=5, failures=[])),
+                              current=counted, now=T1))
+
+    assert (after["Synced"]["status"], after["Synced"]["reason"]) == ("Unknown", "NotSyncing")
+    assert after["Ready"]["reason"] == "CRDNotFound"

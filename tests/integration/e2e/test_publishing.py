@@ -55,9 +55,10 @@ def test_a_published_resource_becomes_a_schema_in_the_export_and_reports_ready(e
     export = e2e.rest.get(e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}"))
     assert export is not None
     assert schema_name in export["spec"]["latestResourceSchemas"]
-    # The example's related Secret needs the secrets claim, and namespaces to create its namespace.
+    # The example's related Secret needs the secrets claim, and namespaces to create its namespace;
+    # Events on users' objects need events.
     claims = {(c.get("group", ""), c["resource"]): c for c in export["spec"].get("permissionClaims") or []}
-    assert set(claims) == {("", "secrets"), ("", "namespaces")}, sorted(claims)
+    assert set(claims) == {("", "secrets"), ("", "namespaces"), ("", "events")}, sorted(claims)
     assert all(claim.get("all") is True for claim in claims.values()), claims
     for workspace in ("team-a", "team-b"):
         e2e.wait_served(workspace, ZERTIFIKAT)

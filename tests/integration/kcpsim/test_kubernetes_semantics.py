@@ -202,6 +202,30 @@ def test_field_selectors_on_name_and_namespace(service: Client, fields: dict[str
     assert found == expected
 
 
+def test_events_are_selected_by_the_object_they_are_about(raw: Raw) -> None:
+    """`kubectl describe` finds an object's Events by `involvedObject.*`; `get events` by reason and type."""
+    about = {"web": ("Widget", "u1", "Warning", "NameConflict"), "db": ("Widget", "u2", "Normal", "Synced")}
+    for name, (kind, uid, type_, reason) in about.items():
+        raw("POST", "/api/v1/namespaces/default/events", {
+            "metadata": {"generateName": f"{name}."}, "type": type_, "reason": reason, "message": "m",
+            "involvedObject": {"apiVersion": "example.com/v1", "kind": kind, "namespace": "default", "name": name,
+                               "uid": uid}})
+
+    def found(selector: str, path: str = "/api/v1/events") -> set[str]:
+        response = raw("GET", path, params={"fieldSelector": selector})
+        assert response.status_code == 200, response.text
+        return {item["involvedObject"]["name"] for item in response.json()["items"]}
+
+    describe = "involvedObject.name=web,involvedObject.namespace=default,involvedObject.kind=Widget,involvedObject.uid=u1"
+    assert found(describe) == {"web"}
+    assert found(describe, "/api/v1/namespaces/default/events") == {"web"}
+    assert found("involvedObject.uid=u3") == set()
+    assert found("type=Warning") == {"web"}
+    assert found("reason!=NameConflict") == {"db"}
+    # Only Events have these fields: a ConfigMap list refuses them, as the API server does.
+    assert raw("GET", "/api/v1/configmaps", params={"fieldSelector": "reason=x"}).status_code == 400
+
+
 def test_unsupported_field_selector_is_a_bad_request(raw: Raw) -> None:
     response = raw("GET", "/api/v1/configmaps", params={"fieldSelector": "spec.x=1"})
     assert response.status_code == 400
