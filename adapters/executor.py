@@ -20,6 +20,7 @@ Deliberately not here: choosing actions, ordering them, retrying, or reading any
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, assert_never
 
@@ -27,9 +28,9 @@ from lightkube import AsyncClient
 
 from servlet.adapters import objects
 from servlet.adapters.connections import Connections
-from servlet.core.errors import AlreadyExists, ApiFailure, NotFound, NotLeader
 from servlet.adapters.kube import merge_patch, resource_class
 from servlet.core.actions import Action, ObjectRef, Side, Write, secret_spellings
+from servlet.core.errors import AlreadyExists, ApiFailure, NotFound, NotLeader
 from servlet.core.ports import ActionExecutor
 
 
@@ -66,13 +67,11 @@ class Executor:
                     client, target.resource, action.object, namespace=target.namespace, where=where
                 )
             case Write.DELETE:
-                try:
+                with contextlib.suppress(NotFound):
                     await objects.delete_object(
                         client, target.resource, namespace=target.namespace, name=target.name, where=where,
                         uid=action.uid
                     )
-                except NotFound:
-                    pass
                 return None
             case Write.STATUS:
                 return await self._merge_patch(client, target, action.patch, where=where, status=True)

@@ -15,9 +15,9 @@ from typing import Any
 
 from lightkube import AsyncClient
 
-from servlet.core.errors import NotFound, Operation
 from servlet.adapters.errors import api_errors
 from servlet.adapters.kube import as_dict, resource_class, resource_label, wrap
+from servlet.core.errors import NotFound, Operation
 from servlet.core.model import ResourceType
 
 ALL_NAMESPACES = "*"  # lightkube's spelling of "every namespace"

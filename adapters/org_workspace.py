@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from lightkube import AsyncClient
 
 from servlet.adapters import objects
-from servlet.core.errors import AlreadyExists, NotFound
 from servlet.adapters.kube import merge_patch, resource_class
+from servlet.core.errors import AlreadyExists, NotFound
 from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.ports import (
     APIEXPORT_TYPE,

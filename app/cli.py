@@ -12,7 +12,7 @@ import importlib.metadata
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, Optional
+from typing import Annotated, Any, NoReturn
 
 import typer
 import yaml
@@ -61,21 +61,21 @@ NameOption = Annotated[str, typer.Option("--name", envvar="SERVLET_NAME",
                                          help="The servlet's name, e.g. tom (a DNS label).")]
 ApiGroupOption = Annotated[str, typer.Option("--api-group", envvar="SERVLET_API_GROUP",
                                              help="The KDP Service's API group, e.g. certificates.example.corp.")]
-ApiExportOption = Annotated[Optional[str], typer.Option(
+ApiExportOption = Annotated[str | None, typer.Option(
     "--apiexport", envvar="SERVLET_APIEXPORT",
     help="The APIExport the servlet manages (default: offline the one among the inputs, live the API group).")]
-KubeconfigOption = Annotated[Optional[str], typer.Option(
+KubeconfigOption = Annotated[str | None, typer.Option(
     "--kubeconfig", envvar="SERVLET_KUBECONFIG",
     help="Kubeconfig of the service cluster (default: KUBECONFIG, else ~/.kube/config, else the pod's service "
          "account).")]
-ContextOption = Annotated[Optional[str], typer.Option(
+ContextOption = Annotated[str | None, typer.Option(
     "--context", envvar="SERVLET_CONTEXT", help="Context of the service cluster's kubeconfig (default: its current).")]
-KcpContextOption = Annotated[Optional[str], typer.Option(
+KcpContextOption = Annotated[str | None, typer.Option(
     "--kcp-context", envvar="SERVLET_KCP_CONTEXT", help="Context of the kcp kubeconfig (default: its current).")]
-KcpKubeconfigOption = Annotated[Optional[str], typer.Option(
+KcpKubeconfigOption = Annotated[str | None, typer.Option(
     "--kcp-kubeconfig", envvar="SERVLET_KCP_KUBECONFIG",
     help="Kubeconfig pointing into the org workspace (server .../clusters/<workspace path>).")]
-NamespaceOption = Annotated[Optional[str], typer.Option(
+NamespaceOption = Annotated[str | None, typer.Option(
     "--namespace", envvar="SERVLET_NAMESPACE",
     help="Where the servlet runs; no copy is planned into it (default: the pod's namespace, else default).")]
 PublishedResourceSelectorOption = Annotated[str, typer.Option(
@@ -123,7 +123,7 @@ def plan(
     ctx: typer.Context,
     name: NameOption,
     api_group: ApiGroupOption,
-    files: Annotated[Optional[list[Path]], typer.Option(
+    files: Annotated[list[Path] | None, typer.Option(
         "-f", "--filename", envvar="SERVLET_FILENAME",
         help="Offline: a YAML/JSON file (multi-document allowed), a folder of them, or - for standard input; "
              "repeatable (the variable: paths separated by spaces).")] = None,

@@ -24,11 +24,12 @@ Deliberately not here: flag parsing (`run_command.py`) and anything a controller
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import time
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata as package_metadata
 from typing import Any
 
@@ -36,7 +37,6 @@ from attrs import frozen
 
 from servlet.adapters.connections import ConfigurationError, Connections, RequestObserver, Target
 from servlet.adapters.events import EventsAdapter
-from servlet.core.errors import ApiFailure, Transient
 from servlet.adapters.executor import Executor
 from servlet.adapters.leases import LeasesAdapter
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
@@ -54,6 +54,7 @@ from servlet.app.runtime.informer import Informer
 from servlet.app.runtime.leader import LeaderElector, LeaseTiming
 from servlet.app.runtime.workqueue import Backoff
 from servlet.core.actions import NAMESPACE_TYPE
+from servlet.core.errors import ApiFailure, Transient
 from servlet.core.model import ServletIdentity
 from servlet.core.ports import (
     APIEXPORT_TYPE,
@@ -108,7 +109,7 @@ def servlet_version() -> str:
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def rfc3339_now() -> str:
@@ -337,10 +338,8 @@ async def _first(stop: asyncio.Event, *waits: Any) -> bool:
 
 
 async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
-    try:
+    with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), timeout=seconds)
-    except TimeoutError:
-        pass
 
 
 async def run_daemon(config: DaemonConfig, *, stop: asyncio.Event | None = None,

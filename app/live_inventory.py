@@ -28,13 +28,13 @@ from urllib.parse import urlsplit
 from attrs import frozen
 
 from servlet.adapters.connections import Connections, Target
-from servlet.core.errors import ApiFailure, Invalid, NotFound
 from servlet.app.live_reads import LiveReadError, Reader, ReadKey
 from servlet.core.actions import Side
 from servlet.core.apiexport import virtual_workspace_url
-from servlet.core.inventory import Inventory
 from servlet.core.context import SyncContext
 from servlet.core.dryrun import settle
+from servlet.core.errors import ApiFailure, Invalid, NotFound
+from servlet.core.inventory import Inventory
 from servlet.core.keys import remote_key_of
 from servlet.core.model import PublishedResource, ResourceType, ServletIdentity
 from servlet.core.parsing import parse_published_resource

@@ -18,11 +18,11 @@ from typing import Any, TypeVar
 from attrs import frozen
 
 from servlet.adapters.connections import Connections, Target
-from servlet.core.errors import ApiFailure, Forbidden
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
 from servlet.core.actions import Side
+from servlet.core.errors import ApiFailure, Forbidden
 from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.model import Problem, ResourceType
 

@@ -20,7 +20,7 @@ import enum
 import gc
 import signal
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import attrs
 import typer
@@ -151,20 +151,20 @@ def run_command(
     api_group: Annotated[str, _option("--api-group", "The KDP Service's API group, e.g. certificates.example.corp.")],
     kcp_kubeconfig: Annotated[str, _option(
         "--kcp-kubeconfig", "Kubeconfig whose server points into the org workspace (.../clusters/root:myorg).")],
-    kubeconfig: Annotated[Optional[str], _option(
+    kubeconfig: Annotated[str | None, _option(
         "--kubeconfig", "Kubeconfig of the service cluster (default: KUBECONFIG, else ~/.kube/config, "
                         "else in-cluster).")] = None,
-    context: Annotated[Optional[str], _option(
+    context: Annotated[str | None, _option(
         "--context", "Context of the service cluster's kubeconfig (default: its current context).")] = None,
-    kcp_context: Annotated[Optional[str], _option(
+    kcp_context: Annotated[str | None, _option(
         "--kcp-context", "Context of the kcp kubeconfig (default: its current context).")] = None,
-    apiexport: Annotated[Optional[str], _option(
+    apiexport: Annotated[str | None, _option(
         "--apiexport", "The APIExport the servlet manages (default: the API group).")] = None,
-    namespace: Annotated[Optional[str], _option(
+    namespace: Annotated[str | None, _option(
         "--namespace", "Namespace of the leader Lease (default: the pod's namespace, else default).")] = None,
     leader_election: Annotated[bool, _option(
         "--leader-election/--no-leader-election", "Only the holder of the Lease <name>.<api group> writes.")] = True,
-    published_resource_selector: Annotated[Optional[str], _option(
+    published_resource_selector: Annotated[str | None, _option(
         "--published-resource-selector", "Label selector: only these PublishedResources are served.")] = None,
     metrics_address: Annotated[str, _option("--metrics-address", "host:port for /metrics.")] = ":8080",
     health_address: Annotated[str, _option("--health-address", "host:port for /healthz and /readyz.")] = ":8081",

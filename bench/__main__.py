@@ -56,7 +56,7 @@ def machine() -> dict[str, Any]:
                       if line.startswith("MemTotal:")), 0) if Path("/proc/meminfo").exists() else 0
     return {"cores": os.cpu_count(), "memory_gb": round(memory_kb / 1024 / 1024, 1),
             "python": platform.python_version(), "platform": platform.platform(),
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")}
 
 
 def run_latency(plan: Plan, directory: Path) -> dict[str, Any]:

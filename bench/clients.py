@@ -15,8 +15,8 @@ import time
 
 from lightkube import KubeConfig
 
-from servlet.adapters.connections import Connections
 from kcpsim import tls
+from servlet.adapters.connections import Connections
 
 WORKSPACES = 1_000
 SERVER = "https://kcp.example.test:6443/clusters/root:org"

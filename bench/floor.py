@@ -24,11 +24,11 @@ from lightkube import KubeConfig
 from lightkube.resources.core_v1 import Namespace
 
 from bench.scenario import LOCAL, NAMESPACE, REMOTE
+from kcpsim.harness.world import World
 from servlet.adapters.kube import ClusterClients, async_client, merge_patch, resource_class, wrap
 from servlet.app.run_command import GC_THRESHOLDS
 from servlet.core.metadata import FINALIZER
 from servlet.core.model import ResourceType
-from kcpsim.harness.world import World
 
 REMOTE_TYPE = ResourceType(REMOTE.group, REMOTE.version, "Widget", REMOTE.plural, True)
 LOCAL_TYPE = ResourceType(LOCAL.group, LOCAL.version, "Widget", LOCAL.plural, True)

@@ -15,14 +15,14 @@ from collections import defaultdict
 from typing import Any
 
 from bench.scenario import LOCAL, NAMESPACE, REMOTE, RemoteObject, Requests, write_end
+from kcpsim.requestlog import RequestRecord
 from servlet.core.metadata import REMOTE_CLUSTER_LABEL, REMOTE_NAME_ANNOTATION, SERVLET_LABEL
 from tests.integration.e2e.env import E2E
-from kcpsim.requestlog import RequestRecord
 
 
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def _summary(values: list[float]) -> dict[str, float]:
@@ -68,7 +68,7 @@ def measure(env: E2E, objects: list[RemoteObject], *, rate: float, seconds: floa
 
     def is_servlet_write(r: RequestRecord) -> bool:
         return r.verb == "patch" and r.resource == REMOTE.plural and (
-            r.virtual_workspace and r.path.endswith("/status") or r.cluster == "" and not r.path.endswith("/status"))
+            (r.virtual_workspace and r.path.endswith("/status")) or (r.cluster == "" and not r.path.endswith("/status")))
 
     requests.wait_for_counts((is_servlet_write,), expected, timeout=60, what="every change to propagate")
     records = sorted(requests.since_mark(), key=lambda r: r.started)

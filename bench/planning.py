@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from servlet.core.actions import Create
+from servlet.core.gather import PlanInputs
 from servlet.core.metadata import FINALIZER
 from servlet.core.model import (
     Naming,
@@ -28,7 +29,6 @@ from servlet.core.model import (
     ServletIdentity,
     SourceResource,
 )
-from servlet.core.gather import PlanInputs
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object
 from servlet.core.projection import Projected
 
@@ -163,7 +163,7 @@ def measure(*, seconds: float = 3.0, repeats: int = 5, objects: int = 5000) -> P
                                        seconds=each, repeats=repeats),
         fresh_us=_per_call_us(_cycling([lambda o=o: _plan(ctx, o, None) for o in fresh]),
                               seconds=each, repeats=repeats),
-        converged_us=_per_call_us(_cycling([lambda o=o, l=l: _plan(ctx, o, l) for o, l in zip(converged, local)]),
+        converged_us=_per_call_us(_cycling([lambda o=o, copy=copy: _plan(ctx, o, copy) for o, copy in zip(converged, local)]),
                                   seconds=each, repeats=repeats),
     )
 

@@ -17,12 +17,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from kcpsim.harness.world import start_world
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    CERTIFICATE, SECRET, ZERTIFIKAT, certificate_crd, certificates_with_platform_secret, example_local_name, secret,
+    CERTIFICATE,
+    SECRET,
+    ZERTIFIKAT,
+    certificate_crd,
+    certificates_with_platform_secret,
+    example_local_name,
+    secret,
     zertifikat,
 )
-from kcpsim.harness.world import start_world
 
 SETTLE_SECONDS = 3.0  # for the servlet to receive and store the watch events of the last step
 

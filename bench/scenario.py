@@ -17,12 +17,12 @@ from typing import Any
 
 import attrs
 
-from tests.integration.e2e.env import E2E
-from tests.integration.e2e.manifests import GROUP, REMOTE_WIDGET, WIDGET, published_resource, widget_crd
-from kcpsim.harness.world import World, start_world
 from kcpsim import Topology
+from kcpsim.harness.world import World, start_world
 from kcpsim.requestlog import RequestRecord
 from kcpsim.topology import create
+from tests.integration.e2e.env import E2E
+from tests.integration.e2e.manifests import GROUP, REMOTE_WIDGET, WIDGET, published_resource, widget_crd
 
 NAMESPACE = "default"  # kcp creates it in every workspace
 REMOTE = REMOTE_WIDGET

@@ -32,8 +32,8 @@ from bench.scenario import (
     seed_objects,
     write_end,
 )
-from tests.integration.e2e.env import E2E
 from kcpsim.harness.process import ServletProcess
+from tests.integration.e2e.env import E2E
 
 WORKERS = 4  # the servlet's default --sync-workers, also the floor's concurrency
 RESYNC = 5.0

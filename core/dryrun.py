@@ -63,7 +63,7 @@ def settle(world: World, contexts: Sequence[SyncContext], *, rounds: int = MAX_R
     still_writing: set[tuple[str, str, RemoteKey]] = set()
     for _ in range(rounds):
         still_writing = set()
-        for remote in [obj for obj in world.listed(Side.REMOTE)]:
+        for remote in list(world.listed(Side.REMOTE)):
             context = context_of(remote, contexts)
             key = (str(remote.get("apiVersion")), str(remote.get("kind")), remote_key_of(remote))
             if context is None or world.get(_world_key(remote)) is None:

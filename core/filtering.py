@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+
 from servlet.core.fields import as_mapping, describe, read_enum, read_string, read_string_list, report_unknown
 from servlet.core.model import LabelSelector, Problem, ResourceFilter, SelectorOperator, SelectorRequirement
 from servlet.core.naming import DNS_LABEL_MAX, is_dns1123_subdomain

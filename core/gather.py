@@ -36,15 +36,24 @@ from attrs import frozen
 
 from servlet.core import metadata, naming
 from servlet.core.actions import ObjectRef, Side, related_resource_type
+from servlet.core.context import SyncContext
 from servlet.core.filtering import filter_admits
 from servlet.core.keys import is_deleting, local_key_of, metadata_of, remote_key_of, string, string_map
 from servlet.core.model import LocalKey, RemoteKey, ResourceType
-from servlet.core.context import SyncContext
 from servlet.core.related import Primaries, RelatedKey, RelatedSnapshot, absences_to_confirm, related_reads
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
-__all__ = ["LinkedCopies", "NamespaceAt", "ObjectAt", "PlanInputs", "Read", "SameLocalName", "UNREADABLE",
-           "gather", "plan_reads"]
+__all__ = [
+    "UNREADABLE",
+    "LinkedCopies",
+    "NamespaceAt",
+    "ObjectAt",
+    "PlanInputs",
+    "Read",
+    "SameLocalName",
+    "gather",
+    "plan_reads",
+]
 
 
 @frozen

@@ -11,7 +11,6 @@ import hashlib
 import json
 from typing import Any
 
-
 # Built once: json.dumps with options builds a new encoder on every call.
 _canonical_encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 

@@ -53,13 +53,12 @@ def json_equal(left: Any, right: Any) -> bool:
         return json_equal_walk(left, right)
     if kind in _SCALARS or left is None:
         return bool(left == right)
-    if kind is dict or kind is list:
+    if (kind is dict or kind is list) and left == right and jsontext.same_text(left, right):
         # Python's equality (at C speed) is looser than JSON's only where a bool meets a number;
         # equal texts rule that out. This runs for every object on every reconcile. Keys are not
         # sorted: equal objects from the API server or the servlet list them in the same order,
         # and any other order only falls back to the walk (as does a tuple inside).
-        if left == right and jsontext.same_text(left, right):
-            return True
+        return True
     return json_equal_walk(left, right)
 
 

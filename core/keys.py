@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from servlet.core.model import LocalKey, RemoteKey
 from servlet.core.json_values import is_mapping
+from servlet.core.model import LocalKey, RemoteKey
 
 # Where kcp names the logical cluster (workspace) an object lives in; defined here only.
 CLUSTER_ANNOTATION = "kcp.io/cluster"

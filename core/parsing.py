@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from jsonpath_ng.parser import parse as parse_json_path
 from attrs import frozen
+from jsonpath_ng.parser import parse as parse_json_path
 
 from servlet.core import rewrite
 from servlet.core.fields import (

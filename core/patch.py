@@ -49,12 +49,18 @@ from servlet.core.patch_create import created_directly
 from servlet.core.patch_rule import ContentPatch
 from servlet.core.patch_state import (  # the limits and sizes are re-exported for the planners
     ANNOTATIONS_LIMIT as ANNOTATIONS_LIMIT,
+)
+from servlet.core.patch_state import (
     STATE_COMPRESSION_THRESHOLD as STATE_COMPRESSION_THRESHOLD,
+)
+from servlet.core.patch_state import (
     annotations_problem,
-    annotations_size as annotations_size,
     decode_state,
     encode_state,
     live_annotations,
+)
+from servlet.core.patch_state import (
+    annotations_size as annotations_size,
 )
 from servlet.core.patch_walk import three_way_patch
 

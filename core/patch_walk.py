@@ -49,7 +49,7 @@ def _diff(
             previous=last.get(key) if last is not None else None,
             wanted=desired.get(key),
             current=live.get(key),
-            path=path + (key,),
+            path=(*path, key),
         )
         if change is not UNCHANGED:
             patch[key] = change

@@ -50,13 +50,13 @@ from servlet.core.keys import (
     CLUSTER_ANNOTATION,
     finalizers_of,
     guarded,
-    uid_of,
     is_deleting,
     local_key_of,
     metadata_of,
     remote_key_of_metadata,
     string,
     string_map,
+    uid_of,
 )
 from servlet.core.model import LocalKey, Problem, RemoteKey, ResourceType
 from servlet.core.object_plan import ObjectPlan, plan_writes

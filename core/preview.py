@@ -14,13 +14,13 @@ from typing import Any
 from attrs import frozen
 
 from servlet.core.apiexport import SchemaClaim, plan_export, schema_resource, schema_taken_by
-from servlet.core.inventory import Inventory
-from servlet.core.model import PublishedResource, ServletIdentity
-from servlet.core.parsing import parse_published_resource
 from servlet.core.context import SyncContext
 from servlet.core.dryrun import context_of, plan_world
+from servlet.core.inventory import Inventory
 from servlet.core.keys import remote_key_of
+from servlet.core.model import PublishedResource, ServletIdentity
 from servlet.core.orphans import Orphan, find_orphans
+from servlet.core.parsing import parse_published_resource
 from servlet.core.plan import ObjectPlan
 from servlet.core.projection import Projected
 from servlet.core.resolution import find_crd, resolve

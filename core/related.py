@@ -37,8 +37,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from servlet.core import metadata, patch
-from servlet.core.keys import guarded, uid_of
 from servlet.core.actions import Action, Conflict, CreateRelated, DeleteRelated, Error, PatchRelated, Side
+from servlet.core.keys import guarded, uid_of
 from servlet.core.model import Origin, Problem, RelatedResource, RemoteKey
 from servlet.core.related_actions import (
     describe,
@@ -54,22 +54,54 @@ from servlet.core.related_actions import (
 # Re-exported: callers import the vocabulary of related objects from here.
 from servlet.core.related_objects import (
     Coordinates as Coordinates,
+)
+from servlet.core.related_objects import (
     PlatformState as PlatformState,
+)
+from servlet.core.related_objects import (
     Presence as Presence,
+)
+from servlet.core.related_objects import (
     Primaries as Primaries,
+)
+from servlet.core.related_objects import (
     RelatedKey as RelatedKey,
+)
+from servlet.core.related_objects import (
     RelatedReads as RelatedReads,
+)
+from servlet.core.related_objects import (
     RelatedSnapshot as RelatedSnapshot,
+)
+from servlet.core.related_objects import (
     Resolved as Resolved,
+)
+from servlet.core.related_objects import (
     ServiceState as ServiceState,
+)
+from servlet.core.related_objects import (
     is_deleting,
     namespace_of,
+)
+from servlet.core.related_objects import (
     read_platform_state as read_platform_state,
+)
+from servlet.core.related_objects import (
     read_service_state as read_service_state,
+)
+from servlet.core.related_objects import (
     related_content as related_content,
+)
+from servlet.core.related_objects import (
     resolve as resolve,
+)
+from servlet.core.related_objects import (
     resolve_side as resolve_side,
+)
+from servlet.core.related_objects import (
     resolve_value as resolve_value,
+)
+from servlet.core.related_objects import (
     state_content as state_content,
 )
 

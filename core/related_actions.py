@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from servlet.core import metadata, patch
-from servlet.core.keys import guarded
 from servlet.core.actions import (
     NAMESPACE_TYPE,
     Action,
@@ -25,6 +24,7 @@ from servlet.core.actions import (
     Side,
     related_resource_type,
 )
+from servlet.core.keys import guarded
 from servlet.core.model import RelatedKind, RelatedResource
 from servlet.core.related_objects import (
     Coordinates,

@@ -167,7 +167,7 @@ def _compiled(path: str) -> JSONPath:
     return parse(path)
 
 
-def resolve_value(reference: ValueReference, obj: Mapping[str, Any], *, field_path: str) -> str | None | Problem:
+def resolve_value(reference: ValueReference, obj: Mapping[str, Any], *, field_path: str) -> str | Problem | None:
     """The reference's value in `obj`: first match of the path, rewritten by the regex rule.
 
     None when the path matches nothing or a non-string (not resolvable yet); a Problem only for
@@ -206,13 +206,13 @@ def is_deleting(obj: Mapping[str, Any]) -> bool:
 
 def resolve_side(
     related: RelatedResource, *, index: int, primary: Mapping[str, Any], side: Side
-) -> Coordinates | None | Problem:
+) -> Coordinates | Problem | None:
     """Coordinates of a related object on one side, evaluated on that side's primary."""
     base = f"spec.related[{index}].reference"
     name = resolve_value(related.reference.name, primary, field_path=f"{base}.name")
     if isinstance(name, Problem):
         return name
-    namespace: str | None | Problem
+    namespace: str | Problem | None
     if related.reference.namespace is not None:
         namespace = resolve_value(related.reference.namespace, primary, field_path=f"{base}.namespace")
     else:
@@ -310,5 +310,5 @@ def state_content(content: Mapping[str, Any], kind: RelatedKind) -> dict[str, An
     remembered = dict(content)
     data = content.get("data")
     if kind is RelatedKind.SECRET and isinstance(data, Mapping):
-        remembered["data"] = {key: "" for key in data}
+        remembered["data"] = dict.fromkeys(data, "")
     return remembered

@@ -186,7 +186,7 @@ class _Parser:
 
     def _command(self, *, depth: int, piped: bool) -> Node:
         token = self._peek()
-        if token is None or token[0] == "punct" and token[1] != "(":
+        if token is None or (token[0] == "punct" and token[1] != "("):
             raise TemplateError(f"missing command in '{{{{ {self._body} }}}}'")
         if token[0] == "ident":
             self._index += 1
@@ -286,8 +286,8 @@ def _checked_call(name: str, args: tuple[Node, ...], *, piped: bool) -> Call:
         raise TemplateError(f"{name} takes {wanted} argument(s), got {count}{' (with the piped value)' * piped}")
     for index, arg in enumerate(args):
         kind = fixed[index] if index < len(fixed) else variadic
-        if isinstance(arg, Constant) and (kind == STR and not isinstance(arg.value, str)
-                                          or kind == INT and not isinstance(arg.value, int)):
+        if isinstance(arg, Constant) and ((kind == STR and not isinstance(arg.value, str))
+                                          or (kind == INT and not isinstance(arg.value, int))):
             hint = " (a piped value comes last: write `sha3short .X 8` or `.X | sha3short`)" \
                 if name == "sha3short" and piped else ""
             wanted_kind = "a string" if kind == STR else "a number"

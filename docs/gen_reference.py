@@ -64,7 +64,7 @@ def _default(param: object) -> str:
     secondary = list(getattr(param, "secondary_opts", []))
     if isinstance(default, bool):
         if secondary:  # an on/off pair: name the flag that is in effect
-            return f"`{getattr(param, 'opts')[0]}`" if default else f"`{secondary[0]}`"
+            return f"`{param.opts[0]}`" if default else f"`{secondary[0]}`"
         return "on" if default else "off"
     if isinstance(default, enum.Enum):
         default = default.value
@@ -122,7 +122,7 @@ def _metric_labels(metrics: Metrics) -> dict[str, tuple[str, ...]]:
     labels: dict[str, tuple[str, ...]] = {}
     for value in vars(metrics).values():
         if isinstance(value, MetricWrapperBase):
-            labels[str(getattr(value, "_name"))] = tuple(getattr(value, "_labelnames"))
+            labels[str(value._name)] = tuple(value._labelnames)
     for family in metrics.registry.collect():
         for sample in family.samples:
             labels.setdefault(family.name, tuple(sample.labels))

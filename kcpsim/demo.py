@@ -20,14 +20,21 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 from kcpsim.harness.process import ServletDied, ServletOptions, ServletProcess
-from kcpsim.waiting import eventually
 from kcpsim.harness.world import (
-    EXAMPLES, PUBLISHED_RESOURCE_CRD, SERVLET_NAMESPACE, World, load_yaml, resource_path, start_world,
+    EXAMPLES,
+    PUBLISHED_RESOURCE_CRD,
+    SERVLET_NAMESPACE,
+    World,
+    load_yaml,
+    resource_path,
+    start_world,
 )
+from kcpsim.waiting import eventually
 
 T = TypeVar("T")
 LOG_LINES = 20
@@ -89,7 +96,7 @@ class Demo:
         users = [("team-a", EXAMPLES / "workspace-team-a.yaml"), ("team-b", EXAMPLES / "workspace-team-b.yaml")]
         created: list[tuple[str, dict[str, Any]]] = []
         for workspace, path in users:
-            self.wait(lambda: rest.served(world.in_workspace(workspace, remote)),
+            self.wait(partial(rest.served, world.in_workspace(workspace, remote)),
                       f"workspace {workspace} to serve {plural}")
             for document in load_yaml(path):
                 if "deletionTimestamp" in document["metadata"]:
@@ -103,7 +110,7 @@ class Demo:
                 self.say(f"a user in {workspace} created {body['kind']} {namespace}/{body['metadata']['name']}")
 
         for workspace, body in created:
-            local = self.wait(lambda: self._local_copy(workspace, body), f"the local copy of {workspace}'s object")
+            local = self.wait(partial(self._local_copy, workspace, body), f"the local copy of {workspace}'s object")
             meta = local["metadata"]
             self.say(f"local copy: {workspace} {self._key(body)} -> {local['kind']} {meta['namespace']}/{meta['name']} "
                      f"on the service cluster")
@@ -115,11 +122,11 @@ class Demo:
             namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
             object_path = world.in_workspace(workspace, resource_path(group=world.group, version=version,
                                                                       plural=plural, namespace=namespace, name=name))
-            self.wait(lambda: self._remote_ready(object_path), f"status on {workspace} {namespace}/{name}")
+            self.wait(partial(self._remote_ready, object_path), f"status on {workspace} {namespace}/{name}")
             self.say(f"status back up: {workspace} {namespace}/{name} is Ready=True")
             secret_path = world.in_workspace(workspace, resource_path(
                 group="", version="v1", plural="secrets", namespace=namespace, name=body["spec"]["secretName"]))
-            secret = self.wait(lambda: rest.get(secret_path), f"the TLS Secret in {workspace}")
+            secret = self.wait(partial(rest.get, secret_path), f"the TLS Secret in {workspace}")
             self.say(f"related Secret up: {workspace} {namespace}/{secret['metadata']['name']} ({secret['type']})")
 
     def stop(self) -> str:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from kcpsim import errors
@@ -162,8 +162,7 @@ def export_to_v1(rdef: ResourceDef, obj: Obj, version: str) -> Obj:
         spec1["permissionClaims"] = claims
     if parked:
         annotations[PARKED_CLAIMS_ANNOTATION] = json.dumps(spec2.get("permissionClaims"), separators=(",", ":"))
-    out = _with_ann({**obj, "apiVersion": "apis.kcp.io/v1alpha1", "spec": spec1}, annotations)
-    return out
+    return _with_ann({**obj, "apiVersion": "apis.kcp.io/v1alpha1", "spec": spec1}, annotations)
 
 
 def export_to_storage(rdef: ResourceDef, body: Obj, version: str, old: Obj | None) -> Obj:
@@ -215,8 +214,7 @@ def export_to_storage(rdef: ResourceDef, body: Obj, version: str, old: Obj | Non
     if claims2:
         spec2["permissionClaims"] = claims2
         annotations[V1_CLAIMS_ANNOTATION] = json.dumps(originals, separators=(",", ":"))
-    out = _with_ann({**body, "apiVersion": "apis.kcp.io/v1alpha2", "spec": spec2}, annotations)
-    return out
+    return _with_ann({**body, "apiVersion": "apis.kcp.io/v1alpha2", "spec": spec2}, annotations)
 
 
 def binding_to_v1(rdef: ResourceDef, obj: Obj, version: str) -> Obj:
@@ -706,7 +704,7 @@ class Kcp:
             rdef = self._rdef(cluster, group, plural)
         except KeyError:
             return
-        for (_, ns, name), obj in list(self.world.store.iter(rdef.storage_key, cluster)):
+        for (_, _ns, _name), obj in list(self.world.store.iter(rdef.storage_key, cluster)):
             labels = obj["metadata"].get("labels") or {}
             current = {k: v for k, v in labels.items() if k.startswith(CLAIM_LABEL_PREFIX)}
             if current != expected:

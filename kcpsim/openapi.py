@@ -50,9 +50,7 @@ def validate_and_prune(value: Any, schema: dict[str, Any] | None, path: str = ""
             elif isinstance(additional, dict):
                 out[key], sub_errors = validate_and_prune(sub, additional, sub_path)
                 errors += sub_errors
-            elif preserve or additional is True or (not props and expected != "object"):
-                out[key] = sub
-            elif not props and not additional and preserve is False and expected == "object" and path == "":
+            elif preserve or additional is True or (not props and expected != "object") or (not props and not additional and preserve is False and expected == "object" and path == ""):
                 out[key] = sub
         for key in schema.get("required") or []:
             if key not in value:

@@ -283,7 +283,7 @@ def paths_from_fields_v1(fields: Mapping[str, Any], prefix: Path = ()) -> set[Pa
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _entries(obj: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -158,7 +158,7 @@ class Server:
 
     def describe(self, request: web.Request, target: Target) -> Call:
         rest = target.rest
-        if len(rest) >= 3 and rest[0] == "api" or len(rest) >= 4 and rest[0] == "apis":
+        if (len(rest) >= 3 and rest[0] == "api") or (len(rest) >= 4 and rest[0] == "apis"):
             res = rest[2:] if rest[0] == "api" else rest[3:]
             if res and res[0] == "namespaces" and len(res) >= 3 and not (len(res) == 3 and res[2] in ("status", "finalize")):
                 res = res[2:]

@@ -25,8 +25,8 @@ from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 
 from kcpsim import crds, tls
-from kcpsim.gc import GarbageCollector
 from kcpsim.faults import FaultPlan, Faults
+from kcpsim.gc import GarbageCollector
 from kcpsim.kcp import Kcp, vw_url
 from kcpsim.requestlog import RequestLog
 from kcpsim.server import Server
@@ -103,7 +103,7 @@ class KcpSim:
         self._site = web.TCPSite(self._runner, self.config.host, port, ssl_context=self.tls.context if self.tls else None,
                                  reuse_address=True)
         await self._site.start()
-        server = self._site._server  # noqa: SLF001 - aiohttp exposes the bound port only here
+        server = self._site._server
         assert server is not None
         sockets = getattr(server, "sockets", None) or []
         self.port = sockets[0].getsockname()[1]

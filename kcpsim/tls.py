@@ -30,7 +30,7 @@ def _name(common_name: str) -> x509.Name:
 
 
 def generate(hosts: tuple[str, ...] = ("127.0.0.1", "localhost")) -> TlsMaterial:
-    now = _dt.datetime.now(_dt.timezone.utc)
+    now = _dt.datetime.now(_dt.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_cert = (x509.CertificateBuilder().subject_name(_name("kcpsim-ca")).issuer_name(_name("kcpsim-ca"))
                .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())

@@ -69,7 +69,7 @@ class ListResult:
 
 
 def now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _defaults(rdef: ResourceDef, obj: Obj) -> Obj:

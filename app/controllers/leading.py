@@ -43,7 +43,6 @@ from servlet.core.ports import (
     WatchSources,
 )
 
-
 STATUS_COALESCE_SECONDS = 0.2
 
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
-from servlet.core.errors import ApiFailure, NotLeader
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics, ReconcileResult
 from servlet.app.runtime.workqueue import Backoff, Handler, WorkQueue
+from servlet.core.errors import ApiFailure, NotLeader
 
 K = TypeVar("K", bound=Hashable)
 

@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from servlet.core.errors import Forbidden
 from servlet.app.controllers.caches import Cache, resource_version
 from servlet.app.controllers.links import RelatedObjectKey
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.runtime.informer import Event, EventType, ObjectKey, is_partial
 from servlet.core.actions import Side, related_resource_type
+from servlet.core.errors import Forbidden
 from servlet.core.gather import UNREADABLE, Answer, ObjectAt
 from servlet.core.model import RelatedKind, ResourceType
 from servlet.core.ports import ServiceCluster, VirtualWorkspace, WatchSource, WatchSources

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from servlet.core.errors import AlreadyExists, ApiFailure
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.catalog import Catalog, Entry
 from servlet.app.controllers.status import StatusBoard
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.runtime.informer import Event, EventType
 from servlet.core.conditions import Condition, ConditionType, condition_problems
+from servlet.core.errors import AlreadyExists, ApiFailure
 from servlet.core.ports import OrgWorkspace
 from servlet.core.projection import schema_manifest
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from servlet.core.errors import NotFound
 from servlet.app.controllers.caches import Cache
 from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import FieldLogger
 from servlet.core.conditions import Condition, ConditionType, parse_conditions, status_patch
+from servlet.core.errors import NotFound
 from servlet.core.events import condition_events
 from servlet.core.ports import PUBLISHED_RESOURCE_TYPE, InvolvedObject, ServiceCluster
 

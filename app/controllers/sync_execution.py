@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any, assert_never
 
-from servlet.core.errors import AlreadyExists
 from servlet.app.controllers.caches import Cache, resource_version
 from servlet.app.controllers.object_book import ObjectBook, Report
 from servlet.app.controllers.queues import Requeue
@@ -40,6 +39,7 @@ from servlet.core.actions import (
     Write,
 )
 from servlet.core.context import SyncContext
+from servlet.core.errors import AlreadyExists
 from servlet.core.model import RemoteKey
 from servlet.core.plan import ObjectPlan
 from servlet.core.ports import ActionExecutor

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from servlet.core.errors import Forbidden
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.links import RelatedObjectKey
 from servlet.app.controllers.names import LocalNames
@@ -22,6 +21,7 @@ from servlet.app.observability.logs import FieldLogger
 from servlet.app.runtime.informer import ObjectKey
 from servlet.core.actions import Side
 from servlet.core.context import SyncContext
+from servlet.core.errors import Forbidden
 from servlet.core.gather import (
     UNREADABLE,
     Answer,

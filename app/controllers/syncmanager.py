@@ -34,7 +34,6 @@ from collections.abc import Mapping
 
 import attrs
 
-from servlet.core.errors import Conflict, NotFound
 from servlet.app.controllers.apiexport import exported_schemas
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.catalog import Catalog, Entry
@@ -44,6 +43,7 @@ from servlet.app.observability.logs import FieldLogger
 from servlet.core.actions import Release
 from servlet.core.apiexport import virtual_workspace_url
 from servlet.core.conditions import Condition, ConditionType
+from servlet.core.errors import Conflict, NotFound
 from servlet.core.model import ResourceType
 from servlet.core.ports import VirtualWorkspaceLocation
 from servlet.core.releases import retry_after_conflict

@@ -27,9 +27,9 @@ from collections.abc import Callable
 
 from attrs import define, frozen
 
-from servlet.core.errors import Forbidden, NotFound
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import EventResult, Metrics
+from servlet.core.errors import Forbidden, NotFound
 from servlet.core.events import EventSpec
 from servlet.core.ports import EventRecord, EventWriter, InvolvedObject
 
@@ -137,7 +137,7 @@ class EventRecorder:
                     self._refused_until[cluster] = self._monotonic() + REFUSED_SECONDS
                 self._log.debug("events refused; not asking again for a while", workspace=cluster or None,
                                 error=str(error))
-            except Exception as error:  # noqa: BLE001 - an Event that cannot be written is dropped, whatever the cause
+            except Exception as error:
                 self._metrics.count_event(result=EventResult.FAILED)
                 self._log.debug("event not recorded", reason=event.reason, object=event.regarding.name,
                                 workspace=event.regarding.cluster or None, error=str(error))

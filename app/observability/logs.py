@@ -21,7 +21,7 @@ import logging
 import re
 import sys
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 import attrs
@@ -183,7 +183,7 @@ def record_message(record: logging.LogRecord) -> str:
 
 @functools.lru_cache(maxsize=4)  # lines come many to a second: format each second once
 def _second(seconds: int) -> str:
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def _timestamp(record: logging.LogRecord) -> str:

@@ -12,6 +12,7 @@ pass durations they measured, so this module needs no clock).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 from typing import Any
 
@@ -211,10 +212,8 @@ class Metrics:
     def forget_published_resource(self, name: str) -> None:
         """Drop the series of a PublishedResource that is gone, so its last values do not linger."""
         for metric in (self._managed_objects, self._sync_conflicts, self._sync_fights, self._orphaned_objects, self._orphans_deleted):
-            try:
+            with contextlib.suppress(KeyError):  # never recorded for this PublishedResource
                 metric.remove(name)
-            except KeyError:
-                pass  # never recorded for this PublishedResource
 
     def set_leader(self, is_leader: bool) -> None:
         self._leader.set(1 if is_leader else 0)

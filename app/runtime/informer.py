@@ -245,10 +245,8 @@ class Informer:
 
     async def _pause(self, delay: float) -> None:
         self._retry_now.clear()
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._retry_now.wait(), timeout=delay)
-        except TimeoutError:
-            pass
 
     # -- list --------------------------------------------------------------------------------
 

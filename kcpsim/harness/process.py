@@ -17,8 +17,8 @@ from pathlib import Path
 import attrs
 import httpx2
 
-from kcpsim.waiting import eventually
 from kcpsim.harness.world import SERVLET_NAMESPACE, World
+from kcpsim.waiting import eventually
 
 
 class ServletDied(AssertionError):

@@ -20,8 +20,8 @@ from urllib.parse import parse_qs
 
 import attrs
 
-from kcpsim.harness.world import World, start_world
 from kcpsim import KcpSim, Topology
+from kcpsim.harness.world import World, start_world
 
 # Paths of kcp: workspaces and the APIExport virtual workspace. Everything else is the service cluster.
 KCP_PREFIXES = ("/clusters/", "/services/")

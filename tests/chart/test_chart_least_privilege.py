@@ -18,16 +18,29 @@ from typing import Any
 import attrs
 import pytest
 
+from kcpsim import Topology
+from kcpsim.harness.world import SERVLET_NAMESPACE
 from tests.chart.rbac import Grant, allows, granted
 from tests.chart.recording import KCP_PREFIXES, ApiRequest, as_api_request, start_recorded_world
 from tests.chart.rendering import one, render, with_required
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    CERTIFICATE, REMOTE_WIDGET, SECRET, Resource, WIDGET, ZERTIFIKAT, certificate_crd, certificates_with_platform_secret,
-    default_local_name, example_local_name, published_resource, remote_object, secret, widget_crd, zertifikat,
+    CERTIFICATE,
+    REMOTE_WIDGET,
+    SECRET,
+    WIDGET,
+    ZERTIFIKAT,
+    Resource,
+    certificate_crd,
+    certificates_with_platform_secret,
+    default_local_name,
+    example_local_name,
+    published_resource,
+    remote_object,
+    secret,
+    widget_crd,
+    zertifikat,
 )
-from kcpsim.harness.world import SERVLET_NAMESPACE
-from kcpsim import Topology
 
 TOKENS = ("replica-1", "replica-2")
 CONFIGMAP = Resource("", "v1", "configmaps")
@@ -137,7 +150,7 @@ def run_scenario(e2e: E2E) -> None:
         "spec": {"secretName": "other-tls", "issuerRef": {"name": "other"}}})
     e2e.create_remote("team-a", ZERTIFIKAT, zertifikat("taken"))
     for name in (taken_widget, taken_certificate):
-        e2e.eventually(lambda: any("conflict: not writing" in line and name in line
+        e2e.eventually(lambda name=name: any("conflict: not writing" in line and name in line
                                    for process in e2e.processes for line in process.log_text().splitlines()),
                        what=f"the servlet to report the object in the way at {name}")
 

@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 
 from tests.chart.rendering import (
-    CERTIFICATES, KUBE_VERSIONS, PROXY_AND_CA, crds, kinds, one, render, validate_strict, with_required,
+    CERTIFICATES,
+    KUBE_VERSIONS,
+    PROXY_AND_CA,
+    crds,
+    kinds,
+    one,
+    render,
+    validate_strict,
+    with_required,
 )
 
 SCENARIOS: dict[str, dict[str, Any]] = {

@@ -13,7 +13,14 @@ import helm_python
 import pytest
 
 from tests.chart.rendering import (
-    CERTIFICATES, CHART, NAMESPACE, REQUIRED_VALUES, one, render, render_error, with_required,
+    CERTIFICATES,
+    CHART,
+    NAMESPACE,
+    REQUIRED_VALUES,
+    one,
+    render,
+    render_error,
+    with_required,
 )
 
 

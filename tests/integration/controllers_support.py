@@ -18,6 +18,9 @@ from typing import Any, TypeVar
 
 import attrs
 
+from kcpsim import Topology
+from kcpsim.harness.world import SERVLET_NAMESPACE, World, start_world
+from kcpsim.waiting import eventually_async
 from servlet.adapters.connections import Connections, RequestObserver
 from servlet.app.controllers.leading import LeadingControllers
 from servlet.app.controllers.sync import SyncWorker
@@ -25,9 +28,6 @@ from servlet.app.daemon import Daemon, DaemonConfig
 from servlet.app.observability.probes import Address
 from servlet.app.runtime.leader import LeaseTiming
 from servlet.core.model import ServletIdentity
-from kcpsim.harness.world import SERVLET_NAMESPACE, World, start_world
-from kcpsim.waiting import eventually_async
-from kcpsim import Topology
 
 T = TypeVar("T")
 TOKEN = "servlet-under-test"

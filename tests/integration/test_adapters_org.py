@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
+from kcpsim import KcpSim
 from servlet.adapters.connections import (
     KCP_KUBECONFIG_FLAG,
     ConfigurationError,
@@ -20,11 +21,10 @@ from servlet.adapters.connections import (
     load_kcp_config,
     split_workspace_server,
 )
-from servlet.core.errors import AlreadyExists, Conflict
 from servlet.adapters.kube import resource_class
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
+from servlet.core.errors import AlreadyExists, Conflict
 from servlet.core.ports import SCHEMA_TYPE, WorkspaceIdentity
-from kcpsim import KcpSim
 
 T = TypeVar("T")
 EXPORT = "certificates.example.corp"

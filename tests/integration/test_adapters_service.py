@@ -17,6 +17,7 @@ import pytest
 import yaml
 from lightkube import Client, KubeConfig
 
+from kcpsim import KcpSim
 from servlet.adapters.connections import (
     KUBECONFIG_FLAG,
     ConfigurationError,
@@ -25,15 +26,14 @@ from servlet.adapters.connections import (
     load_service_config,
     request_verb,
 )
-from servlet.core.errors import NotFound, Transient
 from servlet.adapters.kube import resource_class, wrap
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.app.runtime.informer import Informer
 from servlet.core.actions import NAMESPACE_TYPE, SECRET_TYPE
+from servlet.core.errors import NotFound, Transient
 from servlet.core.model import ResourceType
 from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE
-from kcpsim import KcpSim
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]

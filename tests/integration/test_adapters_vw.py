@@ -12,16 +12,16 @@ from typing import Any, TypeVar
 
 import pytest
 
+from kcpsim import KcpSim
 from servlet.adapters.connections import Connections, Target, VirtualWorkspaceUnknown
-from servlet.core.errors import Forbidden
 from servlet.adapters.kube import resource_class, wrap
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
 from servlet.app.runtime.informer import Informer, ObjectKey
 from servlet.core.actions import SECRET_TYPE
 from servlet.core.apiexport import virtual_workspace_url
+from servlet.core.errors import Forbidden
 from servlet.core.model import ResourceType
-from kcpsim import KcpSim
 
 T = TypeVar("T")
 TEAM_A = "k7v2m9x4q1w8z3r5"

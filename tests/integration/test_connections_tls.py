@@ -15,10 +15,10 @@ import pytest
 from lightkube import AsyncClient, KubeConfig
 from lightkube.resources.core_v1 import Namespace
 
+from kcpsim import KcpSim
 from servlet.adapters.connections import Connections
 from servlet.adapters.kube import ClusterClients, async_client, http_client
 from servlet.core.model import ResourceType
-from kcpsim import KcpSim
 
 WORKSPACES = ("root:myorg:team-a", "root:myorg:team-b")
 

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from tests.integration.controllers_support import Harness, settle, world_and_daemon
+from kcpsim import FaultPlan, Topology
+from kcpsim.faults import ErrorRule
+from kcpsim.harness.world import World
 from kcpsim.waiting import eventually_async
+from tests.integration.controllers_support import Harness, settle, world_and_daemon
 from tests.integration.e2e.manifests import (
     certificate_crd,
     example_published_resource,
     published_resource,
     widget_crd,
 )
-from kcpsim.harness.world import World
-from kcpsim import FaultPlan, Topology
-from kcpsim.faults import ErrorRule
 
 EXPORT = "/apis/apis.kcp.io/v1alpha1/apiexports/certificates.example.corp"
 SCHEMAS = "/apis/apis.kcp.io/v1alpha1/apiresourceschemas"

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.integration.controllers_support import TEAM_A, Harness, world_and_daemon
 from kcpsim.waiting import eventually_async
+from tests.integration.controllers_support import TEAM_A, Harness, world_and_daemon
 from tests.integration.e2e.manifests import (
     FINALIZER,
     REMOTE_WIDGET,

@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx2
 import yaml
 
-from tests.integration.controllers_support import daemon_running
-from kcpsim.waiting import eventually_async
 from kcpsim.harness.world import start_world
+from kcpsim.waiting import eventually_async
+from tests.integration.controllers_support import daemon_running
 
 
 def _closed_port() -> int:

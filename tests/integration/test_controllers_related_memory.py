@@ -10,9 +10,9 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+from kcpsim.waiting import eventually_async
 from servlet.core.actions import Side
 from tests.integration.controllers_support import TEAM_A, Harness, settle, world_and_daemon
-from kcpsim.waiting import eventually_async
 from tests.integration.e2e.manifests import (
     SECRET,
     ZERTIFIKAT,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.integration.controllers_support import TEAM_A, settle, world_and_daemon
-from kcpsim.waiting import eventually_async
 from kcpsim.harness.world import World
+from kcpsim.waiting import eventually_async
+from tests.integration.controllers_support import TEAM_A, settle, world_and_daemon
 from tests.integration.e2e.manifests import (
     REMOTE_WIDGET,
     WIDGET,

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from kcpsim.waiting import eventually_async
 from servlet.core.metadata import REMOTE_NAME_ANNOTATION, REMOTE_NAMESPACE_ANNOTATION
 from tests.integration.controllers_support import (
     TEAM_A,
@@ -20,7 +21,6 @@ from tests.integration.controllers_support import (
     settle,
     world_and_daemon,
 )
-from kcpsim.waiting import eventually_async
 from tests.integration.e2e.manifests import (
     CERTIFICATE,
     REMOTE_WIDGET,

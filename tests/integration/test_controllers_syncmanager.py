@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.integration.controllers_support import TEAM_A, settle, world_and_daemon
+from kcpsim import Topology
 from kcpsim.waiting import eventually_async
+from tests.integration.controllers_support import TEAM_A, settle, world_and_daemon
 from tests.integration.e2e.manifests import (
     REMOTE_WIDGET,
     WIDGET,
@@ -15,7 +16,6 @@ from tests.integration.e2e.manifests import (
     remote_object,
     widget_crd,
 )
-from kcpsim import Topology
 
 PUBLISHED = "/apis/services.kdp.k8c.io/v1alpha1/publishedresources"
 

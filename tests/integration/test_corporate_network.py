@@ -22,8 +22,8 @@ from aiohttp import web
 from lightkube import KubeConfig
 from lightkube.resources.core_v1 import Namespace
 
-from servlet.adapters.connections import Connections
 from kcpsim import KcpSim
+from servlet.adapters.connections import Connections
 
 KCP_HOST = "kcp.corp.example"
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from kcpsim import KcpSim
+from kcpsim.topology import Topology
 from servlet.adapters.connections import Connections
 from servlet.adapters.events import EventsAdapter
 from servlet.adapters.kube import resource_class
@@ -26,8 +28,6 @@ from servlet.core.apiexport import virtual_workspace_url
 from servlet.core.events import EventSpec
 from servlet.core.model import ResourceType
 from servlet.core.ports import EVENT_TYPE, PUBLISHED_RESOURCE_TYPE, InvolvedObject
-from kcpsim import KcpSim
-from kcpsim.topology import Topology
 from tests.integration.kcpsim.helpers import Raw
 
 TEAM_A = "k7v2m9x4q1w8z3r5"

@@ -19,8 +19,8 @@ import yaml
 from lightkube import Client
 from lightkube.types import PatchType
 
+from kcpsim import ErrorRule, FaultPlan, KcpSim
 from servlet.adapters.connections import Connections, Target
-from servlet.core.errors import AlreadyExists, Conflict, Forbidden, NotFound, NotLeader
 from servlet.adapters.executor import Executor
 from servlet.adapters.kube import resource_class, wrap
 from servlet.core.actions import (
@@ -29,7 +29,6 @@ from servlet.core.actions import (
     Action,
     AddFinalizer,
     Adopt,
-    Conflict as ConflictAction,
     Create,
     CreateNamespace,
     CreateRelated,
@@ -45,12 +44,15 @@ from servlet.core.actions import (
     RemoveFinalizer,
     Side,
 )
+from servlet.core.actions import (
+    Conflict as ConflictAction,
+)
+from servlet.core.errors import AlreadyExists, Conflict, Forbidden, NotFound, NotLeader
 from servlet.core.metadata import LAST_KNOWN_STATE_ANNOTATION
 from servlet.core.model import ResourceType
 from servlet.core.patch import encode_state
-from servlet.core.redaction import REDACTED
 from servlet.core.ports import CRD_TYPE
-from kcpsim import ErrorRule, FaultPlan, KcpSim
+from servlet.core.redaction import REDACTED
 
 REPO = Path(__file__).resolve().parents[2]
 TEAM_A = "k7v2m9x4q1w8z3r5"

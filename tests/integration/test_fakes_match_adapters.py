@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 import pytest
 
+from kcpsim import KcpSim
 from servlet.adapters.connections import Connections
 from servlet.adapters.executor import Executor
 from servlet.adapters.leases import LeasesAdapter
@@ -20,7 +21,6 @@ from servlet.core.actions import AddFinalizer, Create, DeleteLocal, ObjectRef, P
 from servlet.core.errors import AlreadyExists, Conflict, NotFound
 from servlet.core.model import ResourceType
 from servlet.core.ports import APIEXPORT_TYPE, ActionExecutor, Collection, Leases, OrgWorkspace, WatchSources
-from kcpsim import KcpSim
 
 CONFIGMAPS = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)
 EXPORT = "certificates.example.corp"

@@ -15,7 +15,9 @@ from urllib.parse import parse_qs
 import pytest
 from lightkube import AsyncClient
 
-from servlet.core.errors import NotFound, Transient
+from kcpsim import FaultPlan, KcpSim, LatencyRule
+from kcpsim.faults import ErrorRule
+from kcpsim.waiting import eventually_async
 from servlet.adapters.kube import (
     async_client,
     collection_path,
@@ -27,11 +29,9 @@ from servlet.adapters.kube import (
 from servlet.adapters.watch import HttpCollection
 from servlet.app.runtime.informer import Event, Handler, Informer, ObjectKey
 from servlet.app.runtime.workqueue import Backoff
+from servlet.core.errors import NotFound, Transient
 from servlet.core.model import ResourceType
 from servlet.core.ports import WatchSource
-from kcpsim import FaultPlan, KcpSim, LatencyRule
-from kcpsim.faults import ErrorRule
-from kcpsim.waiting import eventually_async
 
 CONFIGMAPS = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)
 SECRETS = ResourceType(group="", version="v1", kind="Secret", plural="secrets", namespaced=True)

@@ -21,6 +21,16 @@ from lightkube.core.exceptions import ApiError
 from lightkube.core.internal_models import meta_v1
 from lightkube.core.resource_registry import resource_registry
 
+from servlet.adapters.errors import api_errors, failure_for, failure_from_exception
+from servlet.adapters.kube import (
+    ClusterClients,
+    async_client,
+    http_client,
+    json_patch,
+    merge_patch,
+    resource_class,
+    wrap,
+)
 from servlet.core.errors import (
     AlreadyExists,
     ApiFailure,
@@ -31,16 +41,6 @@ from servlet.core.errors import (
     NotFound,
     Operation,
     Transient,
-)
-from servlet.adapters.errors import api_errors, failure_for, failure_from_exception
-from servlet.adapters.kube import (
-    ClusterClients,
-    async_client,
-    http_client,
-    json_patch,
-    merge_patch,
-    resource_class,
-    wrap,
 )
 from servlet.core.model import ResourceType
 
@@ -202,9 +202,8 @@ def test_a_watch_error_event_without_a_response_maps_from_its_status() -> None:
 
 @pytest.mark.parametrize("error", [ValueError("bug"), KeyError("missing"), RuntimeError("other")], ids=repr)
 def test_errors_that_are_not_api_failures_pass_through_unchanged(error: Exception) -> None:
-    with pytest.raises(type(error)) as caught:
-        with api_errors(OP):
-            raise error
+    with pytest.raises(type(error)) as caught, api_errors(OP):
+        raise error
     assert caught.value is error
 
 

@@ -9,17 +9,17 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import pytest
 
+from kcpsim import FaultPlan, KcpSim, LatencyRule
+from kcpsim.faults import ErrorRule
 from servlet.adapters.kube import async_client, resource_class
 from servlet.adapters.leases import LeasesAdapter
 from servlet.app.runtime.leader import LeaderElector, LeaseTiming
 from servlet.core.ports import LEASE_TYPE as LEASE
-from kcpsim import FaultPlan, KcpSim, LatencyRule
-from kcpsim.faults import ErrorRule
 
 T = TypeVar("T")
 TIMING = LeaseTiming(lease_duration=15, renew_deadline=10, retry_period=0.05)
@@ -28,7 +28,7 @@ MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
 class Clock:
     def __init__(self) -> None:
-        self.now = datetime(2026, 11, 21, 9, 0, 0, tzinfo=timezone.utc)
+        self.now = datetime(2026, 11, 21, 9, 0, 0, tzinfo=UTC)
 
     def __call__(self) -> datetime:
         return self.now
@@ -217,7 +217,7 @@ async def test_a_leader_whose_renew_hangs_steps_down_by_its_deadline_not_by_the_
         client = async_client(kcpsim.service_config(), trust_env=False)
         try:
             a = LeaderElector(LeasesAdapter(client), name="hangs", namespace="default", identity="a",
-                              clock=lambda: datetime.now(timezone.utc),
+                              clock=lambda: datetime.now(UTC),
                               timing=LeaseTiming(lease_duration=3, renew_deadline=0.5, retry_period=0.1),
                               on_lost=lambda: lost.append("a"))
             first = await a.attempt()

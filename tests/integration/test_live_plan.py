@@ -20,10 +20,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from servlet.app.cli import app
-from kcpsim.harness.world import EXAMPLES, PUBLISHED_RESOURCE_CRD, Rest, load_yaml, resource_path
 from kcpsim import KcpSim, Topology
 from kcpsim.faults import ErrorRule, FaultPlan
+from kcpsim.harness.world import EXAMPLES, PUBLISHED_RESOURCE_CRD, Rest, load_yaml, resource_path
+from servlet.app.cli import app
 
 SERVLET = "tom"
 GROUP = EXPORT = "certificates.example.corp"
@@ -74,7 +74,7 @@ class Example:
 
 def invoke(*args: str, env: Mapping[str, str] | None = None) -> Outcome:
     # Settings of the machine running the tests must not change the flags' meaning.
-    environment: dict[str, str | None] = {name: None for name in LIVE_ENV}
+    environment: dict[str, str | None] = dict.fromkeys(LIVE_ENV)
     environment.update(env or {})
     result = CliRunner().invoke(app, ["plan", *args], env=environment)
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
@@ -101,8 +101,8 @@ def publish_example(sim: KcpSim, rest: Rest) -> None:
 def start_example(kcpsim_factory: Callable[..., KcpSim], tmp_path: Path) -> Iterator[Callable[..., Example]]:
     rests: list[Rest] = []
 
-    def start(topology: Topology = Topology(with_schema=False)) -> Example:
-        sim = kcpsim_factory(topology=topology)
+    def start(topology: Topology | None = None) -> Example:
+        sim = kcpsim_factory(topology=topology or Topology(with_schema=False))
         rest = Rest(sim.base_url)
         rests.append(rest)
         publish_example(sim, rest)

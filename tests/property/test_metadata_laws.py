@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from servlet.core.metadata import (
     PREFIX,

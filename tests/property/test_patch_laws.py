@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 from unittest import mock
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from servlet.core import patch as patch_module
 from servlet.core.hashing import canonical_json

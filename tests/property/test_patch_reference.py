@@ -22,7 +22,8 @@ import json
 import os
 from typing import Any
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from servlet.core import patch, patch_rule
 from servlet.core.json_values import json_copy, json_equal

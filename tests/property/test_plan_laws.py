@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from servlet.core.actions import Action, Side, Write
+from servlet.core.dryrun import plan_world
 from servlet.core.metadata import FINALIZER
 from servlet.core.model import (
     Naming,
@@ -34,7 +35,6 @@ from servlet.core.model import (
     ValueReference,
 )
 from servlet.core.patch import apply_merge_patch
-from servlet.core.dryrun import plan_world
 from servlet.core.plan import ObjectPlan, SyncContext
 from servlet.core.projection import Projected
 from servlet.core.related import Coordinates, resolve_side

@@ -15,8 +15,15 @@ from hypothesis import strategies as st
 
 from servlet.core.actions import Action, DeleteRelated, ObjectRef, Side
 from servlet.core.metadata import link_annotations, link_labels, links_to, related_state_annotation
-from servlet.core.model import Origin, RelatedKind, RelatedReference, RelatedResource, RemoteKey, ResourceType
-from servlet.core.model import ValueReference
+from servlet.core.model import (
+    Origin,
+    RelatedKind,
+    RelatedReference,
+    RelatedResource,
+    RemoteKey,
+    ResourceType,
+    ValueReference,
+)
 from servlet.core.patch import encode_state
 from servlet.core.related import (
     Primaries,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from kcpsim.waiting import eventually_async
@@ -120,7 +120,7 @@ async def test_a_resource_not_served_yet_is_listed_the_moment_the_pool_is_told_i
 
 class Clock:
     def __init__(self) -> None:
-        self.now = datetime(2026, 11, 21, 9, 0, 0, tzinfo=timezone.utc)
+        self.now = datetime(2026, 11, 21, 9, 0, 0, tzinfo=UTC)
 
     def __call__(self) -> datetime:
         return self.now

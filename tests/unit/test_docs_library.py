@@ -96,7 +96,7 @@ def test_library_examples_run_and_their_commented_results_hold() -> None:
     printed = io.StringIO()
     with contextlib.chdir(REPO), contextlib.redirect_stdout(printed):
         for block in blocks:
-            exec(compile(block, "docs/library.md", "exec"), namespace)  # noqa: S102
+            exec(compile(block, "docs/library.md", "exec"), namespace)
     output = printed.getvalue()
     assert "8 writes" in output
     for claimed in re.findall(r"print\(key\)\s+# (.*)", page):

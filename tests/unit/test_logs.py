@@ -13,7 +13,6 @@ import pytest
 from lightkube.models.core_v1 import Secret
 from lightkube.models.meta_v1 import ObjectMeta
 
-from servlet.core.model import Origin, Problem
 from servlet.app.observability.logs import (
     REDACTED,
     FieldLogger,
@@ -22,6 +21,7 @@ from servlet.app.observability.logs import (
     get_logger,
     redact,
 )
+from servlet.core.model import Origin, Problem
 
 # A Secret value in plain text and base64; neither may ever appear in a log line.
 PLAIN = "hunter2-supersecret"

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from servlet.core.actions import Error
+from servlet.core.gather import PlanInputs
 from servlet.core.model import (
     LocalKey,
     Naming,
@@ -26,7 +27,6 @@ from servlet.core.model import (
 )
 from servlet.core.naming import expand, local_key_for
 from servlet.core.parsing import parse_published_resource
-from servlet.core.gather import PlanInputs
 from servlet.core.plan import SyncContext, plan_object
 from servlet.core.projection import Projected
 

@@ -50,11 +50,10 @@ def _undeclared(third_party: set[str], declared: set[str]) -> dict[str, list[str
     providers = importlib.metadata.packages_distributions()
     unknown = sorted(module for module in third_party if module not in providers)
     assert unknown == [], f"imported but installed by no distribution: {unknown}"
-    undeclared = {
+    return {
         module: sorted(providers[module]) for module in third_party
         if not declared & {_canonical(name) for name in providers[module]}
     }
-    return undeclared
 
 
 def test_every_third_party_module_the_code_imports_is_a_declared_dependency() -> None:

@@ -23,6 +23,8 @@ from servlet.core.actions import (
     RemoveFinalizer,
     Side,
 )
+from servlet.core.dryrun import plan_world
+from servlet.core.gather import PlanInputs
 from servlet.core.hashing import sha1_hex
 from servlet.core.metadata import FINALIZER, LAST_KNOWN_STATE_ANNOTATION, related_state_annotation
 from servlet.core.model import (
@@ -42,10 +44,8 @@ from servlet.core.model import (
     SourceResource,
     ValueReference,
 )
-from servlet.core.patch import apply_merge_patch, decode_state
-from servlet.core.gather import PlanInputs
-from servlet.core.dryrun import plan_world
 from servlet.core.orphans import delete_orphans, find_orphans
+from servlet.core.patch import apply_merge_patch, decode_state
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object, plan_writes
 from servlet.core.projection import Projected
 from servlet.core.related import RelatedKey, RelatedSnapshot

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-
 from servlet.app.plan_changes import dotted, field_changes
 from servlet.app.render import change_lines
 from tests.unit.test_cli_plan import EXAMPLE, converged_world, json_plan, run_plan, write_documents
@@ -88,7 +87,7 @@ def test_a_changed_secret_shows_which_keys_change_but_never_a_value(tmp_path: Pa
             annotations = local["metadata"].setdefault("annotations", {})
             annotations.update(action["patch"]["metadata"]["annotations"])
     issued["data"] = {"tls.key": new_value, "tls.crt": old_value}
-    code, text = run_plan("-f", str(write_documents(tmp_path / "third.yaml", world)))
+    _code, text = run_plan("-f", str(write_documents(tmp_path / "third.yaml", world)))
     _, plan = json_plan("-f", str(tmp_path / "third.yaml"))
     for output in (text, json.dumps(plan)):
         for value in (old_value, new_value):

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from servlet.core.actions import (
+    REDACTED,
     Conflict,
     CreateNamespace,
     CreateRelated,
     DeleteRelated,
     ObjectRef,
     PatchRelated,
-    REDACTED,
     RecordRelatedState,
     Side,
     redacted,
@@ -35,11 +35,11 @@ from servlet.core.model import (
 )
 from servlet.core.patch import apply_merge_patch, decode_state
 from servlet.core.related import (
-    absences_to_confirm,
     Coordinates,
     Primaries,
     RelatedKey,
     RelatedSnapshot,
+    absences_to_confirm,
     plan_related,
     plan_related_cleanup,
     related_reads,
@@ -234,7 +234,7 @@ def test_a_renewed_certificate_patches_the_workspace_copy_and_removes_dropped_ke
 
 
 def test_a_vanished_service_origin_deletes_the_copy_it_created_and_forgets_it() -> None:
-    pair, world, source = converged_service_world()
+    pair, world, _source = converged_service_world()
     workspace_copy = world.get(Side.REMOTE, RelatedKind.SECRET, Coordinates("prod", "api-tls"))
     assert workspace_copy is not None
 

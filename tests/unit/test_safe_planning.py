@@ -17,7 +17,7 @@ from servlet.core.dryrun import plan_once, plan_world, settle
 from servlet.core.gather import Answer, Read, gather
 from servlet.core.hashing import sha1_hex
 from servlet.core.metadata import FINALIZER, REMOTE_NAME_ANNOTATION, REMOTE_RESOURCE_LABEL
-from servlet.core.model import Naming, ResourceType, RemoteKey
+from servlet.core.model import Naming, RemoteKey, ResourceType
 from servlet.core.orphans import find_orphans
 from servlet.core.plan import SyncContext, plan_object
 from servlet.core.world import World, WriteFailure

@@ -43,7 +43,7 @@ def test_core_module_calls_no_impure_builtin(module: Path) -> None:
     assert not calls, f"the core must not do I/O: {calls}"
 
 
-def test_no_unused_imports_or_undefined_names_anywhere() -> None:
+def test_ruff_finds_nothing_with_the_repositorys_rules() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "--no-cache", str(REPO)],
         cwd=REPO, capture_output=True, text=True, check=False,

@@ -10,10 +10,12 @@ happened" means nothing could have happened, not that it had not happened yet.
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pytest
 
 from servlet.app.runtime.workqueue import Backoff, WorkQueue
+
 
 async def elapse(seconds: float) -> None:
     """Let `seconds` of fake loop time pass; every task runs until it waits for something."""
@@ -132,7 +134,7 @@ async def test_failures_are_retried_with_growing_delays_and_success_resets_the_b
     queue.add("a")
     await elapse(10)
     await queue.shutdown()
-    gaps = [later - earlier for earlier, later in zip(stamps, stamps[1:])]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(stamps)]
 
     assert gaps == pytest.approx([0.02, 0.04, 0.05, 0.05]), "a success must not schedule another retry"
     assert queue.failures("a") == 0

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.integration.e2e.env import E2E
-from kcpsim.harness.world import start_world
 from kcpsim import Topology
+from kcpsim.harness.world import start_world
+from tests.integration.e2e.env import E2E
 
 LOG_LINES = 60
 

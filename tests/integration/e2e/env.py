@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from kcpsim.harness.process import ServletOptions, ServletProcess
-from kcpsim.waiting import consistently, eventually
 from kcpsim.harness.world import Rest, World
+from kcpsim.waiting import consistently, eventually
 from tests.integration.e2e.manifests import (
     FINALIZER,
     LINK,

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 import yaml
 
+from kcpsim import Topology
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import REMOTE_WIDGET, WIDGET, default_local_name, remote_object
-from kcpsim import Topology
 
 EVENTS_CLAIMED = Topology(with_schema=False, claims=("namespaces", "secrets", "events"))
 BURST = 30

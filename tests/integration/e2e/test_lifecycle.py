@@ -8,8 +8,20 @@ import pytest
 
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    CERTIFICATE, REMOTE_WIDGET, SECRET, WIDGET, ZERTIFIKAT, certificate_crd, certificates_with_platform_secret,
-    default_local_name, example_local_name, published_resource, remote_object, secret, widget_crd, zertifikat,
+    CERTIFICATE,
+    REMOTE_WIDGET,
+    SECRET,
+    WIDGET,
+    ZERTIFIKAT,
+    certificate_crd,
+    certificates_with_platform_secret,
+    default_local_name,
+    example_local_name,
+    published_resource,
+    remote_object,
+    secret,
+    widget_crd,
+    zertifikat,
 )
 
 

@@ -8,15 +8,32 @@ from typing import Any
 
 import pytest
 
-from tests.integration.e2e.env import E2E
-from kcpsim.harness.process import run_servlet_plan
-from tests.integration.e2e.manifests import (
-    CERTIFICATE, FINALIZER, GROUP, LINK, REMOTE_WIDGET, SECRET, SERVLET, WIDGET, ZERTIFIKAT, certificate_crd,
-    certificates_with_platform_secret, default_local_name, example_local_name, example_published_resource,
-    published_resource, remote_object, secret, sha1, widget_crd, zertifikat,
-)
-from kcpsim.harness.world import SERVLET_NAMESPACE
 from kcpsim import ErrorRule, FaultPlan
+from kcpsim.harness.process import run_servlet_plan
+from kcpsim.harness.world import SERVLET_NAMESPACE
+from tests.integration.e2e.env import E2E
+from tests.integration.e2e.manifests import (
+    CERTIFICATE,
+    FINALIZER,
+    GROUP,
+    LINK,
+    REMOTE_WIDGET,
+    SECRET,
+    SERVLET,
+    WIDGET,
+    ZERTIFIKAT,
+    certificate_crd,
+    certificates_with_platform_secret,
+    default_local_name,
+    example_local_name,
+    example_published_resource,
+    published_resource,
+    remote_object,
+    secret,
+    sha1,
+    widget_crd,
+    zertifikat,
+)
 
 LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{SERVLET_NAMESPACE}/leases/{SERVLET}.{GROUP}"
 # Leader election itself writes the Lease, and Events are reports, not work: neither counts as

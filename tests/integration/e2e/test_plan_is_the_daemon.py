@@ -77,7 +77,7 @@ def _target_of(path: str, *, clusters: Mapping[str, str]) -> tuple[str, ...]:
     side, cluster = "local", ""
     if "/clusters/" in path:
         side = "remote"
-        head, _, path = path.partition("/clusters/")
+        _head, _, path = path.partition("/clusters/")
         name, _, path = path.partition("/")
         cluster = clusters.get(name, name)
         path = "/" + path
@@ -86,7 +86,7 @@ def _target_of(path: str, *, clusters: Mapping[str, str]) -> tuple[str, ...]:
     namespace = ""
     if parts[0] == "namespaces" and len(parts) > 2:
         namespace, parts = parts[1], parts[2:]
-    plural, name, subresource = (parts + ["", ""])[:3]
+    plural, name, subresource = ([*parts, "", ""])[:3]
     return side, cluster, plural, namespace, name, subresource
 
 

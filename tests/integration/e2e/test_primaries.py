@@ -6,9 +6,26 @@ from typing import Any
 
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    CERTIFICATE, FINALIZER, GADGET, GROUP, LINK, REMOTE_WIDGET, WIDGET, ZERTIFIKAT, Resource, certificate_crd,
-    default_local_name, example_local_name, example_published_resource, gadget_crd, link_labels,
-    published_resource, remote_object, sha1, widget_crd, zertifikat,
+    CERTIFICATE,
+    FINALIZER,
+    GADGET,
+    GROUP,
+    LINK,
+    REMOTE_WIDGET,
+    WIDGET,
+    ZERTIFIKAT,
+    Resource,
+    certificate_crd,
+    default_local_name,
+    example_local_name,
+    example_published_resource,
+    gadget_crd,
+    link_labels,
+    published_resource,
+    remote_object,
+    sha1,
+    widget_crd,
+    zertifikat,
 )
 
 REMOTE_GADGET = Resource(GROUP, "v1", "gadgets")

@@ -8,12 +8,23 @@ import re
 
 import pytest
 
+from kcpsim import Topology
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    CERTIFICATE, GROUP, REMOTE_WIDGET, WIDGET, ZERTIFIKAT, certificate_crd, default_local_name,
-    example_local_name, example_published_resource, published_resource, remote_object, widget_crd, zertifikat,
+    CERTIFICATE,
+    GROUP,
+    REMOTE_WIDGET,
+    WIDGET,
+    ZERTIFIKAT,
+    certificate_crd,
+    default_local_name,
+    example_local_name,
+    example_published_resource,
+    published_resource,
+    remote_object,
+    widget_crd,
+    zertifikat,
 )
-from kcpsim import Topology
 
 EXAMPLE = "publish-certmanager-certs"
 

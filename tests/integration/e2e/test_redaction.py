@@ -20,15 +20,22 @@ from typing import Any
 
 import yaml
 
+from kcpsim import ErrorRule, FaultPlan
+from kcpsim.harness.process import ServletProcess, child_environment, run_servlet_plan, servlet_executable
+from kcpsim.harness.world import World
 from servlet.core.redaction import REDACTED
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    CERTIFICATE, LINK, SECRET, ZERTIFIKAT, certificate_crd, certificates_with_platform_secret, example_local_name,
-    secret, zertifikat,
+    CERTIFICATE,
+    LINK,
+    SECRET,
+    ZERTIFIKAT,
+    certificate_crd,
+    certificates_with_platform_secret,
+    example_local_name,
+    secret,
+    zertifikat,
 )
-from kcpsim.harness.process import ServletProcess, child_environment, run_servlet_plan, servlet_executable
-from kcpsim.harness.world import World
-from kcpsim import ErrorRule, FaultPlan
 
 # Values as PEM blocks look: quotes and line breaks give them other spellings inside JSON text.
 CA = '-----BEGIN CERTIFICATE-----\nredact-e2e-ca-6a1f0e "ca"\n-----END CERTIFICATE-----'

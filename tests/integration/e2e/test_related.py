@@ -6,9 +6,23 @@ import base64
 
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    CERTIFICATE, CONFIGMAP, LINK, REMOTE_WIDGET, SECRET, WIDGET, ZERTIFIKAT, certificate_crd,
-    certificates_with_platform_secret, default_local_name, example_local_name, link_labels, published_resource,
-    remote_object, secret, widget_crd, zertifikat,
+    CERTIFICATE,
+    CONFIGMAP,
+    LINK,
+    REMOTE_WIDGET,
+    SECRET,
+    WIDGET,
+    ZERTIFIKAT,
+    certificate_crd,
+    certificates_with_platform_secret,
+    default_local_name,
+    example_local_name,
+    link_labels,
+    published_resource,
+    remote_object,
+    secret,
+    widget_crd,
+    zertifikat,
 )
 
 # Distinctive values, so the test can also prove they never reach the servlet's log.

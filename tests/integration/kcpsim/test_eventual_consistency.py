@@ -7,9 +7,9 @@ from collections.abc import Callable
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Namespace
 
-from tests.integration.kcpsim.helpers import APIBinding, APIExport, EndpointSlice, Raw
 from kcpsim import KcpSim
 from kcpsim.waiting import eventually
+from tests.integration.kcpsim.helpers import APIBinding, APIExport, EndpointSlice, Raw
 
 DELAY = 0.15
 

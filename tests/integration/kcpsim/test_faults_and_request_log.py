@@ -13,9 +13,9 @@ from lightkube import ApiError, Client
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Secret
 
-from tests.integration.kcpsim.helpers import Raw, read_events
 from kcpsim import ErrorRule, FaultPlan, KcpSim, LatencyRule
 from kcpsim.waiting import eventually
+from tests.integration.kcpsim.helpers import Raw, read_events
 
 
 def test_an_error_rule_fires_for_its_verb_and_resource_up_to_its_limit(kcpsim: KcpSim, service: Client) -> None:
@@ -53,8 +53,7 @@ def test_error_rules_can_target_one_workspace(kcpsim: KcpSim, team_a: Client, te
 
 def _outcomes(sim: KcpSim, raw_for: Callable[[KcpSim], Raw]) -> list[int]:
     raw = raw_for(sim)
-    codes = [raw("GET", "/api/v1/namespaces").status_code for _ in range(30)]
-    return codes
+    return [raw("GET", "/api/v1/namespaces").status_code for _ in range(30)]
 
 
 def test_rates_are_reproducible_with_the_same_seed(kcpsim_factory: Callable[..., KcpSim],

@@ -12,12 +12,27 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Namespace
 from lightkube.types import PatchType
 
-from tests.integration.kcpsim.helpers import (
-    EXPORT, EXPORT_HASH, IDENTITY, NAMESPACES_CLAIM, ORG, TEAM_A, APIBinding, APIBindingV2, APIExport, APIExportV2,
-    APIResourceSchema, Certificate, EndpointSlice, LogicalCluster, Raw, Workspace, certificate,
-)
 from kcpsim import KcpSim, Topology
 from kcpsim.topology import schema_for
+from tests.integration.kcpsim.helpers import (
+    EXPORT,
+    EXPORT_HASH,
+    IDENTITY,
+    NAMESPACES_CLAIM,
+    ORG,
+    TEAM_A,
+    APIBinding,
+    APIBindingV2,
+    APIExport,
+    APIExportV2,
+    APIResourceSchema,
+    Certificate,
+    EndpointSlice,
+    LogicalCluster,
+    Raw,
+    Workspace,
+    certificate,
+)
 
 
 @pytest.mark.parametrize(("path", "cluster", "kcp_path"), [

@@ -10,8 +10,8 @@ from lightkube import Client
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Secret
 
-from tests.integration.kcpsim.helpers import ORG, EXPORT, TEAM_A, Raw, read_events
 from kcpsim import KcpSim
+from tests.integration.kcpsim.helpers import EXPORT, ORG, TEAM_A, Raw, read_events
 
 LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 ONE_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"

@@ -11,8 +11,8 @@ from lightkube.config.kubeconfig import KubeConfig
 from lightkube.config.models import Cluster, User
 from lightkube.resources.core_v1 import Namespace
 
-from tests.integration.kcpsim.helpers import LogicalCluster
 from kcpsim import KcpSim
+from tests.integration.kcpsim.helpers import LogicalCluster
 
 
 def test_tls_clients_trust_the_generated_ca(kcpsim_factory: Callable[..., KcpSim]) -> None:
@@ -25,6 +25,5 @@ def test_tls_clients_trust_the_generated_ca(kcpsim_factory: Callable[..., KcpSim
 def test_without_the_ca_the_server_is_not_trusted(kcpsim_factory: Callable[..., KcpSim]) -> None:
     sim: KcpSim = kcpsim_factory(tls=True)
     config = KubeConfig.from_one(cluster=Cluster(server=sim.base_url), user=User(token="kcpsim"))
-    with Client(config, trust_env=False) as client:
-        with pytest.raises(httpx2.ConnectError):
-            list(client.list(Namespace))
+    with Client(config, trust_env=False) as client, pytest.raises(httpx2.ConnectError):
+        list(client.list(Namespace))

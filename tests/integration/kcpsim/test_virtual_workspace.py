@@ -12,11 +12,22 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Namespace, Secret
 from lightkube.types import PatchType
 
-from tests.integration.kcpsim.helpers import (
-    EXPORT, EXPORT_HASH, ORG, SECRETS_CLAIM, TEAM_A, TEAM_B, APIBinding, APIExport, Certificate, EndpointSlice, Raw,
-    certificate, read_events,
-)
 from kcpsim import KcpSim
+from tests.integration.kcpsim.helpers import (
+    EXPORT,
+    EXPORT_HASH,
+    ORG,
+    SECRETS_CLAIM,
+    TEAM_A,
+    TEAM_B,
+    APIBinding,
+    APIExport,
+    Certificate,
+    EndpointSlice,
+    Raw,
+    certificate,
+    read_events,
+)
 
 GROUP_PATH = f"/apis/{EXPORT}/v1alpha1"
 

@@ -14,9 +14,9 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap
 from lightkube.types import PatchType
 
-from tests.integration.kcpsim.helpers import Raw, read_events, stream_lines
 from kcpsim import KcpSim
 from kcpsim.waiting import eventually
+from tests.integration.kcpsim.helpers import Raw, read_events, stream_lines
 
 
 def test_watch_from_a_list_version_reports_added_modified_deleted_in_order(service: Client) -> None:

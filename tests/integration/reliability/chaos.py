@@ -17,11 +17,18 @@ from typing import Any
 
 import attrs
 
+from kcpsim import ErrorRule, FaultPlan
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    FINALIZER, LINK, REMOTE_WIDGET, WIDGET, default_local_name, published_resource, remote_object, widget_crd,
+    FINALIZER,
+    LINK,
+    REMOTE_WIDGET,
+    WIDGET,
+    default_local_name,
+    published_resource,
+    remote_object,
+    widget_crd,
 )
-from kcpsim import ErrorRule, FaultPlan
 
 NAMESPACE = "default"
 WRITE_VERBS = ("create", "update", "patch", "delete")

@@ -15,7 +15,6 @@ from servlet.core.inventory import Document, build_inventory
 from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.model import ServletIdentity
 from servlet.core.preview import plan_servlet
-
 from tests.integration.e2e.manifests import GROUP, SERVLET, published_resource, remote_object, widget_crd
 
 IDENTITY = ServletIdentity(name=SERVLET, api_group=GROUP)

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import pytest
 
+from kcpsim import ErrorRule, FaultPlan
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    REMOTE_WIDGET, WIDGET, default_local_name, remote_object,
+    REMOTE_WIDGET,
+    WIDGET,
+    default_local_name,
+    remote_object,
 )
-from kcpsim import ErrorRule, FaultPlan
 
 # The first releases fail (500, then a 409 for a changed object): they must be retried.
 FAILING_RELEASES = FaultPlan(errors=(ErrorRule(status=500, verb="patch", target="vw", limit=2),

@@ -14,11 +14,17 @@ import time
 
 import pytest
 
-from tests.integration.e2e.env import E2E
-from tests.integration.e2e.manifests import REMOTE_WIDGET, WIDGET, default_local_name, published_resource, \
-    remote_object, widget_crd
 from kcpsim.harness.process import ServletProcess
 from kcpsim.harness.world import Call
+from tests.integration.e2e.env import E2E
+from tests.integration.e2e.manifests import (
+    REMOTE_WIDGET,
+    WIDGET,
+    default_local_name,
+    published_resource,
+    remote_object,
+    widget_crd,
+)
 
 LEASE_DURATION = 4.0
 TIMING = ("--lease-duration", str(LEASE_DURATION), "--lease-renew-deadline", "3", "--lease-retry-period", "0.5")

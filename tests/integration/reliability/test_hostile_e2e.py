@@ -16,10 +16,17 @@ import json
 
 import pytest
 
-from tests.integration.e2e.env import E2E
 from kcpsim.harness.world import ApiCallFailed
+from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    GADGET, REMOTE_WIDGET, WIDGET, default_local_name, gadget_crd, published_resource, remote_object, widget_crd,
+    GADGET,
+    REMOTE_WIDGET,
+    WIDGET,
+    default_local_name,
+    gadget_crd,
+    published_resource,
+    remote_object,
+    widget_crd,
 )
 
 BROKEN = [

@@ -16,10 +16,21 @@ from typing import Any
 import pytest
 
 from tests.integration.e2e.manifests import (
-    LINK, default_local_name, gadget_crd, link_labels, published_resource, remote_object, widget_crd,
+    LINK,
+    default_local_name,
+    gadget_crd,
+    link_labels,
+    published_resource,
+    remote_object,
+    widget_crd,
 )
 from tests.integration.reliability.planning import (
-    GOOD_CLUSTER, actions_for, assert_good_still_served, good_world, in_workspace, plan,
+    GOOD_CLUSTER,
+    actions_for,
+    assert_good_still_served,
+    good_world,
+    in_workspace,
+    plan,
 )
 
 BAD = "PublishedResource bad"

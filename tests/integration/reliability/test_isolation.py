@@ -14,7 +14,15 @@ import base64
 
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    LINK, REMOTE_WIDGET, SECRET, WIDGET, default_local_name, published_resource, remote_object, secret, sha1,
+    LINK,
+    REMOTE_WIDGET,
+    SECRET,
+    WIDGET,
+    default_local_name,
+    published_resource,
+    remote_object,
+    secret,
+    sha1,
     widget_crd,
 )
 

@@ -20,12 +20,18 @@ from pathlib import Path
 import attrs
 import pytest
 
-from tests.integration.e2e.env import E2E
-from tests.integration.e2e.manifests import (
-    REMOTE_WIDGET, WIDGET, default_local_name, gadget_crd, published_resource, remote_object, widget_crd,
-)
 from kcpsim.harness.process import ServletProcess
 from kcpsim.harness.world import resource_path
+from tests.integration.e2e.env import E2E
+from tests.integration.e2e.manifests import (
+    REMOTE_WIDGET,
+    WIDGET,
+    default_local_name,
+    gadget_crd,
+    published_resource,
+    remote_object,
+    widget_crd,
+)
 
 WARMUP = 2
 WAIT = 30.0  # generous: CI machines are shared

@@ -13,12 +13,22 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from kcpsim.harness.world import SERVLET_NAMESPACE
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
-    GADGET, LINK, REMOTE_WIDGET, SECRET, WIDGET, Resource, default_local_name, gadget_crd, published_resource,
-    remote_object, secret, widget_crd,
+    GADGET,
+    LINK,
+    REMOTE_WIDGET,
+    SECRET,
+    WIDGET,
+    Resource,
+    default_local_name,
+    gadget_crd,
+    published_resource,
+    remote_object,
+    secret,
+    widget_crd,
 )
-from kcpsim.harness.world import SERVLET_NAMESPACE
 
 CLUSTER_SECRET = "cluster-admin-token"
 TOKEN = base64.b64encode(b"kube-system-token-5c0ffee").decode()
