@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The servlet's container image: `servlet run` as an unprivileged user on a slim Python base.
 #
-# Stage one builds the package's wheel, as `python -m build` does, and wheels of its dependencies
+# Stage one builds the package's wheel with `python -m build`, and wheels of its dependencies
 # pinned by constraints.txt; stage two installs them without any build tools or network access,
 # so the final image holds only the runtime.
 #
@@ -20,8 +20,10 @@ COPY pyproject.toml README.md LICENSE constraints.txt ./
 COPY core ./core
 COPY adapters ./adapters
 COPY app ./app
-# Every dependency at the version of constraints.txt: the image is reproducible, and runs what CI tested.
-RUN pip wheel --constraint constraints.txt --wheel-dir /wheels .
+# The wheel `python -m build` makes, as released, and every dependency at the version of
+# constraints.txt: the image is reproducible, and runs what CI tested.
+RUN pip install "build>=1.2" && python -m build --wheel --outdir /dist . \
+ && pip wheel --constraint constraints.txt --wheel-dir /wheels /dist/kdp_servlet-*.whl
 
 FROM ${PYTHON_IMAGE}
 # No .pyc files on a read-only filesystem; logs leave the process at once.

@@ -134,8 +134,9 @@ def _build_context(tmp: Path) -> Path:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("image")
     context = _build_context(tmp)
-    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir",
-                             str(tmp / "wheels"), str(context)], capture_output=True, text=True, check=False)
+    # As the build stage makes it: `python -m build --wheel` in the copied context.
+    result = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp / "wheels"), str(context)],
+                            capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     (built,) = (tmp / "wheels").glob("kdp_servlet-*.whl")
     return built
@@ -181,7 +182,8 @@ def test_the_image_installs_the_wheel_from_the_build_stage_without_network() -> 
 
 def test_the_image_pins_every_dependency_with_the_constraints_file() -> None:
     (wheel_run,) = [run for run in BUILD.all("RUN") if "pip wheel" in run]
-    assert "--constraint constraints.txt" in wheel_run
+    assert "python -m build --wheel --outdir /dist ." in wheel_run, "the image installs the released wheel"
+    assert "--constraint constraints.txt" in wheel_run and "/dist/kdp_servlet-*.whl" in wheel_run
     assert any("constraints.txt" in copy.split()[:-1] for copy in BUILD.all("COPY")), "constraints.txt is not copied"
 
 

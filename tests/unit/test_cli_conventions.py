@@ -127,3 +127,27 @@ def test_a_large_input_reports_each_file_it_reads(tmp_path: Path) -> None:
                                                             f"reading {tmp_path / 'b.yaml'}"]
     assert heard[-1] == "read 2 documents from 2 file(s)"
     assert load_documents([tmp_path / "a.yaml"], progress=heard.append) and len(heard) == 3, "a small input is quiet"
+
+
+def _servlet(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """`servlet` as a user runs it: a process, its exit code and its two streams."""
+    return subprocess.run([sys.executable, "-m", "servlet.app", *args], input=stdin, capture_output=True, text=True,
+                          check=False, env={**os.environ, "COLUMNS": "80"})
+
+
+def test_as_a_process_the_exit_codes_tell_in_sync_from_pending_from_errors(tmp_path: Path) -> None:
+    crds_only = tmp_path / "crds.yaml"
+    crds_only.write_text((EXAMPLE / "crd-certificates.yaml").read_text())
+    examples = "\n---\n".join(path.read_text() for path in sorted(EXAMPLE.glob("*.yaml")))
+
+    version = _servlet("--version")
+    pending = _servlet("plan", *IDENTITY, "-f", "-", "--detailed-exitcode", "-o", "yaml", stdin=examples)
+    in_sync = _servlet("plan", *IDENTITY, "-f", str(crds_only), "--detailed-exitcode")
+    broken = _servlet("plan", *IDENTITY, "-f", str(tmp_path / "missing.yaml"), "--detailed-exitcode")
+    usage = _servlet("plan", "--name", "Tom_1", "--api-group", "certificates.example.corp", "-f", str(EXAMPLE))
+
+    assert (version.returncode, version.stdout) == (0, f"servlet {importlib.metadata.version('kdp-servlet')}\n")
+    assert pending.returncode == 2 and yaml.safe_load(pending.stdout)["servlet"] == "tom.certificates.example.corp"
+    assert in_sync.returncode == 0, in_sync.stdout + in_sync.stderr
+    assert broken.returncode == 1 and "does not exist" in broken.stderr
+    assert usage.returncode == 2 and "--name" in usage.stderr
