@@ -31,10 +31,8 @@ from servlet.core.gather import (
     ObjectAt,
     Read,
     SameLocalName,
-    computed_local_key,
 )
 from servlet.core.keys import CLUSTER_ANNOTATION, is_deleting, metadata_of, remote_key_of, string
-from servlet.core.metadata import link_labels_of
 from servlet.core.model import ResourceType
 from servlet.core.patch import apply_merge_patch
 
@@ -42,8 +40,10 @@ from servlet.core.patch import apply_merge_patch
 __all__ = ["World", "WriteFailure"]
 
 # (side, apiVersion, kind, cluster, namespace, name); cluster is "" on the local side.
-WorldKey = tuple[Side, str, str, str, str, str]
-Object = dict[str, Any]
+from servlet.core.world_index import Object as Object
+from servlet.core.world_index import WorldKey as WorldKey
+from servlet.core.world_index import WorldObjects
+
 DELETION_TIMESTAMP = "1970-01-01T00:00:00Z"
 
 
@@ -99,7 +99,7 @@ class World:
 
     def __init__(self, *, remote: Iterable[Mapping[str, Any]] = (), local: Iterable[Mapping[str, Any]] = (),
                  complete: bool = True, known: Iterable[WorldKey] = (), unreadable: Iterable[WorldKey] = ()) -> None:
-        self.objects: dict[WorldKey, Object] = {}
+        self._objects = WorldObjects()
         self._namespaces: set[tuple[Side, str, str]] = set()
         self.version = 0
         self.complete = complete
@@ -111,9 +111,17 @@ class World:
             for obj in objects:
                 self._store(_key_of(side, obj), copy.deepcopy(dict(obj)))  # as given, versions included
 
+    @property
+    def objects(self) -> WorldObjects:
+        return self._objects
+
+    @objects.setter
+    def objects(self, objects: Mapping[WorldKey, Object]) -> None:
+        self._objects = WorldObjects(objects.items())
+
     def copy(self) -> World:
         twin = World()
-        twin.objects = copy.deepcopy(self.objects)
+        twin.objects = copy.deepcopy(dict(self.objects))
         twin._namespaces = set(self._namespaces)
         twin.version = self.version
         twin.complete, twin.known, twin.missed = self.complete, set(self.known), dict(self.missed)
@@ -137,11 +145,7 @@ class World:
 
     def _answer(self, context: SyncContext, read: Read) -> Answer:
         if isinstance(read, LinkedCopies):
-            wanted = dict(read.labels)
-            resource = read.resource
-            return [obj for key, obj in self.objects.items()
-                    if key[0] is Side.LOCAL and key[1:3] == (resource.api_version, resource.kind)
-                    and link_labels_of(obj) == wanted]
+            return self.objects.linked_copies(read.resource, dict(read.labels))
         if isinstance(read, ObjectAt):
             resource = read.resource
             key = (read.side, resource.api_version, resource.kind, read.cluster,
@@ -152,10 +156,7 @@ class World:
                 return True
             return self._read(namespace_key(read.side, read.cluster, read.name), NAMESPACE_TYPE) is not None
         assert isinstance(read, SameLocalName)
-        remote = context.projected.remote
-        return [obj for key, obj in self.objects.items()
-                if key[0] is Side.REMOTE and key[1:3] == (remote.api_version, remote.kind)
-                and computed_local_key(context, remote_key_of(obj), remote_object=obj) == read.local]
+        return self.objects.same_local_name(context, read.local)
 
     def _read(self, key: WorldKey, resource: ResourceType) -> Object | None:
         found = self.objects.get(key)
