@@ -62,7 +62,7 @@ from servlet.app.runtime.informer import ObjectKey
 from servlet.app.runtime.workqueue import WorkQueue
 from servlet.core.actions import NAMESPACE_TYPE, Conflict, Release, Side
 from servlet.core.conditions import Condition, ConditionType
-from servlet.core.gather import computed_local_key
+from servlet.core.gather import admitted, computed_local_key
 from servlet.core.keys import remote_key_of
 from servlet.core.model import LocalKey, RemoteKey
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object
@@ -126,8 +126,7 @@ class SyncWorker:
         self._reporter = SyncReporter(name=name, servlet_name=env.servlet_name, metrics=env.metrics, log=self._log,
                                       events=env.events, regarding=self._regarding,
                                       primary_kind=context.projected.local.kind)
-        self._tally = SyncTally(name=name, board=env.board, total=lambda: len(self._remote.keys()),
-                                clock=time.monotonic)
+        self._tally = SyncTally(name=name, board=env.board, total=self._synced_objects_total, clock=time.monotonic)
         self._task: asyncio.Task[None] | None = None
         self._started = False
         projected = context.projected
@@ -248,6 +247,10 @@ class SyncWorker:
         uid = str((remote.get("metadata") or {}).get("uid") or "")
         return InvolvedObject(resource=self.context.projected.remote, name=key.name, namespace=key.namespace,
                               uid=uid, cluster=key.cluster)
+
+    def _synced_objects_total(self) -> int:
+        """The objects `spec.filter` admits: the N of "k of N objects fail to sync"."""
+        return sum(1 for obj in self._remote.objects() if admitted(self.context, obj, remote_key_of(obj)))
 
     def _remote_keys(self) -> list[RemoteKey]:
         return [RemoteKey(cluster=k.cluster, namespace=k.namespace, name=k.name) for k in self._remote.keys()]

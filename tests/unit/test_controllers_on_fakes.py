@@ -315,6 +315,32 @@ async def test_a_tenants_object_is_copied_to_the_service_cluster_and_its_status_
     assert remote["status"] == {"phase": "Ready"}
 
 
+async def test_synced_counts_only_the_objects_the_filter_admits() -> None:
+    clusters = MemoryClusters()
+    clusters.create_in("org", APIEXPORT_TYPE, export())
+    clusters.create_in("org", ENDPOINT_SLICE_TYPE, {
+        "apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExportEndpointSlice", "metadata": {"name": GROUP},
+        "status": {"endpoints": [{"url": "memory://virtual-workspace"}]}})
+    clusters.create_local(CRD_TYPE, widget_crd())
+    filtered = published_widgets()
+    filtered["spec"]["filter"] = {"resource": {"matchLabels": {"sync": "yes"}}}
+    clusters.create_local(PUBLISHED_RESOURCE_TYPE, filtered)
+    for name, labels in (("synced", {"sync": "yes"}), ("left-out", {})):
+        clusters.create_in("team-a", REMOTE_WIDGETS, {
+            "apiVersion": f"{GROUP}/v1", "kind": "Widget",
+            "metadata": {"name": name, "namespace": "default", "labels": labels}, "spec": {"size": 1}})
+
+    def synced_message() -> str:
+        published = clusters.local(PUBLISHED_RESOURCE_TYPE, name="widgets") or {}
+        found = [c for c in (published.get("status") or {}).get("conditions") or [] if c["type"] == "Synced"]
+        return str(found[0].get("message") or "") if found and found[0]["status"] == "True" else ""
+
+    async with leading(clusters):
+        message = await eventually_async(synced_message, what="Synced=True")
+
+    assert message == "all 1 object(s) are in sync", "an object the filter leaves out is not counted"
+
+
 class RacedOrg(MemoryOrgWorkspace):
     """The org workspace where someone else changes the export just before the servlet's first patch."""
 
