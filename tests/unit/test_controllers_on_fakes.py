@@ -210,6 +210,17 @@ def export() -> dict[str, Any]:
     return {"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExport", "metadata": {"name": GROUP}, "spec": {}}
 
 
+def exported_widgets() -> MemoryClusters:
+    """The export with its virtual workspace published, and the Widget CRD on the service cluster."""
+    clusters = MemoryClusters()
+    clusters.create_in("org", APIEXPORT_TYPE, export())
+    clusters.create_in("org", ENDPOINT_SLICE_TYPE, {
+        "apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExportEndpointSlice", "metadata": {"name": GROUP},
+        "status": {"endpoints": [{"url": "memory://virtual-workspace"}]}})
+    clusters.create_local(CRD_TYPE, widget_crd())
+    return clusters
+
+
 @asynccontextmanager
 async def leading(clusters: MemoryClusters) -> AsyncIterator[LeadingControllers]:
     """The daemon's shared caches and one term of leadership, every port an in-memory fake."""
@@ -285,12 +296,7 @@ async def test_a_published_resource_whose_crd_is_missing_is_reported_and_publish
 
 
 async def test_a_tenants_object_is_copied_to_the_service_cluster_and_its_status_flows_back() -> None:
-    clusters = MemoryClusters()
-    clusters.create_in("org", APIEXPORT_TYPE, export())
-    clusters.create_in("org", ENDPOINT_SLICE_TYPE, {
-        "apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExportEndpointSlice", "metadata": {"name": GROUP},
-        "status": {"endpoints": [{"url": "memory://virtual-workspace"}]}})
-    clusters.create_local(CRD_TYPE, widget_crd())
+    clusters = exported_widgets()
     clusters.create_local(PUBLISHED_RESOURCE_TYPE, published_widgets())
     clusters.create_in("team-a", REMOTE_WIDGETS, {
         "apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "default"},
@@ -316,12 +322,7 @@ async def test_a_tenants_object_is_copied_to_the_service_cluster_and_its_status_
 
 
 async def test_synced_counts_only_the_objects_the_filter_admits() -> None:
-    clusters = MemoryClusters()
-    clusters.create_in("org", APIEXPORT_TYPE, export())
-    clusters.create_in("org", ENDPOINT_SLICE_TYPE, {
-        "apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExportEndpointSlice", "metadata": {"name": GROUP},
-        "status": {"endpoints": [{"url": "memory://virtual-workspace"}]}})
-    clusters.create_local(CRD_TYPE, widget_crd())
+    clusters = exported_widgets()
     filtered = published_widgets()
     filtered["spec"]["filter"] = {"resource": {"matchLabels": {"sync": "yes"}}}
     clusters.create_local(PUBLISHED_RESOURCE_TYPE, filtered)
