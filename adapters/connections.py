@@ -107,13 +107,18 @@ def load_service_config(path: str | None, *, context: str | None = None) -> Sing
     try:
         env = os.environ.get("KUBECONFIG", "")
         home = Path.home() / ".kube" / "config"
-        chosen = path or next((entry for entry in env.split(os.pathsep) if entry), None) or (
-            str(home) if home.is_file() else None)
+        chosen = (
+            path
+            or next((entry for entry in env.split(os.pathsep) if entry), None)
+            or (str(home) if home.is_file() else None)
+        )
         if chosen is None:
             if context:
-                raise ConfigurationError(f"{CONTEXT_FLAG}: {context!r} cannot be chosen: no kubeconfig was found "
-                                         f"({KUBECONFIG_FLAG}, KUBECONFIG, ~/.kube/config), so the servlet uses "
-                                         f"{where}, which has no contexts")
+                raise ConfigurationError(
+                    f"{CONTEXT_FLAG}: {context!r} cannot be chosen: no kubeconfig was found "
+                    f"({KUBECONFIG_FLAG}, KUBECONFIG, ~/.kube/config), so the servlet uses "
+                    f"{where}, which has no contexts"
+                )
             return _context(KubeConfig.from_service_account(), context=None, flag=KUBECONFIG_FLAG, where=where)
         where = chosen
         return _context(KubeConfig.from_file(chosen), context=context, flag=CONTEXT_FLAG, where=where)
@@ -176,7 +181,7 @@ def _after_group_version(path: str) -> list[str] | None:
     segments = [segment for segment in path.split("/") if segment]
     index = 0
     while index < len(segments) and segments[index] not in ("api", "apis"):
-        if segments[index] == "services" and segments[index + 1:index + 2] == ["apiexport"]:
+        if segments[index] == "services" and segments[index + 1 : index + 2] == ["apiexport"]:
             index += 4
         elif segments[index] == "clusters":
             index += 2
@@ -229,7 +234,12 @@ class _Target:
     SSL context (built once: with no CA in the kubeconfig that is loading the system CA bundle)."""
 
     def __init__(
-        self, config: SingleConfig, *, target: Target, observer: RequestObserver | None, timeout: float,
+        self,
+        config: SingleConfig,
+        *,
+        target: Target,
+        observer: RequestObserver | None,
+        timeout: float,
         trust_env: bool,
     ) -> None:
         self._config = config
@@ -240,8 +250,9 @@ class _Target:
         # so the kubeconfig's CA and client certificate go here too, and the environment's proxies.
         proxies = ProxySettings.from_environment(os.environ) if trust_env else ProxySettings()
         tls = self._tls
-        pool = ProxyRouting(proxies, pool=lambda proxy: httpx2.AsyncHTTPTransport(
-            verify=tls, trust_env=trust_env, proxy=proxy))
+        pool = ProxyRouting(
+            proxies, pool=lambda proxy: httpx2.AsyncHTTPTransport(verify=tls, trust_env=trust_env, proxy=proxy)
+        )
         self.transport = _CountingTransport(pool, target=target, observer=observer)
         self._clients: dict[str, AsyncClient] = {}
         self._https: dict[str, httpx2.AsyncClient] = {}
@@ -250,8 +261,12 @@ class _Target:
         client = self._clients.get(server)
         if client is None:
             client = async_client(
-                self._config, server=server, timeout=self._timeout, transport=self.transport,
-                trust_env=self._trust_env, tls=self._tls,
+                self._config,
+                server=server,
+                timeout=self._timeout,
+                transport=self.transport,
+                trust_env=self._trust_env,
+                tls=self._tls,
             )
             self._clients[server] = client
         return client
@@ -260,8 +275,12 @@ class _Target:
         client = self._https.get(server)
         if client is None:
             client = http_client(
-                self._config, server=server, timeout=self._timeout, trust_env=self._trust_env,
-                transport=self.transport, tls=self._tls,
+                self._config,
+                server=server,
+                timeout=self._timeout,
+                trust_env=self._trust_env,
+                transport=self.transport,
+                tls=self._tls,
             )
             self._https[server] = client
         return client
@@ -302,8 +321,13 @@ class Connections:
 
     @classmethod
     def from_kubeconfigs(
-        cls, *, kubeconfig: str | None, kcp_kubeconfig: str, context: str | None = None,
-        kcp_context: str | None = None, on_request: RequestObserver | None = None,
+        cls,
+        *,
+        kubeconfig: str | None,
+        kcp_kubeconfig: str,
+        context: str | None = None,
+        kcp_context: str | None = None,
+        on_request: RequestObserver | None = None,
     ) -> Connections:
         """From the `--kubeconfig`, `--kcp-kubeconfig`, `--context` and `--kcp-context` flags
         (ConfigurationError when unusable)."""

@@ -80,9 +80,7 @@ def failure_from_status(status: Mapping[str, Any], *, operation: Operation) -> A
     )
 
 
-def failure_from_response(
-    *, operation: Operation, code: int, headers: Mapping[str, str], body: bytes
-) -> ApiFailure:
+def failure_from_response(*, operation: Operation, code: int, headers: Mapping[str, str], body: bytes) -> ApiFailure:
     """The failure for an error response, whatever its Content-Type says."""
     status = _status_body(body)
     header_retry = _retry_after_seconds(headers.get("retry-after"))

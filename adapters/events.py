@@ -33,8 +33,11 @@ def event_namespace(event: EventRecord) -> str:
 def event_body(event: EventRecord, *, component: str, count: int, first: str, last: str) -> dict[str, Any]:
     """The `v1` Event as created: `generateName` after the object, as client-go's recorder names them."""
     regarding = event.regarding
-    involved: dict[str, Any] = {"apiVersion": regarding.resource.api_version, "kind": regarding.resource.kind,
-                                "name": regarding.name}
+    involved: dict[str, Any] = {
+        "apiVersion": regarding.resource.api_version,
+        "kind": regarding.resource.kind,
+        "name": regarding.name,
+    }
     if regarding.namespace:
         involved["namespace"] = regarding.namespace
     if regarding.uid:
@@ -77,8 +80,14 @@ class EventsAdapter:
 
     async def update_event(self, event: EventRecord, *, name: str, count: int, last: str) -> None:
         client, where = self._client(event)
-        await merge_patch(client, resource_class(EVENT_TYPE), name, {"count": count, "lastTimestamp": last},
-                          namespace=event_namespace(event), where=where)
+        await merge_patch(
+            client,
+            resource_class(EVENT_TYPE),
+            name,
+            {"count": count, "lastTimestamp": last},
+            namespace=event_namespace(event),
+            where=where,
+        )
 
 
 if TYPE_CHECKING:  # mypy proves the adapter fills its port

@@ -69,8 +69,12 @@ class Executor:
             case Write.DELETE:
                 with contextlib.suppress(NotFound):
                     await objects.delete_object(
-                        client, target.resource, namespace=target.namespace, name=target.name, where=where,
-                        uid=action.uid
+                        client,
+                        target.resource,
+                        namespace=target.namespace,
+                        name=target.name,
+                        where=where,
+                        uid=action.uid,
                     )
                 return None
             case Write.STATUS:

@@ -314,7 +314,9 @@ async def _patch(
 ) -> dict[str, Any]:
     target = resource.Status if status else resource
     verb = "patch status" if status else "patch"
-    operation = Operation(verb=verb, resource=resource_label(resource), namespace=namespace or "", name=name, where=where)
+    operation = Operation(
+        verb=verb, resource=resource_label(resource), namespace=namespace or "", name=name, where=where
+    )
     with api_errors(operation):
         result = await client.patch(target, name, body, namespace=namespace, patch_type=patch_type)
     return as_dict(result)

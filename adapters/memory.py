@@ -48,8 +48,17 @@ from servlet.core.ports import (
 )
 from servlet.core.world import World
 
-__all__ = ["MemoryClusters", "MemoryCollection", "MemoryExecutor", "MemoryLeases", "MemoryOrgWorkspace",
-           "MemoryServer", "MemoryServiceCluster", "MemorySources", "MemoryVirtualWorkspace"]
+__all__ = [
+    "MemoryClusters",
+    "MemoryCollection",
+    "MemoryExecutor",
+    "MemoryLeases",
+    "MemoryOrgWorkspace",
+    "MemoryServer",
+    "MemoryServiceCluster",
+    "MemorySources",
+    "MemoryVirtualWorkspace",
+]
 
 Object = dict[str, Any]
 DEFAULT_ORG = WorkspaceIdentity(name="org", path="root:org")
@@ -80,6 +89,7 @@ class MemoryServiceCluster:
     async def write_published_status(self, name: str, status: Mapping[str, Any]) -> Object:
         place = Place(Side.LOCAL, PUBLISHED_RESOURCE_TYPE)
         return self._server.merge_patch(place, place.key(namespace="", name=name), {"status": dict(status)})
+
 
 class MemoryOrgWorkspace:
     """`OrgWorkspace` in memory: the workspace `identity`, a logical cluster like any other."""
@@ -135,8 +145,11 @@ class MemoryVirtualWorkspace:
     async def get(self, resource: ResourceType, *, cluster: str, namespace: str, name: str) -> Object | None:
         place = Place(Side.REMOTE, resource, cluster)
         if cluster in self.refused or cluster == self._org:
-            raise failure(Forbidden, place.operation("get", namespace=namespace, name=name),
-                          f"workspace {cluster} does not bind the export")
+            raise failure(
+                Forbidden,
+                place.operation("get", namespace=namespace, name=name),
+                f"workspace {cluster} does not bind the export",
+            )
         return self._server.read(place.key(namespace=namespace, name=name))
 
     async def list_objects(self, resource: ResourceType) -> list[Object]:
@@ -159,8 +172,13 @@ class MemoryExecutor:
         if not self._can_write():
             raise NotLeader(action)
         target = action.target
-        if action.write is Write.CREATE_NAMESPACE and self._server.read(
-                Place(target.side, target.resource, target.cluster).key(namespace="", name=target.name)) is not None:
+        if (
+            action.write is Write.CREATE_NAMESPACE
+            and self._server.read(
+                Place(target.side, target.resource, target.cluster).key(namespace="", name=target.name)
+            )
+            is not None
+        ):
             return None
         try:
             written = self._server.apply(action)
@@ -213,7 +231,9 @@ class MemoryCollection:
         offset = int(offset_text or 0)
         end = offset + limit
         page = [_partial(obj) if metadata_only else obj for obj in found[offset:end]]
-        return ListPage(items=page, resource_version=version, continue_token=f"{version}:{end}" if end < len(found) else "")
+        return ListPage(
+            items=page, resource_version=version, continue_token=f"{version}:{end}" if end < len(found) else ""
+        )
 
     async def watch(
         self,
@@ -234,8 +254,11 @@ class MemoryCollection:
 
 
 def _partial(obj: Mapping[str, Any]) -> Object:
-    return {"apiVersion": PARTIAL_API_VERSION, "kind": "PartialObjectMetadata",
-            "metadata": copy.deepcopy(dict(metadata_of(obj)))}
+    return {
+        "apiVersion": PARTIAL_API_VERSION,
+        "kind": "PartialObjectMetadata",
+        "metadata": copy.deepcopy(dict(metadata_of(obj))),
+    }
 
 
 class MemorySources:
@@ -266,8 +289,13 @@ class MemoryClusters:
     """The service cluster, the org workspace and the tenants' workspaces in memory, with a fake
     of every port over them. `world`: objects to start from (a `core.world.World`)."""
 
-    def __init__(self, *, org: WorkspaceIdentity = DEFAULT_ORG, world: World | None = None,
-                 can_write: Callable[[], bool] = lambda: True) -> None:
+    def __init__(
+        self,
+        *,
+        org: WorkspaceIdentity = DEFAULT_ORG,
+        world: World | None = None,
+        can_write: Callable[[], bool] = lambda: True,
+    ) -> None:
         self.server = MemoryServer(world)
         self.service = MemoryServiceCluster(self.server)
         self.org = MemoryOrgWorkspace(self.server, identity=org)
@@ -294,7 +322,9 @@ class MemoryClusters:
         place = Place(Side.REMOTE, resource, cluster)
         self.server.delete(place, place.key(namespace=namespace, name=name))
 
-    def patch_local(self, resource: ResourceType, patch: Mapping[str, Any], *, name: str, namespace: str = "") -> Object:
+    def patch_local(
+        self, resource: ResourceType, patch: Mapping[str, Any], *, name: str, namespace: str = ""
+    ) -> Object:
         """Merge-patch an object on the service cluster, as another writer (its controller) would."""
         place = Place(Side.LOCAL, resource)
         return self.server.merge_patch(place, place.key(namespace=namespace, name=name), patch)
@@ -311,8 +341,23 @@ class MemoryClusters:
 
 if TYPE_CHECKING:  # mypy proves every fake fills its port
 
-    def _fills_ports(clusters: MemoryClusters) -> tuple[ServiceCluster, OrgWorkspace, VirtualWorkspace,
-                                                        ActionExecutor, Leases, WatchSources[MemoryCollection],
-                                                        VirtualWorkspaceLocation]:
-        return (clusters.service, clusters.org, clusters.vw, clusters.executor, clusters.leases, clusters.sources,
-                clusters.sources)
+    def _fills_ports(
+        clusters: MemoryClusters,
+    ) -> tuple[
+        ServiceCluster,
+        OrgWorkspace,
+        VirtualWorkspace,
+        ActionExecutor,
+        Leases,
+        WatchSources[MemoryCollection],
+        VirtualWorkspaceLocation,
+    ]:
+        return (
+            clusters.service,
+            clusters.org,
+            clusters.vw,
+            clusters.executor,
+            clusters.leases,
+            clusters.sources,
+            clusters.sources,
+        )

@@ -36,7 +36,10 @@ from servlet.core.world import World, WorldKey, WriteFailure
 Object = dict[str, Any]
 PARTIAL_API_VERSION = "meta.k8s.io/v1"
 _FAILURES: dict[str, type[ApiFailure]] = {
-    "AlreadyExists": AlreadyExists, "NotFound": NotFound, "Conflict": Conflict, "Invalid": Invalid,
+    "AlreadyExists": AlreadyExists,
+    "NotFound": NotFound,
+    "Conflict": Conflict,
+    "Invalid": Invalid,
 }
 _CODES = {AlreadyExists: 409, NotFound: 404, Conflict: 409, Invalid: 422, Gone: 410}
 
@@ -58,8 +61,14 @@ class Place:
 
     def key(self, *, namespace: str, name: str, cluster: str = "") -> WorldKey:
         where = cluster if self.cluster is None else self.cluster
-        return (self.side, self.resource.api_version, self.resource.kind, where,
-                namespace if self.resource.namespaced else "", name)
+        return (
+            self.side,
+            self.resource.api_version,
+            self.resource.kind,
+            where,
+            namespace if self.resource.namespaced else "",
+            name,
+        )
 
     def operation(self, verb: str, *, namespace: str = "", name: str = "") -> Operation:
         label = f"{self.resource.plural}.{self.resource.group}" if self.resource.group else self.resource.plural
@@ -102,9 +111,13 @@ class MemoryServer:
 
     def objects(self, place: Place, *, namespace: str = "", selector: str | None = None) -> list[Object]:
         matches = label_matcher(selector, operation=place.operation("list"))
-        return [copy.deepcopy(obj) for key, obj in sorted(self.world.objects.items(), key=lambda item: item[0][3:])
-                if place.holds(key) and (not namespace or key[4] == namespace)
-                and matches(string_map(metadata_of(obj).get("labels")))]
+        return [
+            copy.deepcopy(obj)
+            for key, obj in sorted(self.world.objects.items(), key=lambda item: item[0][3:])
+            if place.holds(key)
+            and (not namespace or key[4] == namespace)
+            and matches(string_map(metadata_of(obj).get("labels")))
+        ]
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -116,8 +129,11 @@ class MemoryServer:
         metadata = created.setdefault("metadata", {})
         key = place.key(namespace=string(metadata.get("namespace")), name=string(metadata.get("name")), cluster=cluster)
         if self.world.get(key) is not None:
-            raise failure(AlreadyExists, place.operation("create", namespace=key[4], name=key[5]),
-                          f'{place.resource.plural} "{key[5]}" already exists')
+            raise failure(
+                AlreadyExists,
+                place.operation("create", namespace=key[4], name=key[5]),
+                f'{place.resource.plural} "{key[5]}" already exists',
+            )
         # The server hands these out; whatever a create carries is ignored.
         metadata.pop("resourceVersion", None)
         metadata.pop("uid", None)
@@ -132,8 +148,11 @@ class MemoryServer:
         wanted = metadata_of(patch)
         for field in ("resourceVersion", "uid"):
             if field in wanted and wanted[field] != metadata_of(current).get(field):
-                raise failure(Conflict, operation, "the object has been modified; please apply your changes "
-                              "to the latest version and try again")
+                raise failure(
+                    Conflict,
+                    operation,
+                    "the object has been modified; please apply your changes to the latest version and try again",
+                )
         updated = apply_merge_patch(current, dict(patch))
 
         def write() -> None:
@@ -148,8 +167,11 @@ class MemoryServer:
         operation = place.operation("update", namespace=key[4], name=key[5])
         current = self._existing(key, operation)
         if metadata_of(obj).get("resourceVersion") != metadata_of(current).get("resourceVersion"):
-            raise failure(Conflict, operation, "the object has been modified; please apply your changes "
-                          "to the latest version and try again")
+            raise failure(
+                Conflict,
+                operation,
+                "the object has been modified; please apply your changes to the latest version and try again",
+            )
         return self._stored(key, lambda: self.world.put(place.side, obj))
 
     def delete(self, place: Place, key: WorldKey, *, uid: str = "") -> Object | None:
@@ -158,8 +180,12 @@ class MemoryServer:
         operation = place.operation("delete", namespace=key[4], name=key[5])
         current = self._existing(key, operation)
         if uid and uid != metadata_of(current).get("uid"):
-            raise failure(Conflict, operation, f"Precondition failed: UID in precondition: {uid}, "
-                          f"UID in object meta: {metadata_of(current).get('uid')}")
+            raise failure(
+                Conflict,
+                operation,
+                f"Precondition failed: UID in precondition: {uid}, "
+                f"UID in object meta: {metadata_of(current).get('uid')}",
+            )
         return self._write(key, lambda: self.world.remove(place.side, current))
 
     def apply(self, action: Action) -> Object | None:
@@ -172,8 +198,11 @@ class MemoryServer:
         try:
             return self._write(key, lambda: self.world.apply(action) and None)
         except WriteFailure as refused:
-            raise failure(_FAILURES.get(refused.reason, Invalid),
-                          place.operation(action.type, namespace=key[4], name=key[5]), str(refused)) from None
+            raise failure(
+                _FAILURES.get(refused.reason, Invalid),
+                place.operation(action.type, namespace=key[4], name=key[5]),
+                str(refused),
+            ) from None
 
     def _existing(self, key: WorldKey, operation: Operation) -> Object:
         current = self.world.get(key)

@@ -48,7 +48,8 @@ class OrgWorkspaceAdapter:
         operation = objects.operation("get", LOGICAL_CLUSTER_TYPE, name=LOGICAL_CLUSTER_NAME, where=self._where)
         if found is None:
             raise NotFound(
-                operation=operation, code=404,
+                operation=operation,
+                code=404,
                 message="the kcp kubeconfig does not point into a workspace: it has no LogicalCluster named 'cluster'",
             )
         metadata = found.get("metadata") or {}
@@ -60,7 +61,8 @@ class OrgWorkspaceAdapter:
             name = url.rstrip("/").rsplit("/", 1)[-1] if "/clusters/" in url else ""
         if not name:
             raise NotFound(
-                operation=operation, code=404,
+                operation=operation,
+                code=404,
                 message=f"the LogicalCluster has neither a {CLUSTER_ANNOTATION} annotation nor a status.URL",
             )
         # The root workspace has no path annotation: its path is its name.
@@ -91,9 +93,7 @@ class OrgWorkspaceAdapter:
         return await merge_patch(self._client, resource_class(APIEXPORT_TYPE), name, body, where=self._where)
 
     async def get_endpoint_slice(self, name: str) -> dict[str, Any] | None:
-        return await objects.get_object(
-            self._client, ENDPOINT_SLICE_TYPE, namespace="", name=name, where=self._where
-        )
+        return await objects.get_object(self._client, ENDPOINT_SLICE_TYPE, namespace="", name=name, where=self._where)
 
 
 if TYPE_CHECKING:  # mypy proves the adapter fills its port

@@ -57,9 +57,12 @@ class ProxySettings:
             return (environ.get(name) or environ.get(name.lower()) or "").strip()
 
         entries = [entry.strip().lower() for entry in value("NO_PROXY").split(",")]
-        return cls(http=_proxy_url(value("HTTP_PROXY")), https=_proxy_url(value("HTTPS_PROXY")),
-                   everything_direct="*" in entries,
-                   bypasses=tuple(parsed for entry in entries if entry and (parsed := _bypass(entry))))
+        return cls(
+            http=_proxy_url(value("HTTP_PROXY")),
+            https=_proxy_url(value("HTTPS_PROXY")),
+            everything_direct="*" in entries,
+            bypasses=tuple(parsed for entry in entries if entry and (parsed := _bypass(entry))),
+        )
 
     def proxy_for(self, url: httpx2.URL) -> str | None:
         """The proxy URL for a request to `url`, None to connect directly."""
@@ -102,8 +105,9 @@ def _bypass(entry: str) -> _Bypass | None:
         return _Bypass(network=ipaddress.ip_network(address), port=port)
     if host.startswith("*."):
         host = host[1:]
-    return _Bypass(domain=host if host.startswith(".") else f".{host}", domain_itself=not host.startswith("."),
-                      port=port)
+    return _Bypass(
+        domain=host if host.startswith(".") else f".{host}", domain_itself=not host.startswith("."), port=port
+    )
 
 
 def _split_port(entry: str) -> tuple[str, int | None]:

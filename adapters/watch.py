@@ -57,7 +57,9 @@ class HttpCollection:
             params["labelSelector"] = label_selector
         operation = self._operation("list")
         with api_errors(operation):
-            response = await self.http.get(self.path, params=params, headers=_accept(METADATA_LIST_ACCEPT, metadata_only))
+            response = await self.http.get(
+                self.path, params=params, headers=_accept(METADATA_LIST_ACCEPT, metadata_only)
+            )
         if response.status_code != 200:
             raise _failure(operation, response)
         try:

@@ -7,7 +7,6 @@ with exit code 1 and every problem listed, never with a traceback.
 from __future__ import annotations
 
 import asyncio
-import enum
 import importlib.metadata
 import json
 import sys
@@ -22,6 +21,18 @@ from servlet.app.live_inventory import LiveInventory, read_live_inventory
 from servlet.app.live_reads import LiveReadError
 from servlet.app.manifests import load_documents
 from servlet.app.plan_changes import add_field_changes
+from servlet.app.plan_options import (
+    ApiExportOption,
+    ApiGroupOption,
+    ContextOption,
+    KcpContextOption,
+    KcpKubeconfigOption,
+    KubeconfigOption,
+    NameOption,
+    NamespaceOption,
+    OutputFormat,
+    PublishedResourceSelectorOption,
+)
 from servlet.app.render import render_text
 from servlet.app.run_command import default_namespace
 from servlet.core.inventory import Inventory, build_inventory
@@ -30,8 +41,13 @@ from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain
 from servlet.core.preview import PlanError, plan_servlet
 
 # Plain help, wrapped at the terminal's width: rich's tables cut long option and variable names.
-app = typer.Typer(name="servlet", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
-                  help="Publish service-cluster CRDs into KDP (kcp) and sync objects both ways.")
+app = typer.Typer(
+    name="servlet",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    help="Publish service-cluster CRDs into KDP (kcp) and sync objects both ways.",
+)
 
 # Exit codes of `servlet plan`: 1 an error (in the inputs, the clusters or the plan); 2 a usage error
 # (a flag's value), as for `servlet run`; with --detailed-exitcode, 2 also means writes are pending.
@@ -45,46 +61,23 @@ def _print_version(wanted: bool) -> None:
 
 
 @app.callback()
-def _commands(version: Annotated[bool, typer.Option(
-        "--version", callback=_print_version, is_eager=True, help="Print the servlet's version and exit.")] = False,
+def _commands(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the servlet's version and exit."),
+    ] = False,
 ) -> None:
     """Publish service-cluster CRDs into KDP (kcp) and sync objects both ways."""
 
 
-class OutputFormat(str, enum.Enum):
-    TEXT = "text"
-    JSON = "json"
-    YAML = "yaml"
-
-
-NameOption = Annotated[str, typer.Option("--name", envvar="SERVLET_NAME",
-                                         help="The servlet's name, e.g. tom (a DNS label).")]
-ApiGroupOption = Annotated[str, typer.Option("--api-group", envvar="SERVLET_API_GROUP",
-                                             help="The KDP Service's API group, e.g. certificates.example.corp.")]
-ApiExportOption = Annotated[str | None, typer.Option(
-    "--apiexport", envvar="SERVLET_APIEXPORT",
-    help="The APIExport the servlet manages (default: offline the one among the inputs, live the API group).")]
-KubeconfigOption = Annotated[str | None, typer.Option(
-    "--kubeconfig", envvar="SERVLET_KUBECONFIG",
-    help="Kubeconfig of the service cluster (default: KUBECONFIG, else ~/.kube/config, else the pod's service "
-         "account).")]
-ContextOption = Annotated[str | None, typer.Option(
-    "--context", envvar="SERVLET_CONTEXT", help="Context of the service cluster's kubeconfig (default: its current).")]
-KcpContextOption = Annotated[str | None, typer.Option(
-    "--kcp-context", envvar="SERVLET_KCP_CONTEXT", help="Context of the kcp kubeconfig (default: its current).")]
-KcpKubeconfigOption = Annotated[str | None, typer.Option(
-    "--kcp-kubeconfig", envvar="SERVLET_KCP_KUBECONFIG",
-    help="Kubeconfig pointing into the org workspace (server .../clusters/<workspace path>).")]
-NamespaceOption = Annotated[str | None, typer.Option(
-    "--namespace", envvar="SERVLET_NAMESPACE",
-    help="Where the servlet runs; no copy is planned into it (default: the pod's namespace, else default).")]
-PublishedResourceSelectorOption = Annotated[str, typer.Option(
-    "--published-resource-selector", envvar="SERVLET_PUBLISHED_RESOURCE_SELECTOR",
-    help="Only PublishedResources matching this label selector, e.g. 'tier=gold,team in (a,b)'.")]
-
 # Flags that only mean something when reading the clusters.
-_LIVE_FLAGS = {"kcp_kubeconfig": "--kcp-kubeconfig", "kubeconfig": "--kubeconfig", "context": "--context",
-               "kcp_context": "--kcp-context", "published_resource_selector": "--published-resource-selector"}
+_LIVE_FLAGS = {
+    "kcp_kubeconfig": "--kcp-kubeconfig",
+    "kubeconfig": "--kubeconfig",
+    "context": "--context",
+    "kcp_context": "--kcp-context",
+    "published_resource_selector": "--published-resource-selector",
+}
 
 
 def identity_problems(*, name: str, api_group: str) -> list[Problem]:
@@ -92,13 +85,15 @@ def identity_problems(*, name: str, api_group: str) -> list[Problem]:
     if not is_dns1123_label(name):
         problems.append(Problem(field="--name", message=f"{name!r} is not a DNS-1123 label"))
     if not is_dns1123_subdomain(api_group) or "." not in api_group:
-        problems.append(Problem(field="--api-group",
-                                message=f"{api_group!r} is not an API group (a DNS subdomain with a dot)"))
+        problems.append(
+            Problem(field="--api-group", message=f"{api_group!r} is not an API group (a DNS subdomain with a dot)")
+        )
     return problems
 
 
-def _fail(problems: list[Problem], *, output: OutputFormat, servlet: ServletIdentity, code: int = EXIT_ERROR
-          ) -> NoReturn:
+def _fail(
+    problems: list[Problem], *, output: OutputFormat, servlet: ServletIdentity, code: int = EXIT_ERROR
+) -> NoReturn:
     """Every problem, as the plan's errors; JSON and YAML keep the keys of a plan, so readers need one shape."""
     errors = [PlanError(object=p.field, field="", message=p.message) for p in problems]
     if output is OutputFormat.TEXT:
@@ -106,8 +101,18 @@ def _fail(problems: list[Problem], *, output: OutputFormat, servlet: ServletIden
             where = f"{error.object}: " if error.object else ""
             typer.echo(f"error: {where}{error.message}", err=True)
     else:
-        _echo_data({"servlet": servlet.fq_name, "schemas": [], "apiExport": None, "objects": [],
-                    "errors": [error.to_dict() for error in errors], "warnings": [], "orphans": []}, output=output)
+        _echo_data(
+            {
+                "servlet": servlet.fq_name,
+                "schemas": [],
+                "apiExport": None,
+                "objects": [],
+                "errors": [error.to_dict() for error in errors],
+                "warnings": [],
+                "orphans": [],
+            },
+            output=output,
+        )
     raise typer.Exit(code=code)
 
 
@@ -123,10 +128,16 @@ def plan(
     ctx: typer.Context,
     name: NameOption,
     api_group: ApiGroupOption,
-    files: Annotated[list[Path] | None, typer.Option(
-        "-f", "--filename", envvar="SERVLET_FILENAME",
-        help="Offline: a YAML/JSON file (multi-document allowed), a folder of them, or - for standard input; "
-             "repeatable (the variable: paths separated by spaces).")] = None,
+    files: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "-f",
+            "--filename",
+            envvar="SERVLET_FILENAME",
+            help="Offline: a YAML/JSON file (multi-document allowed), a folder of them, or - for standard input; "
+            "repeatable (the variable: paths separated by spaces).",
+        ),
+    ] = None,
     apiexport: ApiExportOption = None,
     kubeconfig: KubeconfigOption = None,
     kcp_kubeconfig: KcpKubeconfigOption = None,
@@ -134,14 +145,25 @@ def plan(
     kcp_context: KcpContextOption = None,
     published_resource_selector: PublishedResourceSelectorOption = "",
     namespace: NamespaceOption = None,
-    output: Annotated[OutputFormat, typer.Option("-o", "--output", envvar="SERVLET_OUTPUT",
-                                                 help="text, json or yaml.")] = OutputFormat.TEXT,
-    delete_orphans: Annotated[bool, typer.Option(
-        "--delete-orphans", envvar="SERVLET_DELETE_ORPHANS",
-        help="Plan the deletions `servlet run --delete-orphans` makes; orphans are listed either way.")] = False,
-    detailed_exitcode: Annotated[bool, typer.Option(
-        "--detailed-exitcode", envvar="SERVLET_DETAILED_EXITCODE",
-        help="Exit 0 when nothing would be written, 2 when writes are pending, 1 on errors.")] = False,
+    output: Annotated[
+        OutputFormat, typer.Option("-o", "--output", envvar="SERVLET_OUTPUT", help="text, json or yaml.")
+    ] = OutputFormat.TEXT,
+    delete_orphans: Annotated[
+        bool,
+        typer.Option(
+            "--delete-orphans",
+            envvar="SERVLET_DELETE_ORPHANS",
+            help="Plan the deletions `servlet run --delete-orphans` makes; orphans are listed either way.",
+        ),
+    ] = False,
+    detailed_exitcode: Annotated[
+        bool,
+        typer.Option(
+            "--detailed-exitcode",
+            envvar="SERVLET_DETAILED_EXITCODE",
+            help="Exit 0 when nothing would be written, 2 when writes are pending, 1 on errors.",
+        ),
+    ] = False,
 ) -> None:
     """Print everything the servlet would do, writing nothing.
 
@@ -169,20 +191,39 @@ def plan(
         problems.append(Problem(field="--namespace", message=f"{own_namespace!r} is not a namespace name"))
     servlet = ServletIdentity(name=name, api_group=api_group, namespace=own_namespace)
     if files:
-        problems.extend(_offline_only_problems(ctx, {"kcp_kubeconfig": kcp_kubeconfig, "kubeconfig": kubeconfig,
-                                                     "context": context, "kcp_context": kcp_context,
-                                                     "published_resource_selector": published_resource_selector}))
+        problems.extend(
+            _offline_only_problems(
+                ctx,
+                {
+                    "kcp_kubeconfig": kcp_kubeconfig,
+                    "kubeconfig": kubeconfig,
+                    "context": context,
+                    "kcp_context": kcp_context,
+                    "published_resource_selector": published_resource_selector,
+                },
+            )
+        )
     elif not kcp_kubeconfig:
-        problems.append(Problem(field="--kcp-kubeconfig", message=(
-            "is needed to plan from the clusters (or give -f to plan offline from files)")))
+        problems.append(
+            Problem(
+                field="--kcp-kubeconfig",
+                message=("is needed to plan from the clusters (or give -f to plan offline from files)"),
+            )
+        )
     if problems:
         _fail(problems, output=output, servlet=servlet, code=EXIT_USAGE)
     notes: tuple[str, ...] | None = None  # None: offline, where nothing can be left unread
     if files:
         documents, read_problems = load_documents(files, stdin=sys.stdin, progress=_progress)
         if not documents and not read_problems:
-            read_problems = [Problem(field="-f", message=(
-                f"nothing was read: {', '.join(str(path) for path in files)} hold(s) no Kubernetes objects"))]
+            read_problems = [
+                Problem(
+                    field="-f",
+                    message=(
+                        f"nothing was read: {', '.join(str(path) for path in files)} hold(s) no Kubernetes objects"
+                    ),
+                )
+            ]
         if read_problems:
             _fail(read_problems, output=output, servlet=servlet)
         inventory = build_inventory(documents)
@@ -190,11 +231,25 @@ def plan(
         assert kcp_kubeconfig is not None  # checked above
         # The same default as `servlet run`: the APIExport is named like the API group.
         apiexport = apiexport or api_group
-        live = _read_live(kubeconfig=kubeconfig, kcp_kubeconfig=kcp_kubeconfig, contexts=(context, kcp_context),
-                          apiexport=apiexport, selector=published_resource_selector, servlet=servlet, output=output)
+        live = _read_live(
+            kubeconfig=kubeconfig,
+            kcp_kubeconfig=kcp_kubeconfig,
+            contexts=(context, kcp_context),
+            apiexport=apiexport,
+            selector=published_resource_selector,
+            servlet=servlet,
+            output=output,
+        )
         inventory, notes = live.inventory, live.notes
-    _print_plan(inventory, servlet=servlet, apiexport=apiexport, notes=notes, output=output,
-                delete_orphans=delete_orphans, detailed_exitcode=detailed_exitcode)
+    _print_plan(
+        inventory,
+        servlet=servlet,
+        apiexport=apiexport,
+        notes=notes,
+        output=output,
+        delete_orphans=delete_orphans,
+        detailed_exitcode=detailed_exitcode,
+    )
 
 
 def _progress(message: str) -> None:
@@ -212,22 +267,33 @@ def _set_by(ctx: typer.Context, parameter: str, flag: str) -> str:
 def _offline_only_problems(ctx: typer.Context, values: dict[str, str | None]) -> list[Problem]:
     """-f plans from files; a flag that reads the clusters would be silently ignored, so refuse it."""
     return [
-        Problem(field=f"-f and {_set_by(ctx, parameter, flag)}",
-                message=f"exclude each other: -f plans offline from files, {flag} plans live from the clusters")
-        for parameter, flag in _LIVE_FLAGS.items() if values.get(parameter)
+        Problem(
+            field=f"-f and {_set_by(ctx, parameter, flag)}",
+            message=f"exclude each other: -f plans offline from files, {flag} plans live from the clusters",
+        )
+        for parameter, flag in _LIVE_FLAGS.items()
+        if values.get(parameter)
     ]
 
 
 def _read_live(
-    *, kubeconfig: str | None, kcp_kubeconfig: str, contexts: tuple[str | None, str | None], apiexport: str,
-    selector: str, servlet: ServletIdentity, output: OutputFormat,
+    *,
+    kubeconfig: str | None,
+    kcp_kubeconfig: str,
+    contexts: tuple[str | None, str | None],
+    apiexport: str,
+    selector: str,
+    servlet: ServletIdentity,
+    output: OutputFormat,
 ) -> LiveInventory:
     async def read() -> LiveInventory:
-        connections = Connections.from_kubeconfigs(kubeconfig=kubeconfig, kcp_kubeconfig=kcp_kubeconfig,
-                                                   context=contexts[0], kcp_context=contexts[1])
+        connections = Connections.from_kubeconfigs(
+            kubeconfig=kubeconfig, kcp_kubeconfig=kcp_kubeconfig, context=contexts[0], kcp_context=contexts[1]
+        )
         try:
-            return await read_live_inventory(connections=connections, servlet=servlet, apiexport=apiexport,
-                                             published_resource_selector=selector)
+            return await read_live_inventory(
+                connections=connections, servlet=servlet, apiexport=apiexport, published_resource_selector=selector
+            )
         finally:
             await connections.aclose()
 
@@ -241,12 +307,22 @@ def _read_live(
 
 
 def _print_plan(
-    inventory: Inventory, *, servlet: ServletIdentity, apiexport: str | None, notes: tuple[str, ...] | None,
-    output: OutputFormat, delete_orphans: bool = False, detailed_exitcode: bool = False,
+    inventory: Inventory,
+    *,
+    servlet: ServletIdentity,
+    apiexport: str | None,
+    notes: tuple[str, ...] | None,
+    output: OutputFormat,
+    delete_orphans: bool = False,
+    detailed_exitcode: bool = False,
 ) -> None:
-    result = plan_servlet(inventory=inventory, servlet=servlet, apiexport_name=apiexport,
-                          delete_orphans=delete_orphans,
-                          crds_from="among the inputs" if notes is None else "on the service cluster")
+    result = plan_servlet(
+        inventory=inventory,
+        servlet=servlet,
+        apiexport_name=apiexport,
+        delete_orphans=delete_orphans,
+        crds_from="among the inputs" if notes is None else "on the service cluster",
+    )
     data = result.to_dict()
     add_field_changes(data, result, inventory)
     if notes is not None:

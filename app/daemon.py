@@ -18,24 +18,19 @@ The life of a process:
 `/healthz` fails only when the process's own loops are dead (never for a kcp outage); `/readyz`
 also wants the shared caches synced and leadership known (leader or follower).
 
-Deliberately not here: flag parsing (`run_command.py`) and anything a controller decides.
+Deliberately not here: flag parsing (`run_command.py`), the configuration (`daemon_config.py`) and
+anything a controller decides.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import time
-import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
-from importlib import metadata as package_metadata
 from typing import Any
 
-from attrs import frozen
-
-from servlet.adapters.connections import ConfigurationError, Connections, RequestObserver, Target
+from servlet.adapters.connections import ConfigurationError, Connections, Target
 from servlet.adapters.events import EventsAdapter
 from servlet.adapters.executor import Executor
 from servlet.adapters.leases import LeasesAdapter
@@ -46,16 +41,24 @@ from servlet.app.controllers.caches import Cache, InformerPool
 from servlet.app.controllers.catalog import Catalog
 from servlet.app.controllers.leading import LeadingControllers, Options, Shared, SharedCaches
 from servlet.app.controllers.queues import QueueDepths
+from servlet.app.daemon_config import (
+    Connect,
+    DaemonConfig,
+    StartupError,
+    connect,
+    replica_identity,
+    rfc3339_now,
+    servlet_version,
+    utc_now,
+)
 from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import get_logger
 from servlet.app.observability.metrics import ApiTarget, Metrics
-from servlet.app.observability.probes import Address, HealthChecks, ProbeServer, task_alive
+from servlet.app.observability.probes import HealthChecks, ProbeServer, task_alive
 from servlet.app.runtime.informer import Informer
-from servlet.app.runtime.leader import LeaderElector, LeaseTiming
+from servlet.app.runtime.leader import LeaderElector
 from servlet.app.runtime.workqueue import Backoff
-from servlet.core.actions import NAMESPACE_TYPE
 from servlet.core.errors import ApiFailure, Transient
-from servlet.core.model import ServletIdentity
 from servlet.core.ports import (
     APIEXPORT_TYPE,
     CRD_TYPE,
@@ -65,6 +68,7 @@ from servlet.core.ports import (
     WatchSource,
     WorkspaceIdentity,
 )
+from servlet.core.targets import NAMESPACE_TYPE
 
 EXIT_OK = 0
 EXIT_STARTUP_FAILED = 1
@@ -73,61 +77,6 @@ SHUTDOWN_GRACE = 3.0
 _STARTUP_BACKOFF = Backoff(base=0.5, cap=10.0)
 
 _log = get_logger("daemon")
-
-
-@frozen
-class DaemonConfig:
-    """Everything `servlet run` was told, validated."""
-
-    kcp_kubeconfig: str
-    servlet: ServletIdentity
-    apiexport: str
-    namespace: str
-    kubeconfig: str | None = None
-    # Contexts of the two kubeconfigs (`--context`, `--kcp-context`); None: their current ones.
-    context: str | None = None
-    kcp_context: str | None = None
-    leader_election: bool = True
-    published_resource_selector: str | None = None
-    metrics_address: Address = Address(host="", port=8080)
-    health_address: Address = Address(host="", port=8081)
-    delete_orphans: bool = False
-    lease: LeaseTiming = LeaseTiming()
-    resync_period: float | None = 600.0
-    sync_workers: int = 4
-
-
-class StartupError(Exception):
-    """The daemon cannot work with this configuration; the message says what to fix."""
-
-
-def servlet_version() -> str:
-    try:
-        return package_metadata.version("kdp-servlet")
-    except package_metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def rfc3339_now() -> str:
-    return utc_now().strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def replica_identity() -> str:
-    """Unique per process: the pod name (hostname) plus a random suffix, as client-go does."""
-    return f"{socket.gethostname()}_{uuid.uuid4().hex[:10]}"
-
-
-Connect = Callable[[DaemonConfig, RequestObserver], Connections]
-
-
-def connect(config: DaemonConfig, observer: RequestObserver) -> Connections:
-    """Connections from the `--kubeconfig` and `--kcp-kubeconfig` files (ConfigurationError if unusable)."""
-    return Connections.from_kubeconfigs(kubeconfig=config.kubeconfig, kcp_kubeconfig=config.kcp_kubeconfig,
-                                        context=config.context, kcp_context=config.kcp_context, on_request=observer)
 
 
 class Daemon:
@@ -145,8 +94,10 @@ class Daemon:
         self.probes: ProbeServer | None = None
         self._lost = asyncio.Event()
         self._workspace: WorkspaceIdentity | None = None
-        self.checks.add_readiness("startup", lambda: (
-            self._workspace is not None, "the org workspace and the APIExport are not confirmed yet"))
+        self.checks.add_readiness(
+            "startup",
+            lambda: (self._workspace is not None, "the org workspace and the APIExport are not confirmed yet"),
+        )
 
     # -- the whole life ------------------------------------------------------------------------
 
@@ -157,19 +108,31 @@ class Daemon:
         except ConfigurationError as exc:
             _log.error(f"cannot start: {exc}")
             return EXIT_STARTUP_FAILED
-        probes = ProbeServer(checks=self.checks, metrics=self.metrics, health_address=config.health_address,
-                             metrics_address=config.metrics_address)
+        probes = ProbeServer(
+            checks=self.checks,
+            metrics=self.metrics,
+            health_address=config.health_address,
+            metrics_address=config.metrics_address,
+        )
         try:
             try:
                 await probes.start()
             except OSError as exc:
-                _log.error(f"cannot start: cannot listen for probes on {config.health_address} or metrics on "
-                           f"{config.metrics_address} (--health-address, --metrics-address): {exc}")
+                _log.error(
+                    f"cannot start: cannot listen for probes on {config.health_address} or metrics on "
+                    f"{config.metrics_address} (--health-address, --metrics-address): {exc}"
+                )
                 return EXIT_STARTUP_FAILED
             self.probes = probes
-            _log.info("servlet starting", servlet=config.servlet.fq_name, apiexport=config.apiexport,
-                      health=str(probes.health_address), metrics=str(probes.metrics_address),
-                      identity=self.identity, leader_election=config.leader_election)
+            _log.info(
+                "servlet starting",
+                servlet=config.servlet.fq_name,
+                apiexport=config.apiexport,
+                health=str(probes.health_address),
+                metrics=str(probes.metrics_address),
+                identity=self.identity,
+                leader_election=config.leader_election,
+            )
             try:
                 workspace = await self._startup_checks(connections, stop)
             except StartupError as exc:
@@ -205,13 +168,19 @@ class Daemon:
                 raise StartupError(
                     f"--kcp-kubeconfig must point into a kcp workspace the servlet can read (its server is "
                     f"{connections.org_url}), but reading the workspace's LogicalCluster 'cluster' or the APIExport "
-                    f"failed: {exc}") from exc
+                    f"failed: {exc}"
+                ) from exc
             if export is None:
                 raise StartupError(
                     f"the APIExport {config.apiexport!r} (--apiexport) does not exist in workspace "
-                    f"{identity.path} (logical cluster {identity.name}); KDP creates it, the servlet never does")
-            _log.info("org workspace resolved", workspace=identity.path, logical_cluster=identity.name,
-                      apiexport=config.apiexport)
+                    f"{identity.path} (logical cluster {identity.name}); KDP creates it, the servlet never does"
+                )
+            _log.info(
+                "org workspace resolved",
+                workspace=identity.path,
+                logical_cluster=identity.name,
+                apiexport=config.apiexport,
+            )
             return identity
         return None
 
@@ -221,8 +190,9 @@ class Daemon:
         config = self.config
         pool = InformerPool(self._make_informer)
         caches = SharedCaches(
-            published=pool.acquire(connections.service_source(PUBLISHED_RESOURCE_TYPE),
-                                   label_selector=config.published_resource_selector),
+            published=pool.acquire(
+                connections.service_source(PUBLISHED_RESOURCE_TYPE), label_selector=config.published_resource_selector
+            ),
             crds=pool.acquire(connections.service_source(CRD_TYPE)),
             schemas=pool.acquire(connections.org_source(SCHEMA_TYPE), cluster=workspace.name),
             exports=pool.acquire(connections.org_source(APIEXPORT_TYPE), cluster=workspace.name),
@@ -235,22 +205,40 @@ class Daemon:
         self.checks.add_liveness("watches", pool.alive)
         self.checks.add_readiness("caches", lambda: _synced(caches.all()))
         elector = self._elector(connections) if config.leader_election else None
-        self.checks.add_readiness("leadership", lambda: (
-            elector is None or elector.leadership_known, "leadership not known yet"))
+        self.checks.add_readiness(
+            "leadership", lambda: (elector is None or elector.leadership_known, "leadership not known yet")
+        )
         leading: Callable[[], bool] = (lambda: elector.is_leader) if elector else (lambda: True)
         executor = Executor(connections, can_write=leading)
-        events = EventRecorder(writer=EventsAdapter(connections), monotonic=time.monotonic, now=rfc3339_now,
-                               metrics=self.metrics, log=get_logger("events"), can_write=leading)
+        events = EventRecorder(
+            writer=EventsAdapter(connections),
+            monotonic=time.monotonic,
+            now=rfc3339_now,
+            metrics=self.metrics,
+            log=get_logger("events"),
+            can_write=leading,
+        )
         shared = Shared(
-            servlet_name=config.servlet.name, export_name=config.apiexport,
+            servlet_name=config.servlet.name,
+            export_name=config.apiexport,
             catalog=Catalog(published=caches.published, crds=caches.crds, servlet=config.servlet),
-            caches=caches, pool=pool, sources=connections, location=connections,
+            caches=caches,
+            pool=pool,
+            sources=connections,
+            location=connections,
             org=OrgWorkspaceAdapter(connections.org, where=f"workspace {workspace.path}"),
-            service=ServiceClusterAdapter(connections.service), vw=VirtualWorkspaceAdapter(connections),
-            executor=executor, metrics=self.metrics,
-            depths=QueueDepths(self.metrics), log=get_logger("controllers"), now=rfc3339_now,
-            options=Options(delete_orphans=config.delete_orphans, resync_period=config.resync_period,
-                            sync_workers=config.sync_workers),
+            service=ServiceClusterAdapter(connections.service),
+            vw=VirtualWorkspaceAdapter(connections),
+            executor=executor,
+            metrics=self.metrics,
+            depths=QueueDepths(self.metrics),
+            log=get_logger("controllers"),
+            now=rfc3339_now,
+            options=Options(
+                delete_orphans=config.delete_orphans,
+                resync_period=config.resync_period,
+                sync_workers=config.sync_workers,
+            ),
             events=events,
         )
         events.start()
@@ -265,8 +253,11 @@ class Daemon:
             while not stop.is_set():
                 if elector is not None:
                     if not elector.is_leader:
-                        _log.info("waiting to become leader", lease=f"{config.namespace}/{config.servlet.fq_name}",
-                                  identity=self.identity)
+                        _log.info(
+                            "waiting to become leader",
+                            lease=f"{config.namespace}/{config.servlet.fq_name}",
+                            identity=self.identity,
+                        )
                     if await _first(stop, elector.became_leader.wait()):
                         return
                     self._lost.clear()
@@ -302,15 +293,22 @@ class Daemon:
             self._lost.set()
 
         self.elector = LeaderElector(
-            LeasesAdapter(connections.service), name=self.config.servlet.fq_name, namespace=self.config.namespace,
-            identity=self.identity, clock=utc_now, timing=self.config.lease, on_lost=lost)
+            LeasesAdapter(connections.service),
+            name=self.config.servlet.fq_name,
+            namespace=self.config.namespace,
+            identity=self.identity,
+            clock=utc_now,
+            timing=self.config.lease,
+            on_lost=lost,
+        )
         return self.elector
 
     # -- observability -------------------------------------------------------------------------
 
     def _make_informer(self, source: WatchSource[Any], label_selector: str | None) -> Informer:
         return Informer(
-            source, label_selector=label_selector,
+            source,
+            label_selector=label_selector,
             on_restart=lambda: self.metrics.count_watch_restart(resource=source.name),
             on_relist=lambda: self.metrics.count_watch_relist(resource=source.name),
         )
@@ -342,8 +340,12 @@ async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
         await asyncio.wait_for(stop.wait(), timeout=seconds)
 
 
-async def run_daemon(config: DaemonConfig, *, stop: asyncio.Event | None = None,
-                     install_signals: Callable[[asyncio.Event], None] | None = None) -> int:
+async def run_daemon(
+    config: DaemonConfig,
+    *,
+    stop: asyncio.Event | None = None,
+    install_signals: Callable[[asyncio.Event], None] | None = None,
+) -> int:
     """Run until `stop` is set (or a signal `install_signals` wires sets it); the exit code."""
     stop = stop or asyncio.Event()
     if install_signals is not None:

@@ -48,6 +48,8 @@ T = TypeVar("T")
 
 SELECTOR_FLAG = "--published-resource-selector"
 _PAGE_SIZE = 500
+
+
 @frozen
 class LiveInventory:
     """What was read, ready for `plan_servlet`, and `notes` on what could not be read yet and why."""
@@ -63,7 +65,6 @@ class _Published:
 
     published: PublishedResource
     projected: Projected
-
 
 
 async def _gather(calls: Iterable[Awaitable[T]]) -> list[T]:
@@ -82,14 +83,21 @@ async def _list_published_resources(reader: Reader, *, selector: str) -> list[Ob
     while True:
         try:
             async with reader.limit:
-                page = await collection.list_page(limit=_PAGE_SIZE, continue_token=token, label_selector=selector or None)
+                page = await collection.list_page(
+                    limit=_PAGE_SIZE, continue_token=token, label_selector=selector or None
+                )
         except NotFound as failure:
-            raise reader.failed(Target.SERVICE, "it does not serve publishedresources.services.kdp.k8c.io: "
-                                "install the PublishedResource CRD (charts/servlet/crds) first") from failure
+            raise reader.failed(
+                Target.SERVICE,
+                "it does not serve publishedresources.services.kdp.k8c.io: "
+                "install the PublishedResource CRD (charts/servlet/crds) first",
+            ) from failure
         except Invalid as failure:
             if not selector:
                 raise reader.failed(Target.SERVICE, failure) from failure
-            raise reader.failed(Target.SERVICE, f"{SELECTOR_FLAG} {selector!r} was rejected: {failure.message}") from failure
+            raise reader.failed(
+                Target.SERVICE, f"{SELECTOR_FLAG} {selector!r} was rejected: {failure.message}"
+            ) from failure
         except ApiFailure as failure:
             raise reader.failed(Target.SERVICE, failure) from failure
         for item in page.items:
@@ -180,11 +188,18 @@ async def _objects(
     listed = {(Side.LOCAL, resource.api_version, resource.kind) for resource in local_types}
     known: set[WorldKey] = set()
     for _ in range(_READ_ROUNDS):
-        world = World(remote=remote_objects, local=local_objects, complete=False, known=known,
-                      unreadable=[_world_key(key) for key in reader.refused])
+        world = World(
+            remote=remote_objects,
+            local=local_objects,
+            complete=False,
+            known=known,
+            unreadable=[_world_key(key) for key in reader.refused],
+        )
         settle(world, contexts)
-        missed = sorted(((key, resource) for key, resource in world.missed.items()
-                         if (key[0], key[1], key[2]) not in listed), key=lambda item: (item[0][0].value, *item[0][1:]))
+        missed = sorted(
+            ((key, resource) for key, resource in world.missed.items() if (key[0], key[1], key[2]) not in listed),
+            key=lambda item: (item[0][0].value, *item[0][1:]),
+        )
         if not missed:
             break
         known.update(key for key, _ in missed)
@@ -205,8 +220,12 @@ def _unique(objects: Iterable[Object]) -> list[Object]:
     seen: dict[tuple[str, str, str, str], Object] = {}
     for obj in objects:
         metadata = obj.get("metadata") or {}
-        key = (str(obj.get("apiVersion")), str(obj.get("kind")), str(metadata.get("namespace") or ""),
-               str(metadata.get("name")))
+        key = (
+            str(obj.get("apiVersion")),
+            str(obj.get("kind")),
+            str(metadata.get("namespace") or ""),
+            str(metadata.get("name")),
+        )
         seen.setdefault(key, obj)
     return list(seen.values())
 
@@ -241,8 +260,11 @@ async def read_live_inventory(
         reader.on(Target.ORG, reader.org.get_endpoint_slice(apiexport)),
     )
     if export is None:
-        raise reader.failed(Target.ORG, f"the APIExport {apiexport!r} does not exist in workspace {identity.path} "
-                                        f"({identity.name}); the servlet never creates it, KDP does")
+        raise reader.failed(
+            Target.ORG,
+            f"the APIExport {apiexport!r} does not exist in workspace {identity.path} "
+            f"({identity.name}); the servlet never creates it, KDP does",
+        )
     named_crds, usable = _publishable(published, crds, servlet=servlet)
     if not published:
         selected = f" matching {SELECTOR_FLAG} {published_resource_selector!r}" if published_resource_selector else ""

@@ -34,8 +34,11 @@ _PARALLEL_READS = 16
 
 
 # The API server a read goes to, as a person names it in an error message.
-TARGET_NAMES = {Target.SERVICE: "service cluster", Target.ORG: "org workspace",
-                Target.VIRTUAL_WORKSPACE: "virtual workspace"}
+TARGET_NAMES = {
+    Target.SERVICE: "service cluster",
+    Target.ORG: "org workspace",
+    Target.VIRTUAL_WORKSPACE: "virtual workspace",
+}
 
 
 class LiveReadError(Exception):
@@ -105,8 +108,10 @@ class Reader:
         if key.side is Side.LOCAL:
             return await self.on(Target.SERVICE, self.service.get(key.resource, namespace=key.namespace, name=key.name))
         try:
-            found = await self.on(Target.VIRTUAL_WORKSPACE, self.vw.get(
-                key.resource, cluster=key.cluster, namespace=key.namespace, name=key.name))
+            found = await self.on(
+                Target.VIRTUAL_WORKSPACE,
+                self.vw.get(key.resource, cluster=key.cluster, namespace=key.namespace, name=key.name),
+            )
         except LiveReadError as error:
             if not isinstance(error.__cause__, Forbidden):
                 raise
@@ -118,9 +123,14 @@ class Reader:
 
     def read(self) -> list[tuple[ReadKey, Object]]:
         """Every object found by `get` so far."""
-        return [(key, found) for key, read in self._reads.items()
-                if read.done() and not read.cancelled() and read.exception() is None
-                and (found := read.result()) is not None]
+        return [
+            (key, found)
+            for key, read in self._reads.items()
+            if read.done()
+            and not read.cancelled()
+            and read.exception() is None
+            and (found := read.result()) is not None
+        ]
 
 
 def _refused(key: ReadKey, failure: ApiFailure) -> Problem:
@@ -128,7 +138,7 @@ def _refused(key: ReadKey, failure: ApiFailure) -> Problem:
     return Problem(
         field=f"{key.resource.kind} {key.cluster}:{where}",
         message=f"the virtual workspace refused to read it ({failure.message}); has the workspace accepted "
-                f"the APIExport's permission claim for {key.resource.plural}?",
+        f"the APIExport's permission claim for {key.resource.plural}?",
     )
 
 

@@ -51,7 +51,9 @@ def _documents_of(path: Path, text: str) -> tuple[list[Document], list[Problem]]
         else:  # YAML, which JSON is a subset of (standard input may be either)
             contents = list(yaml.load_all(text, Loader=_YAML_LOADER))
     except (yaml.YAMLError, json.JSONDecodeError) as error:
-        return [], [Problem(field=name, message=f"is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {error}")]
+        return [], [
+            Problem(field=name, message=f"is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {error}")
+        ]
     several = len(contents) > 1
     return [
         Document(source=f"{name}#{index + 1}" if several else name, content=content)
@@ -60,7 +62,10 @@ def _documents_of(path: Path, text: str) -> tuple[list[Document], list[Problem]]
 
 
 def load_documents(
-    paths: Iterable[Path], *, stdin: TextIO | None = None, progress: Callable[[str], None] | None = None,
+    paths: Iterable[Path],
+    *,
+    stdin: TextIO | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[list[Document], list[Problem]]:
     """Every document of `paths` (`-`: `stdin`); `progress` hears of each file of a large input."""
     documents: list[Document] = []

@@ -99,8 +99,14 @@ def _replay(action: Action, shown: dict[str, Any], state: dict[_Key, Object]) ->
 def _key_of(side: Side, obj: Object, *, cluster: str) -> _Key:
     metadata = obj.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
-    return (side, str(obj.get("apiVersion")), str(obj.get("kind")), cluster, str(metadata.get("namespace") or ""),
-            str(metadata.get("name") or ""))
+    return (
+        side,
+        str(obj.get("apiVersion")),
+        str(obj.get("kind")),
+        cluster,
+        str(metadata.get("namespace") or ""),
+        str(metadata.get("name") or ""),
+    )
 
 
 def _ref_key(ref: ObjectRef) -> _Key:

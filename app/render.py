@@ -15,10 +15,21 @@ import yaml
 from servlet.core.redaction import REDACTED
 
 _MARKERS = {
-    "create": "+", "createNamespace": "+", "addFinalizer": "+", "createRelated": "+",
-    "patch": "~", "adopt": "~", "patchRemoteStatus": "~", "patchRelated": "~", "recordRelatedState": "~",
-    "deleteLocal": "-", "removeFinalizer": "-", "release": "-", "deleteRelated": "-",
-    "conflict": "!", "error": "!",
+    "create": "+",
+    "createNamespace": "+",
+    "addFinalizer": "+",
+    "createRelated": "+",
+    "patch": "~",
+    "adopt": "~",
+    "patchRemoteStatus": "~",
+    "patchRelated": "~",
+    "recordRelatedState": "~",
+    "deleteLocal": "-",
+    "removeFinalizer": "-",
+    "release": "-",
+    "deleteRelated": "-",
+    "conflict": "!",
+    "error": "!",
 }
 _INDENT = "    "
 _ABSENT_TEXT = "(none)"
@@ -60,7 +71,7 @@ def _cut(text: str, start: int) -> str:
     if len(text) <= _VALUE_LIMIT:
         return text
     start = min(start, len(text) - _VALUE_LIMIT)
-    shown = text[start:start + _VALUE_LIMIT]
+    shown = text[start : start + _VALUE_LIMIT]
     return ("..." if start else "") + shown + ("..." if start + _VALUE_LIMIT < len(text) else "")
 
 
@@ -112,11 +123,15 @@ def render_text(plan: Mapping[str, Any]) -> str:
         verb = "create" if schema["action"] == "create" else "exists"
         names = schema["spec"].get("names", {})
         versions = [str(v.get("name")) for v in schema["spec"].get("versions") or []]
-        stored = next((str(v.get("name")) for v in schema["spec"].get("versions") or [] if v.get("storage")),
-                      versions[0] if versions else None)
+        stored = next(
+            (str(v.get("name")) for v in schema["spec"].get("versions") or [] if v.get("storage")),
+            versions[0] if versions else None,
+        )
         out.append(f"  {marker} {verb} {schema['name']}  (from PublishedResource {schema['publishedResource']})")
-        out.append(f"{_INDENT}{schema['spec'].get('group')}/{stored} {names.get('kind')}, "
-                   f"plural {names.get('plural')}, {schema['spec'].get('scope')}")
+        out.append(
+            f"{_INDENT}{schema['spec'].get('group')}/{stored} {names.get('kind')}, "
+            f"plural {names.get('plural')}, {schema['spec'].get('scope')}"
+        )
         if len(versions) > 1:
             out.append(f"{_INDENT}versions {', '.join(versions)}; stored and synced as {stored}")
     if not plan["schemas"]:
@@ -146,11 +161,15 @@ def render_text(plan: Mapping[str, Any]) -> str:
     if plan.get("orphans"):
         out.extend(["", "Orphans (local copies whose workspace object is gone)"])
         for orphan in plan["orphans"]:
-            marker, verb = ("-", "delete") if orphan["action"] == "delete" else ("=", "keep (--delete-orphans deletes it)")
+            marker, verb = (
+                ("-", "delete") if orphan["action"] == "delete" else ("=", "keep (--delete-orphans deletes it)")
+            )
             local, remote = orphan["local"], orphan["remote"]
-            out.append(f"  {marker} {verb} {local['namespace']}/{local['name']}  (the copy of "
-                       f"{remote['cluster']}:{remote['namespace']}/{remote['name']}, "
-                       f"PublishedResource {orphan['publishedResource']})")
+            out.append(
+                f"  {marker} {verb} {local['namespace']}/{local['name']}  (the copy of "
+                f"{remote['cluster']}:{remote['namespace']}/{remote['name']}, "
+                f"PublishedResource {orphan['publishedResource']})"
+            )
 
     if plan.get("warnings"):
         out.extend(["", "Warnings"])

@@ -25,7 +25,8 @@ from typing import Annotated, Any
 import attrs
 import typer
 
-from servlet.app.daemon import DaemonConfig, run_daemon
+from servlet.app.daemon import run_daemon
+from servlet.app.daemon_config import DaemonConfig
 from servlet.app.observability.logs import LogFormat, configure_logging
 from servlet.app.observability.probes import Address, parse_address
 from servlet.app.runtime.leader import LeaseTiming
@@ -61,6 +62,7 @@ def _option(flag: str, help_text: str) -> Any:
 
 # -- validation (pure enough to unit-test without a cluster) ---------------------------------------
 
+
 def default_namespace() -> str:
     """The pod's own namespace when running in a cluster, else `default`."""
     try:
@@ -91,13 +93,23 @@ def build_config(
     """The daemon's configuration from flag values, or every problem with them (each naming its flag)."""
     problems: list[Problem] = []
     if not kcp_kubeconfig:
-        problems.append(Problem(field="--kcp-kubeconfig", message="is required (a kubeconfig pointing into the "
-                                "org workspace, e.g. https://kcp.example.com/clusters/root:myorg)"))
+        problems.append(
+            Problem(
+                field="--kcp-kubeconfig",
+                message="is required (a kubeconfig pointing into the "
+                "org workspace, e.g. https://kcp.example.com/clusters/root:myorg)",
+            )
+        )
     if not is_dns1123_label(name):
         problems.append(Problem(field="--name", message=f"{name!r} is not a DNS-1123 label (e.g. tom)"))
     if not is_dns1123_subdomain(api_group) or "." not in api_group:
-        problems.append(Problem(field="--api-group", message=f"{api_group!r} is not an API group "
-                                "(a DNS subdomain with a dot, e.g. certificates.example.corp)"))
+        problems.append(
+            Problem(
+                field="--api-group",
+                message=f"{api_group!r} is not an API group "
+                "(a DNS subdomain with a dot, e.g. certificates.example.corp)",
+            )
+        )
     export = apiexport if apiexport is not None else api_group
     if not is_dns1123_subdomain(export):
         problems.append(Problem(field="--apiexport", message=f"{export!r} is not a valid object name"))
@@ -105,7 +117,10 @@ def build_config(
     if not is_dns1123_label(chosen_namespace):
         problems.append(Problem(field="--namespace", message=f"{chosen_namespace!r} is not a namespace name"))
     selector = (published_resource_selector or "").strip() or None
-    if selector is not None and (problem := label_selector_text_problem(selector, field="--published-resource-selector")) is not None:
+    if (
+        selector is not None
+        and (problem := label_selector_text_problem(selector, field="--published-resource-selector")) is not None
+    ):
         problems.append(problem)
     addresses: dict[str, Address] = {}
     for flag, text in (("--metrics-address", metrics_address), ("--health-address", health_address)):
@@ -116,11 +131,13 @@ def build_config(
             addresses[flag] = parsed
     lease: LeaseTiming | None = None
     try:
-        lease = LeaseTiming(lease_duration=lease_duration, renew_deadline=lease_renew_deadline,
-                            retry_period=lease_retry_period)
+        lease = LeaseTiming(
+            lease_duration=lease_duration, renew_deadline=lease_renew_deadline, retry_period=lease_retry_period
+        )
     except ValueError as exc:
-        problems.append(Problem(field="--lease-duration, --lease-renew-deadline, --lease-retry-period",
-                                message=str(exc)))
+        problems.append(
+            Problem(field="--lease-duration, --lease-renew-deadline, --lease-retry-period", message=str(exc))
+        )
     if resync_period < 0:
         problems.append(Problem(field="--resync-period", message=f"{resync_period} is negative (0 turns it off)"))
     if sync_workers < 1:
@@ -128,12 +145,19 @@ def build_config(
     if problems or lease is None:
         return problems
     return DaemonConfig(
-        kubeconfig=kubeconfig or None, kcp_kubeconfig=kcp_kubeconfig,
+        kubeconfig=kubeconfig or None,
+        kcp_kubeconfig=kcp_kubeconfig,
         servlet=ServletIdentity(name=name, api_group=api_group, namespace=chosen_namespace),
-        apiexport=export, namespace=chosen_namespace,
-        leader_election=leader_election, published_resource_selector=selector,
-        metrics_address=addresses["--metrics-address"], health_address=addresses["--health-address"],
-        delete_orphans=delete_orphans, lease=lease, resync_period=resync_period or None, sync_workers=sync_workers,
+        apiexport=export,
+        namespace=chosen_namespace,
+        leader_election=leader_election,
+        published_resource_selector=selector,
+        metrics_address=addresses["--metrics-address"],
+        health_address=addresses["--health-address"],
+        delete_orphans=delete_orphans,
+        lease=lease,
+        resync_period=resync_period or None,
+        sync_workers=sync_workers,
     )
 
 
@@ -149,53 +173,85 @@ def _install_signals(stop: asyncio.Event) -> None:
 def run_command(
     name: Annotated[str, _option("--name", "The servlet's name, e.g. tom (a DNS label).")],
     api_group: Annotated[str, _option("--api-group", "The KDP Service's API group, e.g. certificates.example.corp.")],
-    kcp_kubeconfig: Annotated[str, _option(
-        "--kcp-kubeconfig", "Kubeconfig whose server points into the org workspace (.../clusters/root:myorg).")],
-    kubeconfig: Annotated[str | None, _option(
-        "--kubeconfig", "Kubeconfig of the service cluster (default: KUBECONFIG, else ~/.kube/config, "
-                        "else in-cluster).")] = None,
-    context: Annotated[str | None, _option(
-        "--context", "Context of the service cluster's kubeconfig (default: its current context).")] = None,
-    kcp_context: Annotated[str | None, _option(
-        "--kcp-context", "Context of the kcp kubeconfig (default: its current context).")] = None,
-    apiexport: Annotated[str | None, _option(
-        "--apiexport", "The APIExport the servlet manages (default: the API group).")] = None,
-    namespace: Annotated[str | None, _option(
-        "--namespace", "Namespace of the leader Lease (default: the pod's namespace, else default).")] = None,
-    leader_election: Annotated[bool, _option(
-        "--leader-election/--no-leader-election", "Only the holder of the Lease <name>.<api group> writes.")] = True,
-    published_resource_selector: Annotated[str | None, _option(
-        "--published-resource-selector", "Label selector: only these PublishedResources are served.")] = None,
+    kcp_kubeconfig: Annotated[
+        str,
+        _option("--kcp-kubeconfig", "Kubeconfig whose server points into the org workspace (.../clusters/root:myorg)."),
+    ],
+    kubeconfig: Annotated[
+        str | None,
+        _option(
+            "--kubeconfig",
+            "Kubeconfig of the service cluster (default: KUBECONFIG, else ~/.kube/config, else in-cluster).",
+        ),
+    ] = None,
+    context: Annotated[
+        str | None, _option("--context", "Context of the service cluster's kubeconfig (default: its current context).")
+    ] = None,
+    kcp_context: Annotated[
+        str | None, _option("--kcp-context", "Context of the kcp kubeconfig (default: its current context).")
+    ] = None,
+    apiexport: Annotated[
+        str | None, _option("--apiexport", "The APIExport the servlet manages (default: the API group).")
+    ] = None,
+    namespace: Annotated[
+        str | None,
+        _option("--namespace", "Namespace of the leader Lease (default: the pod's namespace, else default)."),
+    ] = None,
+    leader_election: Annotated[
+        bool,
+        _option("--leader-election/--no-leader-election", "Only the holder of the Lease <name>.<api group> writes."),
+    ] = True,
+    published_resource_selector: Annotated[
+        str | None,
+        _option("--published-resource-selector", "Label selector: only these PublishedResources are served."),
+    ] = None,
     metrics_address: Annotated[str, _option("--metrics-address", "host:port for /metrics.")] = ":8080",
     health_address: Annotated[str, _option("--health-address", "host:port for /healthz and /readyz.")] = ":8081",
     log_format: Annotated[LogFormat, _option("--log-format", "json or console.")] = LogFormat.JSON,
     log_level: Annotated[LogLevel, _option("--log-level", "debug, info, warning or error.")] = LogLevel.INFO,
-    delete_orphans: Annotated[bool, _option(
-        "--delete-orphans", "Delete local copies whose workspace object is gone for good.")] = False,
+    delete_orphans: Annotated[
+        bool, _option("--delete-orphans", "Delete local copies whose workspace object is gone for good.")
+    ] = False,
     lease_duration: Annotated[float, _option("--lease-duration", "Seconds a Lease is valid without renewal.")] = 15.0,
-    lease_renew_deadline: Annotated[float, _option(
-        "--lease-renew-deadline", "Seconds the leader keeps trying to renew before it stops writing.")] = 10.0,
-    lease_retry_period: Annotated[float, _option(
-        "--lease-retry-period", "Seconds between attempts to take or renew the Lease.")] = 2.0,
-    resync_period: Annotated[float, _option(
-        "--resync-period", "Seconds between full reconciles of every object (0: only on events).")] = 600.0,
-    sync_workers: Annotated[int, _option(
-        "--sync-workers", "Objects of one PublishedResource reconciled at the same time.")] = 4,
+    lease_renew_deadline: Annotated[
+        float, _option("--lease-renew-deadline", "Seconds the leader keeps trying to renew before it stops writing.")
+    ] = 10.0,
+    lease_retry_period: Annotated[
+        float, _option("--lease-retry-period", "Seconds between attempts to take or renew the Lease.")
+    ] = 2.0,
+    resync_period: Annotated[
+        float, _option("--resync-period", "Seconds between full reconciles of every object (0: only on events).")
+    ] = 600.0,
+    sync_workers: Annotated[
+        int, _option("--sync-workers", "Objects of one PublishedResource reconciled at the same time.")
+    ] = 4,
 ) -> None:
     """Run the servlet: publish PublishedResources into kcp and sync objects both ways until SIGTERM."""
     config = build_config(
-        kubeconfig=kubeconfig, kcp_kubeconfig=kcp_kubeconfig, name=name, api_group=api_group, apiexport=apiexport,
-        namespace=namespace, leader_election=leader_election, published_resource_selector=published_resource_selector,
-        metrics_address=metrics_address, health_address=health_address, delete_orphans=delete_orphans,
-        lease_duration=lease_duration, lease_renew_deadline=lease_renew_deadline,
-        lease_retry_period=lease_retry_period, resync_period=resync_period, sync_workers=sync_workers,
+        kubeconfig=kubeconfig,
+        kcp_kubeconfig=kcp_kubeconfig,
+        name=name,
+        api_group=api_group,
+        apiexport=apiexport,
+        namespace=namespace,
+        leader_election=leader_election,
+        published_resource_selector=published_resource_selector,
+        metrics_address=metrics_address,
+        health_address=health_address,
+        delete_orphans=delete_orphans,
+        lease_duration=lease_duration,
+        lease_renew_deadline=lease_renew_deadline,
+        lease_retry_period=lease_retry_period,
+        resync_period=resync_period,
+        sync_workers=sync_workers,
     )
     if isinstance(config, list):
         # A usage error: exit code 2, the flags named, as for every other bad flag.
         if len(config) == 1:
             raise typer.BadParameter(config[0].message, param_hint=config[0].field)
-        raise typer.BadParameter("; ".join(str(problem) for problem in config),
-                                 param_hint=", ".join(problem.field for problem in config))
+        raise typer.BadParameter(
+            "; ".join(str(problem) for problem in config), param_hint=", ".join(problem.field for problem in config)
+        )
     config = attrs.evolve(config, context=context or None, kcp_context=kcp_context or None)
     configure_logging(log_format=log_format, level=log_level.value.upper())
     gc.set_threshold(*GC_THRESHOLDS)

@@ -38,12 +38,25 @@ class Plan:
 
 
 PLANS = {
-    "smoke": Plan(sizes=(20, 40), latency_objects=20, latency_seconds=2.0, latency_rate=10.0, planning_seconds=0.3,
-                  repeats=1),
-    "reduced": Plan(sizes=(300, 1000, 3000), latency_objects=1000, latency_seconds=20.0, latency_rate=50.0,
-                    planning_seconds=3.0, repeats=3),
-    "full": Plan(sizes=(1000, 3000, 10000), latency_objects=1000, latency_seconds=60.0, latency_rate=50.0,
-                 planning_seconds=5.0, repeats=3),
+    "smoke": Plan(
+        sizes=(20, 40), latency_objects=20, latency_seconds=2.0, latency_rate=10.0, planning_seconds=0.3, repeats=1
+    ),
+    "reduced": Plan(
+        sizes=(300, 1000, 3000),
+        latency_objects=1000,
+        latency_seconds=20.0,
+        latency_rate=50.0,
+        planning_seconds=3.0,
+        repeats=3,
+    ),
+    "full": Plan(
+        sizes=(1000, 3000, 10000),
+        latency_objects=1000,
+        latency_seconds=60.0,
+        latency_rate=50.0,
+        planning_seconds=5.0,
+        repeats=3,
+    ),
 }
 
 
@@ -52,11 +65,25 @@ def scale_of(objects: int) -> Scale:
 
 
 def machine() -> dict[str, Any]:
-    memory_kb = next((int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-                      if line.startswith("MemTotal:")), 0) if Path("/proc/meminfo").exists() else 0
-    return {"cores": os.cpu_count(), "memory_gb": round(memory_kb / 1024 / 1024, 1),
-            "python": platform.python_version(), "platform": platform.platform(),
-            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")}
+    memory_kb = (
+        next(
+            (
+                int(line.split()[1])
+                for line in Path("/proc/meminfo").read_text().splitlines()
+                if line.startswith("MemTotal:")
+            ),
+            0,
+        )
+        if Path("/proc/meminfo").exists()
+        else 0
+    )
+    return {
+        "cores": os.cpu_count(),
+        "memory_gb": round(memory_kb / 1024 / 1024, 1),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
 
 
 def run_latency(plan: Plan, directory: Path) -> dict[str, Any]:
@@ -78,12 +105,25 @@ def run(plan: Plan, *, directory: Path) -> dict[str, Any]:
     results["sync"] = []
     for objects in plan.sizes:
         largest = objects == max(plan.sizes)
-        print(f"initial sync of {scale_of(objects)}{' with economy and floor' if largest else ''}",
-              file=sys.stderr, flush=True)
-        results["sync"].append(sync.run(scale_of(objects), economy=largest, floor=largest, repeats=plan.repeats,
-                                        directory=directory / f"sync-{objects}"))
-    print(f"latency: {plan.latency_objects} objects, {plan.latency_rate}/s for {plan.latency_seconds} s",
-          file=sys.stderr, flush=True)
+        print(
+            f"initial sync of {scale_of(objects)}{' with economy and floor' if largest else ''}",
+            file=sys.stderr,
+            flush=True,
+        )
+        results["sync"].append(
+            sync.run(
+                scale_of(objects),
+                economy=largest,
+                floor=largest,
+                repeats=plan.repeats,
+                directory=directory / f"sync-{objects}",
+            )
+        )
+    print(
+        f"latency: {plan.latency_objects} objects, {plan.latency_rate}/s for {plan.latency_seconds} s",
+        file=sys.stderr,
+        flush=True,
+    )
     results["latency"] = run_latency(plan, directory / "latency")
     return results
 
@@ -93,48 +133,80 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     out = [
         ("1 planning, object size", f"{p['object_bytes']} bytes of JSON"),
         ("1 json.loads(json.dumps(obj))", f"{p['json_roundtrip_us']:.1f} us"),
-        ("1 plan, fresh object", f"{p['fresh_us']:.1f} us = {p['fresh_per_second']:.0f} plans/s = "
-                                 f"{p['fresh_vs_json']:.1f}x json"),
-        ("1 plan, converged object", f"{p['converged_us']:.1f} us = {p['converged_per_second']:.0f} plans/s = "
-                                     f"{p['converged_vs_json']:.1f}x json"),
+        (
+            "1 plan, fresh object",
+            f"{p['fresh_us']:.1f} us = {p['fresh_per_second']:.0f} plans/s = {p['fresh_vs_json']:.1f}x json",
+        ),
+        (
+            "1 plan, converged object",
+            f"{p['converged_us']:.1f} us = {p['converged_per_second']:.0f} plans/s = "
+            f"{p['converged_vs_json']:.1f}x json",
+        ),
     ]
     largest = results["sync"][-1]
     n = largest["objects"]
-    out.append((f"2 initial sync, writes per object ({n})", f"{largest['writes_per_object']:.3f}: " +
-                ", ".join(f"{k} {v}" for k, v in largest["writes"].items())))
+    out.append(
+        (
+            f"2 initial sync, writes per object ({n})",
+            f"{largest['writes_per_object']:.3f}: " + ", ".join(f"{k} {v}" for k, v in largest["writes"].items()),
+        )
+    )
     economy = largest["economy"]
-    out.append((f"2 no-op resync of {n} objects", f"{economy['resync_object_writes']} object writes, "
-                f"{economy['resync_gets']} GETs, other requests: {economy['resync_other'] or 'none'}"))
+    out.append(
+        (
+            f"2 no-op resync of {n} objects",
+            f"{economy['resync_object_writes']} object writes, "
+            f"{economy['resync_gets']} GETs, other requests: {economy['resync_other'] or 'none'}",
+        )
+    )
     out.append(("2 one changed field", f"{economy['change_writes']} writes: {economy['change_requests']}"))
     pairs = ", ".join(f"{r['seconds_from_first_write']:.1f}/{r['floor_seconds']:.1f} s" for r in largest["runs"])
-    out.append((f"3 initial sync {largest['objects']} objects / {largest['workspaces']} workspaces",
-                f"median {largest['seconds_from_first_write']:.1f} s (from start {largest['seconds_from_start']:.1f} s), "
-                f"floor {largest['floor_seconds']:.1f} s, ratio {largest['ratio_to_floor']:.2f} "
-                f"(median of {len(largest['runs'])} pairs: {pairs})"))
+    out.append(
+        (
+            f"3 initial sync {largest['objects']} objects / {largest['workspaces']} workspaces",
+            f"median {largest['seconds_from_first_write']:.1f} s (from start {largest['seconds_from_start']:.1f} s), "
+            f"floor {largest['floor_seconds']:.1f} s, ratio {largest['ratio_to_floor']:.2f} "
+            f"(median of {len(largest['runs'])} pairs: {pairs})",
+        )
+    )
     each_rss = ", ".join(f"{r['peak_rss_mb']:.0f}" for r in largest["runs"])
     out.append(("3 peak RSS", f"{largest['peak_rss_mb']:.0f} MB (largest of {each_rss})"))
-    out.append(("3 CPU during initial sync", f"servlet {largest['servlet_cpu_seconds']:.1f} s, "
-                                             f"kcpsim {largest['kcpsim_cpu_seconds']:.1f} s"))
+    out.append(
+        (
+            "3 CPU during initial sync",
+            f"servlet {largest['servlet_cpu_seconds']:.1f} s, kcpsim {largest['kcpsim_cpu_seconds']:.1f} s",
+        )
+    )
     lat = results["latency"]
     for direction, label in (("down", "remote change -> local copy"), ("up", "local status -> remote status")):
         d = lat[direction]
-        out.append((f"4 {label}", f"p50 {d['p50_ms']:.1f} ms, p99 {d['p99_ms']:.1f} ms, max {d['max_ms']:.1f} ms "
-                                  f"({d['count']} changes)"))
+        out.append(
+            (
+                f"4 {label}",
+                f"p50 {d['p50_ms']:.1f} ms, p99 {d['p99_ms']:.1f} ms, max {d['max_ms']:.1f} ms ({d['count']} changes)",
+            )
+        )
     w = lat["kcpsim_write"]
     out.append(("4 kcpsim's own write latency", f"p50 {w['p50_ms']:.1f} ms, p99 {w['p99_ms']:.1f} ms"))
     out.append(("4 changes not propagated", str(lat["missed"])))
     for run_ in results["sync"]:
-        out.append((f"5 growth {run_['objects']} objects / {run_['workspaces']} workspaces",
-                    f"median {run_['seconds_from_first_write']:.1f} s of {len(run_['runs'])} "
-                    f"({run_['seconds_from_first_write'] / run_['objects'] * 1000:.1f} ms/object), "
-                    f"peak RSS {run_['peak_rss_mb']:.0f} MB"))
+        out.append(
+            (
+                f"5 growth {run_['objects']} objects / {run_['workspaces']} workspaces",
+                f"median {run_['seconds_from_first_write']:.1f} s of {len(run_['runs'])} "
+                f"({run_['seconds_from_first_write'] / run_['objects'] * 1000:.1f} ms/object), "
+                f"peak RSS {run_['peak_rss_mb']:.0f} MB",
+            )
+        )
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="servlet benchmarks (issue 6)")
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--full", action="store_const", dest="plan", const="full", help="10,000 objects, 1,000 workspaces")
+    size.add_argument(
+        "--full", action="store_const", dest="plan", const="full", help="10,000 objects, 1,000 workspaces"
+    )
     size.add_argument("--smoke", action="store_const", dest="plan", const="smoke", help="tiny, for CI")
     parser.add_argument("--json", type=Path, default=Path(tempfile.gettempdir()) / "servlet-bench.json")
     parser.add_argument("--dir", type=Path, default=None, help="where worlds and servlet logs go (default: a temp dir)")
@@ -143,8 +215,13 @@ def main(argv: list[str] | None = None) -> int:
     directory = args.dir or Path(tempfile.mkdtemp(prefix="servlet-bench-"))
     results = run(plan, directory=directory)
     m = results["machine"]
-    report(f"servlet benchmark ({args.plan or 'reduced'}), {m['cores']} cores, {m['memory_gb']} GB, "
-           f"Python {m['python']}, {m['date']}", rows(results), results=results, json_path=args.json)
+    report(
+        f"servlet benchmark ({args.plan or 'reduced'}), {m['cores']} cores, {m['memory_gb']} GB, "
+        f"Python {m['python']}, {m['date']}",
+        rows(results),
+        results=results,
+        json_path=args.json,
+    )
     return 0
 
 

@@ -26,12 +26,16 @@ def _config(*, ca_pem: bytes | None) -> KubeConfig:
     cluster: dict[str, object] = {"server": SERVER}
     if ca_pem is not None:
         cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
-    return KubeConfig.from_dict({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": cluster}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
-    })
+    return KubeConfig.from_dict(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "c",
+            "clusters": [{"name": "c", "cluster": cluster}],
+            "users": [{"name": "u", "user": {"token": "t"}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        }
+    )
 
 
 async def _create_clients(config: KubeConfig, workspaces: int) -> float:

@@ -53,13 +53,28 @@ async def _run(*, service_config: KubeConfig, kcp_config: KubeConfig, vw_url: st
             if namespace not in namespaces:
                 namespaces.add(namespace)
                 await service.create(Namespace(metadata={"name": namespace}))  # type: ignore[arg-type]
-            await merge_patch(vw.get(cluster), remote_cls, obj.metadata.name,
-                              {"metadata": {"finalizers": [FINALIZER]}}, namespace=NAMESPACE)
-            await service.create(wrap(local_cls, {
-                "apiVersion": f"{LOCAL.group}/{LOCAL.version}", "kind": "Widget",
-                "metadata": {"name": obj.metadata.name, "namespace": namespace,
-                             "labels": dict(obj.metadata.labels or {})},
-                "spec": dict(obj["spec"])}))
+            await merge_patch(
+                vw.get(cluster),
+                remote_cls,
+                obj.metadata.name,
+                {"metadata": {"finalizers": [FINALIZER]}},
+                namespace=NAMESPACE,
+            )
+            await service.create(
+                wrap(
+                    local_cls,
+                    {
+                        "apiVersion": f"{LOCAL.group}/{LOCAL.version}",
+                        "kind": "Widget",
+                        "metadata": {
+                            "name": obj.metadata.name,
+                            "namespace": namespace,
+                            "labels": dict(obj.metadata.labels or {}),
+                        },
+                        "spec": dict(obj["spec"]),
+                    },
+                )
+            )
 
     await asyncio.gather(*(worker() for _ in range(workers)))
     elapsed = time.perf_counter() - started
@@ -71,8 +86,13 @@ async def _run(*, service_config: KubeConfig, kcp_config: KubeConfig, vw_url: st
 def floor_seconds(world: World, *, workers: int) -> float:
     """Seconds from the first request to the last answer, measured in a child process."""
     service, kcp = world.kubeconfigs("floor")
-    done = subprocess.run([sys.executable, "-m", "bench.floor", str(service), str(kcp), world.sim.vw_url(), str(workers)],
-                          capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.floor", str(service), str(kcp), world.sim.vw_url(), str(workers)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     return float(done.stdout.strip().splitlines()[-1])
 
 
@@ -84,9 +104,16 @@ def main() -> None:
     parser.add_argument("workers", type=int)
     args = parser.parse_args()
     gc.set_threshold(*GC_THRESHOLDS)  # as `servlet run` sets it: the same interpreter settings
-    print(asyncio.run(_run(service_config=KubeConfig.from_file(args.service_kubeconfig),
-                           kcp_config=KubeConfig.from_file(args.kcp_kubeconfig), vw_url=args.vw_url,
-                           workers=args.workers)))
+    print(
+        asyncio.run(
+            _run(
+                service_config=KubeConfig.from_file(args.service_kubeconfig),
+                kcp_config=KubeConfig.from_file(args.kcp_kubeconfig),
+                vw_url=args.vw_url,
+                workers=args.workers,
+            )
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -60,12 +60,17 @@ class ServerCpu:
 def simulator(*, in_process: bool) -> Iterator[tuple[str, ServerCpu]]:
     if in_process:
         from kcpsim import KcpSim, SimConfig
+
         with KcpSim(SimConfig(history_size=100_000)) as sim:
             yield sim.base_url, ServerCpu(None)
         return
     kubeconfigs = tempfile.mkdtemp(prefix="kcpsim-bench-")
-    process = subprocess.Popen([sys.executable, "-m", "kcpsim", "serve", "--dir", kubeconfigs,
-                                "--port", "0", "--history-size", "100000"], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kcpsim", "serve", "--dir", kubeconfigs, "--port", "0", "--history-size", "100000"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout is not None
     url = ""
     for line in process.stdout:
@@ -88,8 +93,12 @@ def _client(url: str) -> Client:
 
 
 def _configmap(name: str, namespace: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace},
-            "data": {"key": "value " * 8}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": {"key": "value " * 8},
+    }
 
 
 def bench_sequential_writes(url: str, count: int) -> dict[str, float]:
@@ -103,10 +112,12 @@ def bench_sequential_writes(url: str, count: int) -> dict[str, float]:
 
 
 async def _concurrent_creates(url: str, namespace: str, count: int, concurrency: int) -> float:
-    async with httpx2.AsyncClient(base_url=url, trust_env=False, timeout=60,
-                                  limits=httpx2.Limits(max_connections=concurrency)) as client:
-        await client.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
-                                                      "metadata": {"name": namespace}})
+    async with httpx2.AsyncClient(
+        base_url=url, trust_env=False, timeout=60, limits=httpx2.Limits(max_connections=concurrency)
+    ) as client:
+        await client.post(
+            "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+        )
         queue: asyncio.Queue[int] = asyncio.Queue()
         for i in range(count):
             queue.put_nowait(i)
@@ -114,7 +125,9 @@ async def _concurrent_creates(url: str, namespace: str, count: int, concurrency:
         async def worker() -> None:
             while not queue.empty():
                 i = queue.get_nowait()
-                response = await client.post(f"/api/v1/namespaces/{namespace}/configmaps", json=_configmap(f"c{i}", namespace))
+                response = await client.post(
+                    f"/api/v1/namespaces/{namespace}/configmaps", json=_configmap(f"c{i}", namespace)
+                )
                 assert response.status_code == 201, response.text
 
         started = time.perf_counter()
@@ -149,16 +162,27 @@ def bench_list(url: str, objects: int) -> dict[str, float]:
         items = list(client.list(ConfigMap, namespace="big"))
         lightkube_seconds = time.perf_counter() - started
         assert len(items) == objects
-    return {"objects": objects, "bytes": len(response.content), "raw_seconds": raw_seconds,
-            "lightkube_seconds": lightkube_seconds, "paged_500_seconds": paged_seconds, "pages": pages}
+    return {
+        "objects": objects,
+        "bytes": len(response.content),
+        "raw_seconds": raw_seconds,
+        "lightkube_seconds": lightkube_seconds,
+        "paged_500_seconds": paged_seconds,
+        "pages": pages,
+    }
 
 
 async def _fan_out(url: str, watchers: int, events: int) -> dict[str, float]:
-    async with httpx2.AsyncClient(base_url=url, trust_env=False, timeout=120,
-                                  limits=httpx2.Limits(max_connections=watchers + 8)) as client:
+    async with httpx2.AsyncClient(
+        base_url=url, trust_env=False, timeout=120, limits=httpx2.Limits(max_connections=watchers + 8)
+    ) as client:
         namespace = f"fan{watchers}"
-        await client.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-        start_rv = (await client.get(f"/api/v1/namespaces/{namespace}/configmaps")).json()["metadata"]["resourceVersion"]
+        await client.post(
+            "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+        )
+        start_rv = (await client.get(f"/api/v1/namespaces/{namespace}/configmaps")).json()["metadata"][
+            "resourceVersion"
+        ]
         connected = asyncio.Event()
         opened = 0
         finished_at: list[float] = []
@@ -183,13 +207,20 @@ async def _fan_out(url: str, watchers: int, events: int) -> dict[str, float]:
         await asyncio.sleep(0.2)
         started = time.perf_counter()
         for i in range(events):
-            response = await client.post(f"/api/v1/namespaces/{namespace}/configmaps", json=_configmap(f"e{i}", namespace))
+            response = await client.post(
+                f"/api/v1/namespaces/{namespace}/configmaps", json=_configmap(f"e{i}", namespace)
+            )
             assert response.status_code == 201
         writes_done = time.perf_counter()
         await asyncio.gather(*tasks)
         elapsed = max(finished_at) - started
-        return {"watchers": watchers, "events": events, "seconds": elapsed, "write_seconds": writes_done - started,
-                "delivered_per_second": watchers * events / elapsed}
+        return {
+            "watchers": watchers,
+            "events": events,
+            "seconds": elapsed,
+            "write_seconds": writes_done - started,
+            "delivered_per_second": watchers * events / elapsed,
+        }
 
 
 def bench_fan_out(url: str, watchers: int, events: int) -> dict[str, float]:
@@ -205,8 +236,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--watchers", default="10,100", help="comma-separated watcher counts")
     parser.add_argument("--json", type=Path, default=Path(tempfile.gettempdir()) / "kcpsim-bench.json")
     args = parser.parse_args(argv)
-    results: dict[str, Any] = {"python": platform.python_version(), "machine": platform.machine(),
-                               "in_process": args.in_process}
+    results: dict[str, Any] = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "in_process": args.in_process,
+    }
     with simulator(in_process=args.in_process) as (url, cpu):
         before = cpu.seconds()
         results["sequential_writes"] = bench_sequential_writes(url, args.writes)
@@ -227,22 +261,37 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         ("writes, sequential (lightkube)", f"{results['sequential_writes']['per_second']:.0f} creates/s"),
         ("writes, 16 concurrent (raw HTTP)", f"{results['concurrent_writes']['per_second']:.0f} creates/s"),
-        (f"list {args.objects} objects, raw", f"{results['list']['raw_seconds'] * 1000:.0f} ms "
-                                              f"({results['list']['bytes'] / 1e6:.1f} MB)"),
+        (
+            f"list {args.objects} objects, raw",
+            f"{results['list']['raw_seconds'] * 1000:.0f} ms ({results['list']['bytes'] / 1e6:.1f} MB)",
+        ),
         (f"list {args.objects} objects, lightkube", f"{results['list']['lightkube_seconds'] * 1000:.0f} ms"),
-        (f"list {args.objects} objects, pages of 500", f"{results['list']['paged_500_seconds'] * 1000:.0f} ms "
-                                                       f"({results['list']['pages']} pages)"),
+        (
+            f"list {args.objects} objects, pages of 500",
+            f"{results['list']['paged_500_seconds'] * 1000:.0f} ms ({results['list']['pages']} pages)",
+        ),
     ]
     if "server_cpu_ms_per_write" in results:
         per = results["server_cpu_ms_per_write"]
         rows.append(("server CPU per write", f"{per:.2f} ms (kcpsim saturates a core at ~{1000 / per:.0f} writes/s)"))
     for fan in results["watch_fan_out"]:
-        server = (f", server CPU {fan['server_cpu_us_per_delivered_event']:.0f} us/event"
-                  if "server_cpu_us_per_delivered_event" in fan else "")
-        rows.append((f"watch fan-out {fan['watchers']} x {fan['events']} events",
-                     f"{fan['delivered_per_second']:.0f} events/s delivered, all seen after {fan['seconds']:.2f} s{server}"))
-    report(f"kcpsim benchmark ({'in-process' if args.in_process else 'separate process'}, Python {results['python']})",
-           rows, results=results, json_path=args.json)
+        server = (
+            f", server CPU {fan['server_cpu_us_per_delivered_event']:.0f} us/event"
+            if "server_cpu_us_per_delivered_event" in fan
+            else ""
+        )
+        rows.append(
+            (
+                f"watch fan-out {fan['watchers']} x {fan['events']} events",
+                f"{fan['delivered_per_second']:.0f} events/s delivered, all seen after {fan['seconds']:.2f} s{server}",
+            )
+        )
+    report(
+        f"kcpsim benchmark ({'in-process' if args.in_process else 'separate process'}, Python {results['python']})",
+        rows,
+        results=results,
+        json_path=args.json,
+    )
     return 0
 
 

@@ -28,8 +28,13 @@ def percentile(values: list[float], fraction: float) -> float:
 def _summary(values: list[float]) -> dict[str, float]:
     if not values:
         return {"count": 0}
-    return {"count": len(values), "p50_ms": percentile(values, 0.5) * 1000, "p99_ms": percentile(values, 0.99) * 1000,
-            "max_ms": max(values) * 1000, "mean_ms": statistics.fmean(values) * 1000}
+    return {
+        "count": len(values),
+        "p50_ms": percentile(values, 0.5) * 1000,
+        "p99_ms": percentile(values, 0.99) * 1000,
+        "max_ms": max(values) * 1000,
+        "mean_ms": statistics.fmean(values) * 1000,
+    }
 
 
 def local_paths(env: E2E) -> dict[tuple[str, str], str]:
@@ -57,8 +62,9 @@ def measure(env: E2E, objects: list[RemoteObject], *, rate: float, seconds: floa
         if delay > 0:
             time.sleep(delay)
         changed = objects[k % len(objects)]
-        env.patch_remote(changed.workspace, REMOTE, namespace=NAMESPACE, name=changed.name,
-                         patch={"spec": {"note": f"change {k}"}})
+        env.patch_remote(
+            changed.workspace, REMOTE, namespace=NAMESPACE, name=changed.name, patch={"spec": {"note": f"change {k}"}}
+        )
         changes.append((changed, f"change {k}"))
         operated = objects[(k + half) % len(objects)]
         env.rest.merge_patch(paths[(operated.cluster, operated.name)] + "/status", {"status": {"phase": f"phase-{k}"}})
@@ -67,8 +73,14 @@ def measure(env: E2E, objects: list[RemoteObject], *, rate: float, seconds: floa
     expected = len(changes) + len(statuses)
 
     def is_servlet_write(r: RequestRecord) -> bool:
-        return r.verb == "patch" and r.resource == REMOTE.plural and (
-            (r.virtual_workspace and r.path.endswith("/status")) or (r.cluster == "" and not r.path.endswith("/status")))
+        return (
+            r.verb == "patch"
+            and r.resource == REMOTE.plural
+            and (
+                (r.virtual_workspace and r.path.endswith("/status"))
+                or (r.cluster == "" and not r.path.endswith("/status"))
+            )
+        )
 
     requests.wait_for_counts((is_servlet_write,), expected, timeout=60, what="every change to propagate")
     records = sorted(requests.since_mark(), key=lambda r: r.started)
@@ -103,8 +115,12 @@ def measure(env: E2E, objects: list[RemoteObject], *, rate: float, seconds: floa
     up = latencies("operator", "lifted", local_to_remote)
     own = [r for (kind, _), rs in groups.items() if kind in ("user", "operator") for r in rs]
     return {
-        "objects": len(objects), "rate_per_second": rate, "seconds": seconds, "harness_behind_seconds": behind,
-        "down": _summary(down), "up": _summary(up),
+        "objects": len(objects),
+        "rate_per_second": rate,
+        "seconds": seconds,
+        "harness_behind_seconds": behind,
+        "down": _summary(down),
+        "up": _summary(up),
         "kcpsim_write": _summary([r.duration for r in own]),
         "missed": expected - len(down) - len(up),
     }

@@ -51,32 +51,44 @@ class PlanningFigures:
         return 1e6 / self.converged_us
 
     def as_dict(self) -> dict[str, float]:
-        return {**attrs.asdict(self), "fresh_per_second": self.fresh_per_second,
-                "converged_per_second": self.converged_per_second,
-                "fresh_vs_json": self.fresh_us / self.json_roundtrip_us,
-                "converged_vs_json": self.converged_us / self.json_roundtrip_us}
+        return {
+            **attrs.asdict(self),
+            "fresh_per_second": self.fresh_per_second,
+            "converged_per_second": self.converged_per_second,
+            "fresh_vs_json": self.fresh_us / self.json_roundtrip_us,
+            "converged_vs_json": self.converged_us / self.json_roundtrip_us,
+        }
 
 
 def context() -> SyncContext:
     spec = PublishedResourceSpec(
         resource=SourceResource(api_group="example.com", kind="Widget", version="v1"),
-        filter=ResourceFilter(), naming=Naming(),
+        filter=ResourceFilter(),
+        naming=Naming(),
     )
     projected = Projected(
-        schema_name="v0123abcd.widgets.certificates.example.corp", schema_spec={},
+        schema_name="v0123abcd.widgets.certificates.example.corp",
+        schema_spec={},
         local=ResourceType("example.com", "v1", "Widget", "widgets", True),
         remote=ResourceType("certificates.example.corp", "v1", "Widget", "widgets", True),
         has_status_subresource=True,
     )
-    return SyncContext(servlet=ServletIdentity(name="tom", api_group="certificates.example.corp"),
-                       published=PublishedResource(name="widgets", spec=spec), projected=projected)
+    return SyncContext(
+        servlet=ServletIdentity(name="tom", api_group="certificates.example.corp"),
+        published=PublishedResource(name="widgets", spec=spec),
+        projected=projected,
+    )
 
 
 def remote_object(*, finalized: bool) -> dict[str, Any]:
     """A workspace object of about 2 KB: 10 labels, a spec with nested maps and lists."""
     meta: dict[str, Any] = {
-        "name": "checkout-api", "namespace": "prod", "uid": "0b7c3f5e-1d2a-4c3b-9e8f-7a6b5c4d3e2f",
-        "resourceVersion": "48213", "generation": 3, "creationTimestamp": "2026-11-20T10:00:00Z",
+        "name": "checkout-api",
+        "namespace": "prod",
+        "uid": "0b7c3f5e-1d2a-4c3b-9e8f-7a6b5c4d3e2f",
+        "resourceVersion": "48213",
+        "generation": 3,
+        "creationTimestamp": "2026-11-20T10:00:00Z",
         "labels": {f"app.example.corp/label-{i}": f"value-{i}" for i in range(10)},
         "annotations": {"kcp.io/cluster": CLUSTER, "note": "owned by the checkout team"},
     }
@@ -87,9 +99,14 @@ def remote_object(*, finalized: bool) -> dict[str, Any]:
         "image": {"repository": "registry.example.corp/checkout/api", "tag": "v2.14.1", "pullPolicy": "IfNotPresent"},
         "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}},
         "env": [{"name": f"SETTING_{i}", "value": f"value number {i}"} for i in range(8)],
-        "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}, {"name": "metrics", "port": 9090, "protocol": "TCP"}],
-        "routes": [{"host": f"api{i}.example.corp", "paths": ["/", "/v1", "/v2"], "tls": {"secretName": f"api{i}-tls"}}
-                   for i in range(4)],
+        "ports": [
+            {"name": "http", "port": 8080, "protocol": "TCP"},
+            {"name": "metrics", "port": 9090, "protocol": "TCP"},
+        ],
+        "routes": [
+            {"host": f"api{i}.example.corp", "paths": ["/", "/v1", "/v2"], "tls": {"secretName": f"api{i}-tls"}}
+            for i in range(4)
+        ],
         "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "checkout", "effect": "NoSchedule"}],
         "nodeSelector": {"topology.kubernetes.io/zone": "eu-central-1a", "kubernetes.io/arch": "amd64"},
     }
@@ -97,8 +114,10 @@ def remote_object(*, finalized: bool) -> dict[str, Any]:
 
 
 def _plan(ctx: SyncContext, remote: dict[str, Any], local: dict[str, Any] | None) -> ObjectPlan:
-    return plan_object(context=ctx, inputs=PlanInputs(remote, candidates=(local,) if local is not None else (),
-                                                      namespace_exists=local is not None))
+    return plan_object(
+        context=ctx,
+        inputs=PlanInputs(remote, candidates=(local,) if local is not None else (), namespace_exists=local is not None),
+    )
 
 
 def converged_local(ctx: SyncContext, remote: dict[str, Any]) -> dict[str, Any]:
@@ -159,19 +178,28 @@ def measure(*, seconds: float = 3.0, repeats: int = 5, objects: int = 5000) -> P
     each = seconds / 3
     return PlanningFigures(
         object_bytes=len(json.dumps(converged[0])),
-        json_roundtrip_us=_per_call_us(_cycling([lambda o=o: json.loads(json.dumps(o)) for o in converged]),
-                                       seconds=each, repeats=repeats),
-        fresh_us=_per_call_us(_cycling([lambda o=o: _plan(ctx, o, None) for o in fresh]),
-                              seconds=each, repeats=repeats),
-        converged_us=_per_call_us(_cycling([lambda o=o, copy=copy: _plan(ctx, o, copy) for o, copy in zip(converged, local)]),
-                                  seconds=each, repeats=repeats),
+        json_roundtrip_us=_per_call_us(
+            _cycling([lambda o=o: json.loads(json.dumps(o)) for o in converged]), seconds=each, repeats=repeats
+        ),
+        fresh_us=_per_call_us(
+            _cycling([lambda o=o: _plan(ctx, o, None) for o in fresh]), seconds=each, repeats=repeats
+        ),
+        converged_us=_per_call_us(
+            _cycling([lambda o=o, copy=copy: _plan(ctx, o, copy) for o, copy in zip(converged, local)]),
+            seconds=each,
+            repeats=repeats,
+        ),
     )
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="planning speed (issue 6, target 1)")
-    parser.add_argument("--objects", type=int, default=5000,
-                        help="distinct objects to cycle through (1: one object planned again and again)")
+    parser.add_argument(
+        "--objects",
+        type=int,
+        default=5000,
+        help="distinct objects to cycle through (1: one object planned again and again)",
+    )
     parser.add_argument("--seconds", type=float, default=3.0)
     arguments = parser.parse_args()
     print(json.dumps(measure(objects=arguments.objects, seconds=arguments.seconds).as_dict(), indent=2))

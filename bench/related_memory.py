@@ -42,8 +42,11 @@ def rss_mb(pid: int) -> float:
 
 
 def servlet_requests(env: E2E) -> int:
-    return sum(1 for call in env.world.callers.calls(token="servlet")
-               if "/leases" not in call.path and "/events" not in call.path)
+    return sum(
+        1
+        for call in env.world.callers.calls(token="servlet")
+        if "/leases" not in call.path and "/events" not in call.path
+    )
 
 
 def run(*, secrets: int, size: int, directory: Path) -> list[tuple[str, float, int]]:
@@ -58,10 +61,13 @@ def run(*, secrets: int, size: int, directory: Path) -> list[tuple[str, float, i
         env.create_remote("team-a", ZERTIFIKAT, zertifikat("web", issuer="team-issuer"))
         env.wait_local(CERTIFICATE, namespace=cluster, name=example_local_name(namespace="default", name="web"))
         env.wait_local(SECRET, namespace=cluster, name="team-issuer-ca")
-        env.world.apply(secret("web-tls", namespace=cluster, type_="kubernetes.io/tls",
-                               data={"tls.crt": "YQ==", "tls.key": "Yg=="}))
-        env.eventually(lambda: env.remote("team-a", SECRET, namespace="default", name="web-tls"),
-                       what="the TLS Secret in the workspace")
+        env.world.apply(
+            secret("web-tls", namespace=cluster, type_="kubernetes.io/tls", data={"tls.crt": "YQ==", "tls.key": "Yg=="})
+        )
+        env.eventually(
+            lambda: env.remote("team-a", SECRET, namespace="default", name="web-tls"),
+            what="the TLS Secret in the workspace",
+        )
 
         def step(name: str) -> None:
             time.sleep(SETTLE_SECONDS)
@@ -73,12 +79,18 @@ def run(*, secrets: int, size: int, directory: Path) -> list[tuple[str, float, i
             env.create_remote("team-a", SECRET, secret(f"tenant-{index}", namespace="default", data={"blob": blob}))
         step(f"+{secrets} unrelated Secrets in the workspace")
         for index in range(secrets):
-            env.rest.create(SECRET.path(namespace=cluster),
-                            secret(f"service-{index}", namespace=cluster, data={"blob": blob}))
+            env.rest.create(
+                SECRET.path(namespace=cluster), secret(f"service-{index}", namespace=cluster, data={"blob": blob})
+            )
         step(f"+{secrets} unrelated Secrets on the service cluster")
         env.rest.merge_patch(SECRET.path(namespace=cluster, name="web-tls"), {"data": {"tls.key": "Yw=="}})
-        env.eventually(lambda: (env.remote("team-a", SECRET, namespace="default", name="web-tls") or {})
-                       .get("data", {}).get("tls.key") == "Yw==", what="a renewed key still reaching the workspace")
+        env.eventually(
+            lambda: (
+                (env.remote("team-a", SECRET, namespace="default", name="web-tls") or {}).get("data", {}).get("tls.key")
+                == "Yw=="
+            ),
+            what="a renewed key still reaching the workspace",
+        )
         step("a referenced Secret changed and synced")
     finally:
         env.stop_all()

@@ -55,9 +55,12 @@ def widget_crd_with_status() -> dict[str, Any]:
 
 
 def widget(name: str, *, index: int) -> dict[str, Any]:
-    return {"apiVersion": f"{GROUP}/v1", "kind": "Widget",
-            "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": "bench", "shard": str(index % 10)}},
-            "spec": {"size": index, "color": "blue", "note": f"widget number {index}"}}
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": "Widget",
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": "bench", "shard": str(index % 10)}},
+        "spec": {"size": index, "color": "blue", "note": f"widget number {index}"},
+    }
 
 
 def prepared_world(directory: Path, scale: Scale) -> E2E:
@@ -87,9 +90,14 @@ def seed_objects(world: World, scale: Scale) -> list[RemoteObject]:
     """`scale.objects` Widgets spread evenly over the workspaces, written straight into the store."""
     sim = world.sim
     clusters = {f"team-{w}": world.cluster(f"team-{w}") for w in range(1, scale.workspaces + 1)}
-    objects = [RemoteObject(workspace=f"team-{i % scale.workspaces + 1}",
-                            cluster=clusters[f"team-{i % scale.workspaces + 1}"], name=f"widget-{i}")
-               for i in range(scale.objects)]
+    objects = [
+        RemoteObject(
+            workspace=f"team-{i % scale.workspaces + 1}",
+            cluster=clusters[f"team-{i % scale.workspaces + 1}"],
+            name=f"widget-{i}",
+        )
+        for i in range(scale.objects)
+    ]
 
     def run(batch: list[tuple[int, RemoteObject]]) -> None:
         for index, obj in batch:
@@ -97,7 +105,7 @@ def seed_objects(world: World, scale: Scale) -> list[RemoteObject]:
 
     numbered = list(enumerate(objects))
     for start in range(0, len(numbered), 500):  # batches keep the simulator's loop responsive
-        sim.call(run, numbered[start:start + 500])
+        sim.call(run, numbered[start : start + 500])
     return objects
 
 
@@ -117,8 +125,15 @@ class Requests:
         self._seen = records
         return records
 
-    def wait_for_counts(self, tests: tuple[Callable[[RequestRecord], bool], ...], at_least: int, *, timeout: float,
-                        what: str, guard: Callable[[], None] | None = None) -> list[RequestRecord]:
+    def wait_for_counts(
+        self,
+        tests: tuple[Callable[[RequestRecord], bool], ...],
+        at_least: int,
+        *,
+        timeout: float,
+        what: str,
+        guard: Callable[[], None] | None = None,
+    ) -> list[RequestRecord]:
         """Wait until each test has matched `at_least` records since the mark; returns the records.
 
         Each record is looked at once: this polls in kcpsim's own process, and rescanning the
@@ -143,13 +158,17 @@ class Requests:
 
 
 def is_local_create(record: RequestRecord) -> bool:
-    return (record.verb == "create" and record.resource == LOCAL.plural and record.cluster == ""
-            and record.status == 201)
+    return record.verb == "create" and record.resource == LOCAL.plural and record.cluster == "" and record.status == 201
 
 
 def is_finalizer_patch(record: RequestRecord) -> bool:
-    return (record.verb == "patch" and record.resource == REMOTE.plural and record.virtual_workspace
-            and not record.path.endswith("/status") and record.status == 200)
+    return (
+        record.verb == "patch"
+        and record.resource == REMOTE.plural
+        and record.virtual_workspace
+        and not record.path.endswith("/status")
+        and record.status == 200
+    )
 
 
 def write_end(record: RequestRecord) -> float:
@@ -190,7 +209,7 @@ def peak_rss_mb(pid: int) -> float:
 
 def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 def cpu_count() -> int:

@@ -41,9 +41,12 @@ OBJECT_RESOURCES = frozenset({LOCAL.plural, REMOTE.plural, "namespaces"})
 
 
 def _reconciles(servlet: ServletProcess) -> float:
-    return sum(v for line in servlet.metrics().splitlines()
-               if line.startswith("servlet_reconciles_total{") and 'controller="sync' in line
-               for v in [float(line.rsplit(" ", 1)[1])])
+    return sum(
+        v
+        for line in servlet.metrics().splitlines()
+        if line.startswith("servlet_reconciles_total{") and 'controller="sync' in line
+        for v in [float(line.rsplit(" ", 1)[1])]
+    )
 
 
 def initial_sync(env: E2E, scale: Scale, *, timeout: float) -> tuple[dict[str, Any], ServletProcess]:
@@ -52,16 +55,22 @@ def initial_sync(env: E2E, scale: Scale, *, timeout: float) -> tuple[dict[str, A
     launched = time.time()
     sim_cpu = time.process_time()  # kcpsim runs in this process
     servlet = env.servlet_process(token="servlet").launch()
-    records = requests.wait_for_counts((is_local_create, is_finalizer_patch), scale.objects, timeout=timeout,
-                                       what=f"{scale.objects} local copies and finalizers", guard=servlet.check_alive)
+    records = requests.wait_for_counts(
+        (is_local_create, is_finalizer_patch),
+        scale.objects,
+        timeout=timeout,
+        what=f"{scale.objects} local copies and finalizers",
+        guard=servlet.check_alive,
+    )
     converged = max(write_end(r) for r in records if is_local_create(r) or is_finalizer_patch(r))
     first_write = min(r.started for r in records if r.verb in WRITE_VERBS)
     rss = peak_rss_mb(servlet.pid)
     servlet_cpu, sim_cpu = cpu_seconds(servlet.pid), time.process_time() - sim_cpu
     time.sleep(2.0)  # anything sent late still belongs to the initial sync
     records = requests.since_mark()
-    writes = [r for r in records if r.verb in WRITE_VERBS and not r.path.endswith("/leases")
-              and "/leases/" not in r.path]
+    writes = [
+        r for r in records if r.verb in WRITE_VERBS and not r.path.endswith("/leases") and "/leases/" not in r.path
+    ]
     return {
         "seconds_from_start": converged - launched,
         "seconds_from_first_write": converged - first_write,
@@ -81,14 +90,19 @@ def resync_and_change(env: E2E, scale: Scale, objects: list[Any], *, timeout: fl
     env.eventually(lambda: _reconciles(servlet) >= scale.objects, timeout=timeout, what="the restart's reconciles")
     requests.mark()
     before = _reconciles(servlet)
-    env.eventually(lambda: _reconciles(servlet) >= before + scale.objects, timeout=timeout + RESYNC,
-                   what="one full resync")
+    env.eventually(
+        lambda: _reconciles(servlet) >= before + scale.objects, timeout=timeout + RESYNC, what="one full resync"
+    )
     resync = [r for r in requests.since_mark() if "leases" not in r.path]
     target = objects[0]
     requests.mark()
     env.patch_remote(target.workspace, REMOTE, namespace=NAMESPACE, name=target.name, patch={"spec": {"color": "red"}})
-    requests.wait_for_counts((lambda r: r.cluster == "" and r.verb == "patch" and r.resource == LOCAL.plural,), 1,
-                             timeout=30, what="the changed field to reach the local copy")
+    requests.wait_for_counts(
+        (lambda r: r.cluster == "" and r.verb == "patch" and r.resource == LOCAL.plural,),
+        1,
+        timeout=30,
+        what="the changed field to reach the local copy",
+    )
     time.sleep(1.0)
     change = [r for r in requests.since_mark() if "leases" not in r.path]
     servlet.stop()
@@ -147,16 +161,34 @@ def run(scale: Scale, *, economy: bool, floor: bool, repeats: int = 1, directory
             result["ratio_to_floor"] = result["seconds_from_first_write"] / result["floor_seconds"]
         runs.append(result)
     summary = dict(runs[0])
-    for figure in ("seconds_from_start", "seconds_from_first_write", "servlet_cpu_seconds", "kcpsim_cpu_seconds",
-                   *(("floor_seconds", "ratio_to_floor") if floor else ())):
+    for figure in (
+        "seconds_from_start",
+        "seconds_from_first_write",
+        "servlet_cpu_seconds",
+        "kcpsim_cpu_seconds",
+        *(("floor_seconds", "ratio_to_floor") if floor else ()),
+    ):
         summary[figure] = statistics.median(r[figure] for r in runs)
     summary["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
-    summary["runs"] = [{key: r[key] for key in ("seconds_from_first_write", "peak_rss_mb", "servlet_cpu_seconds",
-                                                  "floor_seconds", "ratio_to_floor") if key in r} for r in runs]
+    summary["runs"] = [
+        {
+            key: r[key]
+            for key in (
+                "seconds_from_first_write",
+                "peak_rss_mb",
+                "servlet_cpu_seconds",
+                "floor_seconds",
+                "ratio_to_floor",
+            )
+            if key in r
+        }
+        for r in runs
+    ]
     return {"objects": scale.objects, "workspaces": scale.workspaces, **summary}
 
 
 if __name__ == "__main__":
     import json
     import sys
+
     print(json.dumps(run(Scale(int(sys.argv[1]), int(sys.argv[2])), economy=True, floor=True), indent=2))

@@ -12,76 +12,40 @@ refused to write.
 
 from __future__ import annotations
 
-import enum
+import typing
 from typing import Any, ClassVar, Literal
 
 from attrs import frozen
 
 from servlet.core import redaction
-from servlet.core.model import Problem, RelatedKind, ResourceType
+from servlet.core.model import Problem
 from servlet.core.redaction import REDACTED as REDACTED
+from servlet.core.targets import SECRET_TYPE, ObjectRef, Side, Write
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
-__all__ = ["ACTION_TYPES", "Action", "AddFinalizer", "Adopt", "Conflict", "Create", "CreateNamespace",
-           "CreateRelated", "DeleteLocal", "DeleteRelated", "Error", "ObjectRef", "Patch", "PatchRelated",
-           "PatchRemoteStatus", "RecordRelatedState", "Release", "RemoveFinalizer", "Side", "Write", "redacted"]
-
-
-class Side(enum.Enum):
-    """Which cluster an action touches: the service cluster or the remote object's workspace."""
-
-    LOCAL = "local"
-    REMOTE = "remote"
-
-
-class Write(enum.Enum):
-    """The kind of write an action is: all an executor needs to know to send it.
-
-    Each action class declares its kind as a literal, so a `match` on `action.write` narrows the
-    action to the classes of that kind and mypy proves every kind is handled (`assert_never`)."""
-
-    NOTHING = "nothing"  # a report (Conflict, Error): it explains a refusal and sends nothing
-    CREATE = "create"  # the planned object, as it is
-    CREATE_NAMESPACE = "createNamespace"  # a namespace: one that exists already is as good
-    DELETE = "delete"  # with the planned uid as precondition: an object already gone is as good
-    FINALIZERS = "finalizers"  # the complete finalizer list, failing if the object changed since read
-    STATUS = "status"  # a merge patch through the status subresource
-    PATCH = "patch"  # a merge patch of the object
-
-
-NAMESPACE_TYPE = ResourceType(group="", version="v1", kind="Namespace", plural="namespaces", namespaced=False)
-SECRET_TYPE = ResourceType(group="", version="v1", kind="Secret", plural="secrets", namespaced=True)
-CONFIGMAP_TYPE = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)
-
-
-def related_resource_type(kind: RelatedKind) -> ResourceType:
-    return SECRET_TYPE if kind is RelatedKind.SECRET else CONFIGMAP_TYPE
-
-
-@frozen
-class ObjectRef:
-    """One object on one side. `cluster` is the logical cluster for the remote side, "" locally;
-    `namespace` is "" for cluster-scoped objects."""
-
-    side: Side
-    resource: ResourceType
-    namespace: str
-    name: str
-    cluster: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "side": self.side.value,
-            "apiVersion": self.resource.api_version,
-            "kind": self.resource.kind,
-            "resource": self.resource.plural,
-        }
-        if self.cluster:
-            data["cluster"] = self.cluster
-        if self.namespace:
-            data["namespace"] = self.namespace
-        data["name"] = self.name
-        return data
+__all__ = [
+    "ACTION_TYPES",
+    "Action",
+    "AddFinalizer",
+    "Adopt",
+    "Conflict",
+    "Create",
+    "CreateNamespace",
+    "CreateRelated",
+    "DeleteLocal",
+    "DeleteRelated",
+    "Error",
+    "ObjectRef",
+    "Patch",
+    "PatchRelated",
+    "PatchRemoteStatus",
+    "RecordRelatedState",
+    "Release",
+    "RemoveFinalizer",
+    "Side",
+    "Write",
+    "redacted",
+]
 
 
 def _preconditions(uid: str) -> dict[str, Any]:
@@ -342,12 +306,25 @@ class RecordRelatedState:
         return {"type": self.type, "identifier": self.identifier, **self.target.to_dict(), "patch": self.patch}
 
 
-Action = (AddFinalizer | RemoveFinalizer | Release | CreateNamespace | Create | Adopt | Patch | PatchRemoteStatus
-          | DeleteLocal | Conflict | Error | CreateRelated | PatchRelated | DeleteRelated | RecordRelatedState)
+Action = (
+    AddFinalizer
+    | RemoveFinalizer
+    | Release
+    | CreateNamespace
+    | Create
+    | Adopt
+    | Patch
+    | PatchRemoteStatus
+    | DeleteLocal
+    | Conflict
+    | Error
+    | CreateRelated
+    | PatchRelated
+    | DeleteRelated
+    | RecordRelatedState
+)
 
-ACTION_TYPES: tuple[str, ...] = tuple(action.type for action in (
-    AddFinalizer, CreateNamespace, Create, Adopt, Patch, PatchRemoteStatus, DeleteLocal, RemoveFinalizer, Release,
-    Conflict, Error, CreateRelated, PatchRelated, DeleteRelated, RecordRelatedState))
+ACTION_TYPES: tuple[str, ...] = tuple(action.type for action in typing.get_args(Action))
 
 
 # The sections of an action's printable form that carry an object or a merge patch.

@@ -120,9 +120,7 @@ def plan_export(
     return ExportChange(patch={"spec": copy.deepcopy(patch_spec)}, spec=copy.deepcopy({**spec, **patch_spec}))
 
 
-def virtual_workspace_url(
-    *, endpoint_slice: Mapping[str, Any] | None, export: Mapping[str, Any] | None
-) -> str | None:
+def virtual_workspace_url(*, endpoint_slice: Mapping[str, Any] | None, export: Mapping[str, Any] | None) -> str | None:
     """The export's VW URL: the endpoint slice's (kcp 0.28+), else the export's (older kcp), else None."""
     for obj, field_name in ((endpoint_slice, "endpoints"), (export, "virtualWorkspaces")):
         status = _mapping(_mapping(obj).get("status"))
@@ -157,9 +155,7 @@ def _missing_claims(*, current: Sequence[Any], kinds: set[RelatedKind], events: 
         # A related object may have to go into a namespace that does not exist in the workspace yet.
         needed.add(_NAMESPACES)
     present = {
-        (str(claim.get("group") or ""), claim.get("resource"))
-        for claim in current
-        if isinstance(claim, Mapping)
+        (str(claim.get("group") or ""), claim.get("resource")) for claim in current if isinstance(claim, Mapping)
     }
     return [
         # kcp rejects a v1alpha1 claim that has neither `all: true` nor a resource selector.

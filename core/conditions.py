@@ -47,8 +47,12 @@ class ConditionType(enum.Enum):
 CONDITION_ORDER: tuple[ConditionType, ...] = tuple(ConditionType)
 REPORTED: tuple[ConditionType, ...] = CONDITION_ORDER[:-1]
 # What `Ready` waits for. `Synced` only counts when no object syncs at all (see ready_condition).
-PREREQUISITES: tuple[ConditionType, ...] = (ConditionType.VALID, ConditionType.SCHEMA_PUBLISHED,
-                                            ConditionType.EXPORTED, ConditionType.SYNCING)
+PREREQUISITES: tuple[ConditionType, ...] = (
+    ConditionType.VALID,
+    ConditionType.SCHEMA_PUBLISHED,
+    ConditionType.EXPORTED,
+    ConditionType.SYNCING,
+)
 
 
 class ConditionStatus(enum.Enum):
@@ -96,14 +100,19 @@ def synced_condition(*, total: int, failures: Sequence[tuple[str, str]]) -> Cond
     `NONE_SYNC_REASON` when every object fails (then `Ready` is False too).
     """
     if not failures:
-        return Condition.true(ConditionType.SYNCED, reason=ALL_SYNCED_REASON,
-                              message=f"all {total} object(s) are in sync" if total else "no objects to sync yet")
+        return Condition.true(
+            ConditionType.SYNCED,
+            reason=ALL_SYNCED_REASON,
+            message=f"all {total} object(s) are in sync" if total else "no objects to sync yet",
+        )
     total = max(total, len(failures))
     named = "; ".join(f"{where}: {reason}" for where, reason in failures[:NAMED_FAILURES])
     more = f"; and {len(failures) - NAMED_FAILURES} more" if len(failures) > NAMED_FAILURES else ""
-    return Condition.false(ConditionType.SYNCED,
-                           reason=NONE_SYNC_REASON if len(failures) == total else SOME_FAIL_REASON,
-                           message=f"{len(failures)} of {total} object(s) fail to sync: {named}{more}")
+    return Condition.false(
+        ConditionType.SYNCED,
+        reason=NONE_SYNC_REASON if len(failures) == total else SOME_FAIL_REASON,
+        message=f"{len(failures)} of {total} object(s) fail to sync: {named}{more}",
+    )
 
 
 def ready_condition(conditions: Mapping[ConditionType, Condition]) -> Condition:
@@ -119,16 +128,23 @@ def ready_condition(conditions: Mapping[ConditionType, Condition]) -> Condition:
     for type_ in (*PREREQUISITES, *((ConditionType.SYNCED,) if none_sync else ())):
         condition = conditions.get(type_)
         if condition is not None and condition.status is ConditionStatus.FALSE:
-            return Condition.false(ConditionType.READY, reason=condition.reason,
-                                   message=f"{type_.value}: {condition.message}" if condition.message else type_.value)
+            return Condition.false(
+                ConditionType.READY,
+                reason=condition.reason,
+                message=f"{type_.value}: {condition.message}" if condition.message else type_.value,
+            )
     for type_ in PREREQUISITES:
         condition = conditions.get(type_)
         if condition is None or condition.status is not ConditionStatus.TRUE:
             detail = f": {condition.message}" if condition is not None and condition.message else ""
-            return Condition.unknown(ConditionType.READY, reason=PENDING_REASON,
-                                     message=f"waiting for {type_.value}{detail}")
-    return Condition.true(ConditionType.READY, reason=READY_REASON,
-                          message="the resource is published in the APIExport and its objects are being synced")
+            return Condition.unknown(
+                ConditionType.READY, reason=PENDING_REASON, message=f"waiting for {type_.value}{detail}"
+            )
+    return Condition.true(
+        ConditionType.READY,
+        reason=READY_REASON,
+        message="the resource is published in the APIExport and its objects are being synced",
+    )
 
 
 def _type_of(value: object) -> ConditionType | None:
@@ -145,8 +161,12 @@ def parse_conditions(status: Mapping[str, Any] | None) -> dict[ConditionType, Co
     for entry in _conditions_list(status):
         type_, status_value = _type_of(entry.get("type")), _status_of(entry.get("status"))
         if type_ is not None and status_value is not None:
-            found[type_] = Condition(type=type_, status=status_value, reason=str(entry.get("reason") or ""),
-                                     message=str(entry.get("message") or ""))
+            found[type_] = Condition(
+                type=type_,
+                status=status_value,
+                reason=str(entry.get("reason") or ""),
+                message=str(entry.get("message") or ""),
+            )
     return found
 
 
@@ -160,7 +180,7 @@ def _entry(condition: Condition, *, generation: int, previous: Mapping[str, Any]
     transition = previous.get("lastTransitionTime") if unchanged and previous is not None else None
     message = condition.message
     if len(message) > MESSAGE_LIMIT:
-        message = message[:MESSAGE_LIMIT - 3] + "..."
+        message = message[: MESSAGE_LIMIT - 3] + "..."
     return {
         "type": condition.type.value,
         "status": condition.status.value,
@@ -188,8 +208,9 @@ def desired_conditions(
         condition = reported.get(type_)
         if type_ is ConditionType.SYNCED and _not_syncing(effective):
             # No worker counts the objects now: the last count would be stale.
-            condition = Condition.unknown(ConditionType.SYNCED, reason=NOT_SYNCING_REASON,
-                                          message="no objects are synced now (see Syncing)")
+            condition = Condition.unknown(
+                ConditionType.SYNCED, reason=NOT_SYNCING_REASON, message="no objects are synced now (see Syncing)"
+            )
         if condition is not None:
             effective[type_] = condition
             result.append(_entry(condition, generation=generation, previous=existing.get(type_.value), now=now))

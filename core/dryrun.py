@@ -77,14 +77,22 @@ def settle(world: World, contexts: Sequence[SyncContext], *, rounds: int = MAX_R
             break
     else:
         for key in still_writing:
-            plans[key] = evolve(plans[key], actions=(*plans[key].actions, Error(
-                reason=f"planning does not settle after {rounds} rounds: every round writes again")))
+            plans[key] = evolve(
+                plans[key],
+                actions=(
+                    *plans[key].actions,
+                    Error(reason=f"planning does not settle after {rounds} rounds: every round writes again"),
+                ),
+            )
     return tuple(plans.values())
 
 
 def plan_world(
-    *, contexts: Sequence[SyncContext], remote_objects: Iterable[Mapping[str, Any]],
-    local_objects: Iterable[Mapping[str, Any]], unreadable_remote: Iterable[tuple[str, str, str, str, str]] = (),
+    *,
+    contexts: Sequence[SyncContext],
+    remote_objects: Iterable[Mapping[str, Any]],
+    local_objects: Iterable[Mapping[str, Any]],
+    unreadable_remote: Iterable[tuple[str, str, str, str, str]] = (),
 ) -> tuple[ObjectPlan, ...]:
     """Every write the daemon would send for these objects, per remote object; the inputs stay untouched.
 
@@ -107,8 +115,12 @@ def _execute(world: World, plan: ObjectPlan) -> ObjectPlan:
             try:
                 world.apply(action)
             except WriteFailure as failure:
-                done.append(Error(target=action.target, reason=f"{action.type} would fail: {failure.reason}: "
-                                  f"{failure}; the daemon retries it"))
+                done.append(
+                    Error(
+                        target=action.target,
+                        reason=f"{action.type} would fail: {failure.reason}: {failure}; the daemon retries it",
+                    )
+                )
                 return evolve(plan, actions=tuple(done))
         done.append(action)
     return plan

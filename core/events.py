@@ -37,8 +37,16 @@ TOO_LARGE = "TooLarge"
 RELATED_MISSING = "RelatedObjectMissing"
 SYNC_FAILED = "SyncFailed"
 
-OBJECT_REASONS: tuple[str, ...] = (ACCEPTED, SYNCED, NAME_CONFLICT, RELATED_CONFLICT, INVALID_NAME, TOO_LARGE,
-                                   RELATED_MISSING, SYNC_FAILED)
+OBJECT_REASONS: tuple[str, ...] = (
+    ACCEPTED,
+    SYNCED,
+    NAME_CONFLICT,
+    RELATED_CONFLICT,
+    INVALID_NAME,
+    TOO_LARGE,
+    RELATED_MISSING,
+    SYNC_FAILED,
+)
 
 # Conditions whose turning True is news to an owner (Valid and Syncing True are the normal state).
 _ANNOUNCED = (ConditionType.SCHEMA_PUBLISHED, ConditionType.EXPORTED, ConditionType.SYNCED)

@@ -10,6 +10,7 @@ Deliberately not here: what the fields mean or which values are allowed beyond t
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -56,7 +57,12 @@ def report_unknown(data: Mapping[Any, Any], *, path: str, known: Iterable[str], 
 
 
 def read_string(
-    data: Mapping[str, Any], key: str, *, path: str, problems: list[Problem], required: bool = False,
+    data: Mapping[str, Any],
+    key: str,
+    *,
+    path: str,
+    problems: list[Problem],
+    required: bool = False,
 ) -> str | None:
     """A non-empty string at `path.key`; None when absent (a problem if required) or bad."""
     value = data.get(key)
@@ -75,7 +81,11 @@ def read_string(
 
 
 def read_string_list(
-    data: Mapping[str, Any], key: str, *, path: str, problems: list[Problem],
+    data: Mapping[str, Any],
+    key: str,
+    *,
+    path: str,
+    problems: list[Problem],
 ) -> tuple[str, ...] | None:
     """A list of strings at `path.key`; None when absent or bad, `()` for an explicit `[]`."""
     value = data.get(key)
@@ -95,7 +105,12 @@ def read_string_list(
 
 
 def read_enum(
-    data: Mapping[str, Any], key: str, choices: type[E], *, path: str, problems: list[Problem],
+    data: Mapping[str, Any],
+    key: str,
+    choices: type[E],
+    *,
+    path: str,
+    problems: list[Problem],
     required: bool = False,
 ) -> E | None:
     """One of the enum's values at `path.key`, spelled exactly as the API spells it."""
@@ -115,3 +130,23 @@ def read_enum(
 def _spelled(choices: type[enum.Enum]) -> str:
     names = [str(choice.value) for choice in choices]
     return " or ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+_DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_DNS1035_MAX = 63
+
+
+def is_dns1035(value: str) -> bool:
+    """A DNS-1035 label: what Kubernetes requires of resource and version names."""
+    return len(value) <= _DNS1035_MAX and _DNS1035.fullmatch(value) is not None
+
+
+def check_dns1035(value: str, *, field: str, problems: list[Problem]) -> None:
+    if not is_dns1035(value):
+        problems.append(
+            Problem(
+                field=field,
+                message=f"must be a lower-case DNS-1035 label (letters, digits and '-', starting with a letter, "
+                f"at most 63 characters), not {describe(value)}",
+            )
+        )

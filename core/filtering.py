@@ -27,8 +27,7 @@ _KEY_RULE = (
     "digits, '-', '_' or '.' that starts and ends with a letter or digit"
 )
 _VALUE_RULE = (
-    "a label value is empty or at most 63 letters, digits, '-', '_' or '.' that starts and ends "
-    "with a letter or digit"
+    "a label value is empty or at most 63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit"
 )
 
 
@@ -77,13 +76,19 @@ def label_selector_text_problem(text: str, *, field: str) -> Problem | None:
     for requirement in _split_requirements(text):
         match = _TEXT_REQUIREMENT.match(requirement)
         if match is None:
-            return Problem(field=field, message=f"{requirement.strip()!r} of {text!r} is not a label selector "
-                           "requirement (key, !key, key=value, key!=value, key in (a,b), key notin (a,b))")
+            return Problem(
+                field=field,
+                message=f"{requirement.strip()!r} of {text!r} is not a label selector "
+                "requirement (key, !key, key=value, key!=value, key in (a,b), key notin (a,b))",
+            )
         key = match["absent"] or match["key"]
         if not is_label_key(key):
             return Problem(field=field, message=f"{key!r} in {text!r} is not a valid label key")
-        values = [v.strip() for v in match["values"].split(",")] if match["set"] else (
-            [match["value"]] if match["op"] else [])
+        values = (
+            [v.strip() for v in match["values"].split(",")]
+            if match["set"]
+            else ([match["value"]] if match["op"] else [])
+        )
         if match["op"] in ("<", ">"):
             if not values[0].lstrip("-").isdigit():
                 return Problem(field=field, message=f"{key}{match['op']}{values[0]} in {text!r} needs a whole number")
@@ -135,7 +140,9 @@ def parse_label_selector(data: object, *, path: str) -> tuple[LabelSelector | No
     report_unknown(mapping, path=path, known=("matchLabels", "matchExpressions"), problems=problems)
     labels = _parse_match_labels(mapping.get("matchLabels"), path=f"{path}.matchLabels", problems=problems)
     expressions = _parse_expressions(
-        mapping.get("matchExpressions"), path=f"{path}.matchExpressions", problems=problems,
+        mapping.get("matchExpressions"),
+        path=f"{path}.matchExpressions",
+        problems=problems,
     )
     if problems:
         return None, tuple(problems)

@@ -35,12 +35,12 @@ import attrs
 from attrs import frozen
 
 from servlet.core import metadata, naming
-from servlet.core.actions import ObjectRef, Side, related_resource_type
 from servlet.core.context import SyncContext
 from servlet.core.filtering import filter_admits
 from servlet.core.keys import is_deleting, local_key_of, metadata_of, remote_key_of, string, string_map
 from servlet.core.model import LocalKey, RemoteKey, ResourceType
 from servlet.core.related import Primaries, RelatedKey, RelatedSnapshot, absences_to_confirm, related_reads
+from servlet.core.targets import ObjectRef, Side, related_resource_type
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = [
@@ -141,13 +141,19 @@ def admitted(context: SyncContext, remote: Mapping[str, Any], key: RemoteKey) ->
 
 
 def computed_local_key(
-    context: SyncContext, key: RemoteKey, *, remote_object: Mapping[str, Any] | None = None,
+    context: SyncContext,
+    key: RemoteKey,
+    *,
+    remote_object: Mapping[str, Any] | None = None,
 ) -> LocalKey | None:
     projected = context.projected
     computed = naming.local_key_for(
-        naming=context.published.spec.naming, remote=key,
-        local_namespaced=projected.local.namespaced, remote_namespaced=projected.remote.namespaced,
-        protected_namespaces=context.servlet.protected_namespaces, remote_object=remote_object,
+        naming=context.published.spec.naming,
+        remote=key,
+        local_namespaced=projected.local.namespaced,
+        remote_namespaced=projected.remote.namespaced,
+        protected_namespaces=context.servlet.protected_namespaces,
+        remote_object=remote_object,
     )
     return computed if isinstance(computed, LocalKey) else None
 
@@ -167,8 +173,13 @@ def plan_reads(context: SyncContext, remote: Mapping[str, Any]) -> Gathering:
         if computed is not None:
             occupant, namespace_exists, contenders = yield from _at_computed_name(context, key, computed)
     local_primary = candidates[0] if len(candidates) == 1 else None
-    if local_primary is None and occupant is not None and metadata.links_to(
-            occupant, servlet_name=context.servlet.name, remote=key, resource=context.projected.remote):
+    if (
+        local_primary is None
+        and occupant is not None
+        and metadata.links_to(
+            occupant, servlet_name=context.servlet.name, remote=key, resource=context.projected.remote
+        )
+    ):
         local_primary = occupant
     related = RelatedSnapshot()
     if context.published.spec.related and local_primary is not None:
@@ -180,8 +191,10 @@ def _at_computed_name(
     context: SyncContext, key: RemoteKey, computed: LocalKey
 ) -> Generator[tuple[Read, ...], Sequence[Answer], tuple[Mapping[str, Any] | None, bool, tuple[RemoteKey, ...]]]:
     local_type = context.projected.local
-    reads: list[Read] = [ObjectAt(Side.LOCAL, local_type, "", computed.namespace, computed.name),
-                         SameLocalName(computed)]
+    reads: list[Read] = [
+        ObjectAt(Side.LOCAL, local_type, "", computed.namespace, computed.name),
+        SameLocalName(computed),
+    ]
     if local_type.namespaced:
         reads.append(NamespaceAt(Side.LOCAL, "", computed.namespace))
     answers = yield tuple(reads)
@@ -190,7 +203,8 @@ def _at_computed_name(
     if occupant is not None:
         return occupant, namespace_exists, ()
     earlier = sorted(
-        other_key for other in answers[1]
+        other_key
+        for other in answers[1]
         if (other_key := remote_key_of(other)) < key and not is_deleting(other) and admitted(context, other, other_key)
     )
     if not earlier:
@@ -215,7 +229,9 @@ def _related(
     if not wanted.objects and not wanted.namespaces:
         return RelatedSnapshot()
     reads: list[Read] = [_object_at(key, item) for item in wanted.objects]
-    reads.extend(NamespaceAt(side, key.cluster if side is Side.REMOTE else "", name) for side, name in wanted.namespaces)
+    reads.extend(
+        NamespaceAt(side, key.cluster if side is Side.REMOTE else "", name) for side, name in wanted.namespaces
+    )
     answers = yield tuple(reads)
     count = len(wanted.objects)
     found = dict(zip(wanted.objects, answers[:count]))
@@ -224,11 +240,21 @@ def _related(
     local_type = context.projected.local
     meta = metadata_of(local)
     primaries = Primaries(
-        servlet_name=context.servlet.name, remote_key=key, remote=remote, local=local,
-        local_ref=ObjectRef(Side.LOCAL, local_type, string(meta.get("namespace")) if local_type.namespaced else "",
-                            string(meta.get("name"))))
-    to_confirm = sorted(absences_to_confirm(primaries=primaries, related=related, snapshot=snapshot),
-                        key=lambda item: (item.side.value, item.kind.value, item.namespace, item.name))
+        servlet_name=context.servlet.name,
+        remote_key=key,
+        remote=remote,
+        local=local,
+        local_ref=ObjectRef(
+            Side.LOCAL,
+            local_type,
+            string(meta.get("namespace")) if local_type.namespaced else "",
+            string(meta.get("name")),
+        ),
+    )
+    to_confirm = sorted(
+        absences_to_confirm(primaries=primaries, related=related, snapshot=snapshot),
+        key=lambda item: (item.side.value, item.kind.value, item.namespace, item.name),
+    )
     if to_confirm:
         confirmed = yield tuple(attrs.evolve(_object_at(key, item), fresh=True) for item in to_confirm)
         found.update(zip(to_confirm, confirmed))
@@ -236,12 +262,18 @@ def _related(
 
 
 def _object_at(key: RemoteKey, item: RelatedKey) -> ObjectAt:
-    return ObjectAt(item.side, related_resource_type(item.kind), key.cluster if item.side is Side.REMOTE else "",
-                    item.namespace, item.name)
+    return ObjectAt(
+        item.side,
+        related_resource_type(item.kind),
+        key.cluster if item.side is Side.REMOTE else "",
+        item.namespace,
+        item.name,
+    )
 
 
-def _snapshot(found: Mapping[RelatedKey, Answer], namespaces: frozenset[tuple[Side, str]], *,
-              unconfirmed: bool) -> RelatedSnapshot:
+def _snapshot(
+    found: Mapping[RelatedKey, Answer], namespaces: frozenset[tuple[Side, str]], *, unconfirmed: bool
+) -> RelatedSnapshot:
     """`found` as a snapshot: objects, the unreadable ones, and absences (unconfirmed until read fresh)."""
     return RelatedSnapshot(
         objects={item: obj for item, obj in found.items() if obj is not None and obj is not UNREADABLE},
@@ -251,8 +283,9 @@ def _snapshot(found: Mapping[RelatedKey, Answer], namespaces: frozenset[tuple[Si
     )
 
 
-def gather(context: SyncContext, remote: Mapping[str, Any],
-           answer: Callable[[tuple[Read, ...]], Sequence[Answer]]) -> PlanInputs:
+def gather(
+    context: SyncContext, remote: Mapping[str, Any], answer: Callable[[tuple[Read, ...]], Sequence[Answer]]
+) -> PlanInputs:
     """The PlanInputs of `remote`, with `answer` reading each round synchronously."""
     steps = plan_reads(context, remote)
     try:
@@ -264,8 +297,9 @@ def gather(context: SyncContext, remote: Mapping[str, Any],
         return result
 
 
-async def gather_async(context: SyncContext, remote: Mapping[str, Any],
-                       answer: Callable[[tuple[Read, ...]], Awaitable[Sequence[Answer]]]) -> PlanInputs:
+async def gather_async(
+    context: SyncContext, remote: Mapping[str, Any], answer: Callable[[tuple[Read, ...]], Awaitable[Sequence[Answer]]]
+) -> PlanInputs:
     """The same as `gather` for a reader that awaits (the live plan reads a round in parallel)."""
     steps = plan_reads(context, remote)
     try:
@@ -275,4 +309,3 @@ async def gather_async(context: SyncContext, remote: Mapping[str, Any],
     except StopIteration as done:
         result: PlanInputs = done.value
         return result
-

@@ -17,14 +17,31 @@ from collections.abc import Mapping
 from typing import Any
 
 from servlet.core.hashing import name_sha1
+from servlet.core.json_values import is_mapping
+from servlet.core.keys import string_map
 from servlet.core.model import RemoteKey, ResourceType
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
-__all__ = ["FINALIZER", "LAST_KNOWN_STATE_ANNOTATION", "LINK_ANNOTATION_KEYS", "LINK_LABEL_KEYS", "PREFIX",
-           "REMOTE_CLUSTER_LABEL", "REMOTE_NAMESPACE_ANNOTATION", "REMOTE_NAMESPACE_HASH_LABEL",
-           "REMOTE_NAME_ANNOTATION", "REMOTE_NAME_HASH_LABEL", "REMOTE_RESOURCE_ANNOTATION",
-           "REMOTE_RESOURCE_LABEL", "SERVLET_LABEL", "copyable", "link_annotations", "link_labels",
-           "links_to", "related_state_annotation"]
+__all__ = [
+    "FINALIZER",
+    "LAST_KNOWN_STATE_ANNOTATION",
+    "LINK_ANNOTATION_KEYS",
+    "LINK_LABEL_KEYS",
+    "PREFIX",
+    "REMOTE_CLUSTER_LABEL",
+    "REMOTE_NAMESPACE_ANNOTATION",
+    "REMOTE_NAMESPACE_HASH_LABEL",
+    "REMOTE_NAME_ANNOTATION",
+    "REMOTE_NAME_HASH_LABEL",
+    "REMOTE_RESOURCE_ANNOTATION",
+    "REMOTE_RESOURCE_LABEL",
+    "SERVLET_LABEL",
+    "copyable",
+    "link_annotations",
+    "link_labels",
+    "links_to",
+    "related_state_annotation",
+]
 
 PREFIX = "syncer.kdp.k8c.io/"
 
@@ -44,8 +61,9 @@ LAST_KNOWN_STATE_ANNOTATION = f"{PREFIX}last-known-state"
 FINALIZER = f"{PREFIX}cleanup"
 
 # The labels that link a local copy to its remote object; a copy is found by exactly these.
-LINK_LABEL_KEYS = frozenset({SERVLET_LABEL, REMOTE_CLUSTER_LABEL, REMOTE_NAMESPACE_HASH_LABEL, REMOTE_NAME_HASH_LABEL,
-                             REMOTE_RESOURCE_LABEL})
+LINK_LABEL_KEYS = frozenset(
+    {SERVLET_LABEL, REMOTE_CLUSTER_LABEL, REMOTE_NAMESPACE_HASH_LABEL, REMOTE_NAME_HASH_LABEL, REMOTE_RESOURCE_LABEL}
+)
 LINK_ANNOTATION_KEYS = frozenset({REMOTE_NAMESPACE_ANNOTATION, REMOTE_NAME_ANNOTATION, REMOTE_RESOURCE_ANNOTATION})
 
 # kubectl's own last-known-state: copying it would make kubectl on the service cluster compute
@@ -151,8 +169,9 @@ def link_labels_of(obj: Mapping[str, Any]) -> dict[str, str]:
     return {key: value for key, value in labels.items() if key in LINK_LABEL_KEYS and isinstance(value, str)}
 
 
-def links_to(obj: Mapping[str, Any], *, servlet_name: str, remote: RemoteKey,
-             resource: ResourceType | None = None) -> bool:
+def links_to(
+    obj: Mapping[str, Any], *, servlet_name: str, remote: RemoteKey, resource: ResourceType | None = None
+) -> bool:
     """Whether `obj` is provably the local copy of `remote` made by this servlet (adoption proof).
 
     The servlet label and the cluster label must name this servlet and the remote cluster; the
@@ -187,3 +206,38 @@ def links_to(obj: Mapping[str, Any], *, servlet_name: str, remote: RemoteKey,
         and annotations.get(REMOTE_NAMESPACE_ANNOTATION, "") == remote.namespace
     )
     return labels_name_it or annotations_name_it
+
+
+# Sorted, so a repair patch lists its keys in the same order every time.
+_LINK_LABEL_KEYS = tuple(sorted(LINK_LABEL_KEYS))
+_LINK_ANNOTATION_KEYS = tuple(sorted(LINK_ANNOTATION_KEYS))
+
+
+def link_repair(
+    meta: Mapping[str, Any], *, servlet_name: str, remote: RemoteKey, resource: ResourceType, labels_match: bool = False
+) -> dict[str, Any]:
+    """The merge patch that sets every link label and annotation, and drops stale ones.
+
+    `labels_match`: the object was found by exactly its link labels, so only the annotations can
+    be off; checked on every reconcile, so the common case (nothing to repair) reads three keys.
+    """
+    annotations = meta.get("annotations")
+    if (
+        labels_match
+        and is_mapping(annotations)
+        and annotations.get(REMOTE_NAME_ANNOTATION) == remote.name
+        and annotations.get(REMOTE_NAMESPACE_ANNOTATION) == (remote.namespace or None)
+        and annotations.get(REMOTE_RESOURCE_ANNOTATION) == resource_name(resource)
+    ):
+        return {}  # the same answer as the walk below when the labels are known to match
+    wanted_annotations = link_annotations(remote=remote, resource=resource)
+    repair: dict[str, Any] = {}
+    for section, keys, wanted in (
+        ("labels", _LINK_LABEL_KEYS, link_labels(servlet_name=servlet_name, remote=remote, resource=resource)),
+        ("annotations", _LINK_ANNOTATION_KEYS, wanted_annotations),
+    ):
+        current = string_map(meta.get(section))
+        changes = {key: wanted.get(key) for key in keys if current.get(key) != wanted.get(key)}
+        if changes:
+            repair[section] = changes
+    return {"metadata": repair} if repair else {}

@@ -13,10 +13,29 @@ from collections.abc import Iterable, Mapping
 from attrs import field, frozen
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
-__all__ = ["LabelSelector", "LocalKey", "Naming", "Origin", "Problem", "Projection", "PublishedResource",
-           "PublishedResourceSpec", "RegexRule", "RelatedKind", "RelatedReference", "RelatedResource",
-           "RemoteKey", "ResourceFilter", "ResourceType", "Scope", "SelectorOperator", "SelectorRequirement",
-           "ServletIdentity", "SourceResource", "ValueReference"]
+__all__ = [
+    "LabelSelector",
+    "LocalKey",
+    "Naming",
+    "Origin",
+    "Problem",
+    "Projection",
+    "PublishedResource",
+    "PublishedResourceSpec",
+    "RegexRule",
+    "RelatedKind",
+    "RelatedReference",
+    "RelatedResource",
+    "RemoteKey",
+    "ResourceFilter",
+    "ResourceType",
+    "Scope",
+    "SelectorOperator",
+    "SelectorRequirement",
+    "ServletIdentity",
+    "SourceResource",
+    "ValueReference",
+]
 
 
 @frozen

@@ -76,14 +76,15 @@ def reads_tenant_data(template: Template) -> bool:
 
 
 def is_per_workspace(template: Template) -> bool:
-    """Whether two workspaces can never share an output: the `naming.is_per_workspace` argument.
+    """Whether two workspaces can never share an output: the `namespace_safety.is_per_workspace` argument.
 
     Every action prints `.ClusterName` verbatim or a hash of fixed length, and at least one
     prints `.ClusterName`; the output's length then gives the cluster name's length and place.
     """
     actions = [segment for segment in template.segments if isinstance(segment, Pipeline)]
     return any(_is_cluster_name(action) for action in actions) and all(
-        _is_cluster_name(action) or _is_fixed_length(action) for action in actions)
+        _is_cluster_name(action) or _is_fixed_length(action) for action in actions
+    )
 
 
 def _is_cluster_name(action: Pipeline) -> bool:

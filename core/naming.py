@@ -3,10 +3,9 @@
 A local namespace and name are computed once, when the local copy is created; afterwards the copy
 is found by its link labels (`metadata.py`), so nothing here is ever used to *find* an object.
 
-Namespace safety (SPEC 5) lives here too: which namespace patterns keep every workspace in
-namespaces of its own (`is_per_workspace`), what a PublishedResource must not ask for whatever
-object it meets (`namespace_pattern_problems`, `related_namespace_problem`, used by `parsing.py`),
-and which computed namespaces are refused for every object (`local_key_for`).
+Namespace safety of a whole pattern (which patterns keep every workspace in namespaces of its
+own) is judged in `namespace_safety.py`; the namespaces refused for every object are refused here
+(`local_key_for`).
 
 A pattern is either plain text with `$` placeholders or, when it holds `{{`, a Go template
 (`name_templates.py`); `pattern_problems` refuses, before any object meets it, a pattern that
@@ -25,7 +24,7 @@ from typing import Any
 
 from servlet.core import name_templates
 from servlet.core.hashing import name_sha1
-from servlet.core.model import LocalKey, Naming, Origin, Problem, RelatedResource, RemoteKey
+from servlet.core.model import LocalKey, Naming, Problem, RemoteKey
 from servlet.core.templates import TemplateError, is_template
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
@@ -135,13 +134,25 @@ def pattern_problems(pattern: str, *, field: str, namespace: bool) -> list[Probl
     never = sorted(set(text) - allowed)
     if never:
         shown = ", ".join(repr(character) for character in never)
-        return [Problem(field=field, message=(
-            f"{pattern!r} can never yield a valid {kind}: its own text holds {shown}; a {kind} is "
-            f"{_LABEL_RULE if namespace else _SUBDOMAIN_RULE}"))]
+        return [
+            Problem(
+                field=field,
+                message=(
+                    f"{pattern!r} can never yield a valid {kind}: its own text holds {shown}; a {kind} is "
+                    f"{_LABEL_RULE if namespace else _SUBDOMAIN_RULE}"
+                ),
+            )
+        ]
     if len(text) > longest:
-        return [Problem(field=field, message=(
-            f"{pattern!r} can never yield a valid {kind}: its own text is {len(text)} characters, "
-            f"more than {longest}"))]
+        return [
+            Problem(
+                field=field,
+                message=(
+                    f"{pattern!r} can never yield a valid {kind}: its own text is {len(text)} characters, "
+                    f"more than {longest}"
+                ),
+            )
+        ]
     return []
 
 
@@ -160,8 +171,13 @@ def _default_name(*, local_namespaced: bool, remote_namespaced: bool) -> str:
 
 
 def local_key_for(
-    *, naming: Naming, remote: RemoteKey, local_namespaced: bool, remote_namespaced: bool,
-    protected_namespaces: frozenset[str] = frozenset(), remote_object: Mapping[str, Any] | None = None,
+    *,
+    naming: Naming,
+    remote: RemoteKey,
+    local_namespaced: bool,
+    remote_namespaced: bool,
+    protected_namespaces: frozenset[str] = frozenset(),
+    remote_object: Mapping[str, Any] | None = None,
 ) -> LocalKey | Problem:
     """The local namespace and name for `remote`, or a Problem naming the rule and its result.
 
@@ -172,46 +188,78 @@ def local_key_for(
     `.Object` reads; without it, `.Object` holds only the name and namespace of `remote`.
     """
     if not any(is_template(pattern) for pattern in (naming.namespace, naming.name) if pattern is not None):
-        return _placeholder_local_key(naming=naming, remote=remote, local_namespaced=local_namespaced,
-                                      remote_namespaced=remote_namespaced, protected_namespaces=protected_namespaces)
-    return _local_key(naming=naming, remote=remote, local_namespaced=local_namespaced,
-                      remote_namespaced=remote_namespaced, protected_namespaces=protected_namespaces,
-                      remote_object=remote_object)
+        return _placeholder_local_key(
+            naming=naming,
+            remote=remote,
+            local_namespaced=local_namespaced,
+            remote_namespaced=remote_namespaced,
+            protected_namespaces=protected_namespaces,
+        )
+    return _local_key(
+        naming=naming,
+        remote=remote,
+        local_namespaced=local_namespaced,
+        remote_namespaced=remote_namespaced,
+        protected_namespaces=protected_namespaces,
+        remote_object=remote_object,
+    )
 
 
 @functools.lru_cache(maxsize=1024)  # asked twice in a reconcile: for the namespace, then for the plan
 def _placeholder_local_key(
-    *, naming: Naming, remote: RemoteKey, local_namespaced: bool, remote_namespaced: bool,
+    *,
+    naming: Naming,
+    remote: RemoteKey,
+    local_namespaced: bool,
+    remote_namespaced: bool,
     protected_namespaces: frozenset[str],
 ) -> LocalKey | Problem:
     """`local_key_for` when no pattern reads the object beyond its key (so the key can be cached)."""
-    return _local_key(naming=naming, remote=remote, local_namespaced=local_namespaced,
-                      remote_namespaced=remote_namespaced, protected_namespaces=protected_namespaces,
-                      remote_object=None)
+    return _local_key(
+        naming=naming,
+        remote=remote,
+        local_namespaced=local_namespaced,
+        remote_namespaced=remote_namespaced,
+        protected_namespaces=protected_namespaces,
+        remote_object=None,
+    )
 
 
 def _local_key(
-    *, naming: Naming, remote: RemoteKey, local_namespaced: bool, remote_namespaced: bool,
-    protected_namespaces: frozenset[str], remote_object: Mapping[str, Any] | None,
+    *,
+    naming: Naming,
+    remote: RemoteKey,
+    local_namespaced: bool,
+    remote_namespaced: bool,
+    protected_namespaces: frozenset[str],
+    remote_object: Mapping[str, Any] | None,
 ) -> LocalKey | Problem:
     namespace = ""
     if local_namespaced:
         namespace_rule = CLUSTER_NAME if naming.namespace is None else naming.namespace
-        namespace_or_problem = _computed(namespace_rule, field="spec.naming.namespace", remote=remote,
-                                         remote_object=remote_object)
+        namespace_or_problem = _computed(
+            namespace_rule, field="spec.naming.namespace", remote=remote, remote_object=remote_object
+        )
         if isinstance(namespace_or_problem, Problem):
             return namespace_or_problem
         namespace = namespace_or_problem
         if not is_dns1123_label(namespace):
             return _invalid(
-                field="spec.naming.namespace", rule=namespace_rule, result=namespace,
-                by_default=naming.namespace is None, expected=_LABEL_RULE,
+                field="spec.naming.namespace",
+                rule=namespace_rule,
+                result=namespace,
+                by_default=naming.namespace is None,
+                expected=_LABEL_RULE,
             )
         refusal = _protected(namespace, protected=protected_namespaces, allow_default=naming.allow_shared_namespaces)
         if refusal is not None:
             source = "default naming" if naming.namespace is None else "pattern"
-            return Problem(field="spec.naming.namespace", message=(
-                f"{source} '{namespace_rule}' yields '{namespace}', which is {refusal}; no copy is written there"))
+            return Problem(
+                field="spec.naming.namespace",
+                message=(
+                    f"{source} '{namespace_rule}' yields '{namespace}', which is {refusal}; no copy is written there"
+                ),
+            )
     name_rule = naming.name
     if name_rule is None:
         name_rule = _default_name(local_namespaced=local_namespaced, remote_namespaced=remote_namespaced)
@@ -221,14 +269,21 @@ def _local_key(
     name = name_or_problem
     if not is_dns1123_subdomain(name):
         return _invalid(
-            field="spec.naming.name", rule=name_rule, result=name,
-            by_default=naming.name is None, expected=_SUBDOMAIN_RULE,
+            field="spec.naming.name",
+            rule=name_rule,
+            result=name,
+            by_default=naming.name is None,
+            expected=_SUBDOMAIN_RULE,
         )
     return LocalKey(namespace, name)  # positional: a class called with keywords costs a dict per call
 
 
 def _computed(
-    pattern: str, *, field: str, remote: RemoteKey, remote_object: Mapping[str, Any] | None,
+    pattern: str,
+    *,
+    field: str,
+    remote: RemoteKey,
+    remote_object: Mapping[str, Any] | None,
 ) -> str | Problem:
     """`pattern` for one object: `$` placeholders expanded, or a template evaluated."""
     if not is_template(pattern):
@@ -255,10 +310,6 @@ def _invalid(*, field: str, rule: str, result: str, by_default: bool, expected: 
 SYSTEM_PREFIX = "kube-"
 DEFAULT_NAMESPACE = "default"
 SHARED_OPT_IN = "spec.naming.allowSharedNamespaces"
-# Placeholders whose value comes from the tenant's object: verbatim, or as a hash the tenant
-# cannot steer to a chosen value (finding a name for a given SHA-1 prefix of 80 bits is infeasible).
-_TENANT_TEXT = frozenset({NAMESPACE, NAME})
-_TENANT_VALUES = frozenset({NAMESPACE, NAMESPACE_HASH, NAME, NAME_HASH})
 
 
 def is_system_namespace(namespace: str) -> bool:
@@ -275,98 +326,3 @@ def _protected(namespace: str, *, protected: frozenset[str], allow_default: bool
     if namespace in protected:
         return "the servlet's own namespace"
     return None
-
-
-def tenant_steers_namespace(pattern: str) -> bool:
-    """Whether the objects of one workspace can land in different namespaces under `pattern`."""
-    if is_template(pattern):
-        template = name_templates.parsed(pattern)
-        return not isinstance(template, TemplateError) and name_templates.reads_tenant_data(template)
-    return any(part in _TENANT_VALUES for part in _parts(pattern))
-
-
-def is_per_workspace(pattern: str) -> bool:
-    """Whether two workspaces can never get the same namespace from `pattern`.
-
-    True when the pattern holds `$remoteClusterName` and takes the remote namespace and name
-    only as hashes. The reason is length, not separators: a kcp logical cluster name may hold
-    every character a namespace can ('-' included), so no character marks where it ends. Every
-    other part of such a pattern has a length fixed for a PublishedResource (literal text; a hash
-    is 20 characters, or empty for every object of a cluster-scoped resource), so the length of
-    a namespace gives the cluster name's length and place, hence the cluster name. Verbatim text
-    breaks it: under `$remoteClusterName-$remoteNamespace`, workspace `a` with namespace `b-c`
-    and workspace `a-b` with namespace `c` both get `a-b-c`. A template is judged by the same
-    argument (`name_templates.is_per_workspace`).
-    """
-    if is_template(pattern):
-        template = name_templates.parsed(pattern)
-        return not isinstance(template, TemplateError) and name_templates.is_per_workspace(template)
-    parts = _parts(pattern)
-    return CLUSTER_NAME in parts and not any(part in _TENANT_TEXT for part in parts)
-
-
-def shares_tenant_chosen_namespaces(naming: Naming) -> bool:
-    """Whether tenants of different workspaces choose, and may share, the local namespace."""
-    pattern = naming.namespace
-    return pattern is not None and tenant_steers_namespace(pattern) and not is_per_workspace(pattern)
-
-
-def namespace_pattern_problems(naming: Naming) -> list[Problem]:
-    """What is wrong with `naming.namespace` whatever object it meets; [] when nothing is."""
-    pattern = naming.namespace
-    if pattern is None:
-        return []
-    field = "spec.naming.namespace"
-    problems = []
-    literal_start = _literal_start(pattern)
-    if literal_start.startswith(SYSTEM_PREFIX):
-        problems.append(Problem(field=field, message=(
-            f"'{pattern}' always yields a system namespace (kube-*), where the cluster keeps its own "
-            "workloads and credentials; no copy is ever written there")))
-    elif pattern == DEFAULT_NAMESPACE and not naming.allow_shared_namespaces:
-        problems.append(Problem(field=field, message=(
-            f"'default' is the cluster's default namespace, shared with everything else on it; copies go "
-            f"there only with {SHARED_OPT_IN}: true")))
-    if shares_tenant_chosen_namespaces(naming) and not naming.allow_shared_namespaces:
-        problems.append(Problem(field=field, message=(
-            f"'{pattern}' lets tenants choose the local namespace, so objects of different workspaces can land "
-            "in the same one (another workspace's namespace, or one such as kube-system); make it per-workspace "
-            "with $remoteClusterName, taking the remote namespace and name only as $remoteNamespaceHash and "
-            f"$remoteNameHash, or share namespaces on purpose with {SHARED_OPT_IN}: true")))
-    return problems
-
-
-def _literal_start(pattern: str) -> str:
-    """The text every namespace of `pattern` starts with."""
-    if is_template(pattern):
-        template = name_templates.parsed(pattern)
-        return "" if isinstance(template, TemplateError) else name_templates.leading_text(template)
-    parts = _parts(pattern)
-    return parts[0] if parts and parts[0] not in _PLACEHOLDER_SET else ""
-
-
-# Paths into the local primary that name its own namespace, which the naming pattern chose.
-_NAMESPACE_PATHS = ("metadata.namespace",)
-
-
-def related_namespace_problem(naming: Naming, related: RelatedResource, *, path: str) -> Problem | None:
-    """A service-origin related object read from a namespace the tenant chose, or None.
-
-    Under shared, tenant-chosen namespaces the primary's local namespace may be one the tenant
-    merely named (another workspace's, or a service's own), and a Secret of origin service found
-    there by a name the tenant also chooses would be copied up into the tenant's workspace.
-    """
-    if related.origin is not Origin.SERVICE or not shares_tenant_chosen_namespaces(naming):
-        return None
-    namespace = related.reference.namespace
-    if namespace is not None:
-        constant = namespace.regex is not None and namespace.regex.pattern == ""
-        rooted = any(namespace.path == root or namespace.path.startswith(f"{root}.") for root in _NAMESPACE_PATHS)
-        if constant or not rooted:
-            return None
-    source = "the primary's namespace" if namespace is None else f"{namespace.path!r}"
-    return Problem(field=f"{path}.reference.namespace", message=(
-        f"origin service reads the object from {source}, which the tenant chooses through spec.naming.namespace "
-        f"'{naming.namespace}' ({SHARED_OPT_IN}); a tenant could have Secrets or ConfigMaps of any such namespace "
-        "copied into its workspace; take the namespace from a path under status or a constant (a regex with an "
-        "empty pattern and the namespace as replacement)"))

@@ -43,7 +43,7 @@ class ObjectPlan:
                 prefix = f"{action.field}: "
                 message = action.reason
                 if action.field and message.startswith(prefix):
-                    message = message[len(prefix):]
+                    message = message[len(prefix) :]
                 found.append(Problem(field=action.field, message=message))
             elif isinstance(action, Conflict):
                 found.append(Problem(field="", message=action.reason))
@@ -55,14 +55,21 @@ class ObjectPlan:
         return f"{self.remote.cluster}:{where}" if self.remote.cluster else where
 
     def to_dict(self) -> dict[str, Any]:
-        remote: dict[str, Any] = {**_type_dict(self.remote_type), "cluster": self.remote.cluster,
-                                  "namespace": self.remote.namespace, "name": self.remote.name}
+        remote: dict[str, Any] = {
+            **_type_dict(self.remote_type),
+            "cluster": self.remote.cluster,
+            "namespace": self.remote.namespace,
+            "name": self.remote.name,
+        }
         local: dict[str, Any] | None = None
         if self.local is not None:
             local = {**_type_dict(self.local_type), "namespace": self.local.namespace, "name": self.local.name}
         # Plans are printed for people and tools to read: Secret values never leave in that form.
-        printed: dict[str, Any] = {"remote": remote, "local": local,
-                                   "actions": [redacted(action) for action in self.actions]}
+        printed: dict[str, Any] = {
+            "remote": remote,
+            "local": local,
+            "actions": [redacted(action) for action in self.actions],
+        }
         if self.waiting:
             printed["waiting"] = self.waiting
         return printed

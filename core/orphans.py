@@ -36,7 +36,10 @@ class Orphan:
 
 
 def find_orphans(
-    *, servlet_name: str, remote_resource: ResourceType, local_objects: Iterable[Mapping[str, Any]],
+    *,
+    servlet_name: str,
+    remote_resource: ResourceType,
+    local_objects: Iterable[Mapping[str, Any]],
     remote_keys: Iterable[RemoteKey],
 ) -> tuple[Orphan, ...]:
     """The copies of `remote_resource` made by this servlet that no remote object in `remote_keys` links to.
@@ -47,14 +50,19 @@ def find_orphans(
     """
     identity = metadata.resource_identity(remote_resource)
     live = set(remote_keys)
-    live_links = {tuple(sorted(metadata.link_labels(servlet_name=servlet_name, remote=key,
-                                                    resource=remote_resource).items())) for key in live}
+    live_links = {
+        tuple(sorted(metadata.link_labels(servlet_name=servlet_name, remote=key, resource=remote_resource).items()))
+        for key in live
+    }
     orphans: list[Orphan] = []
     for obj in local_objects:
         meta = metadata_of(obj)
         labels = string_map(meta.get("labels"))
-        if (labels.get(metadata.SERVLET_LABEL) != servlet_name
-                or labels.get(metadata.REMOTE_RESOURCE_LABEL) != identity or is_deleting(obj)):
+        if (
+            labels.get(metadata.SERVLET_LABEL) != servlet_name
+            or labels.get(metadata.REMOTE_RESOURCE_LABEL) != identity
+            or is_deleting(obj)
+        ):
             continue
         named = metadata.remote_key_named_by(obj)
         # Named by either half of the link: a copy whose annotations were edited is still its
@@ -68,7 +76,11 @@ def find_orphans(
 def delete_orphans(*, orphans: Iterable[Orphan], resource: ResourceType) -> tuple[DeleteLocal, ...]:
     """The deletions for `--delete-orphans`; without that flag orphans are only reported."""
     return tuple(
-        DeleteLocal(target=ObjectRef(Side.LOCAL, resource, orphan.local.namespace if resource.namespaced else "",
-                                     orphan.local.name), uid=orphan.uid)
+        DeleteLocal(
+            target=ObjectRef(
+                Side.LOCAL, resource, orphan.local.namespace if resource.namespaced else "", orphan.local.name
+            ),
+            uid=orphan.uid,
+        )
         for orphan in orphans
     )

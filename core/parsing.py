@@ -11,17 +11,16 @@ does a naming pattern yield a DNS name for this object; see `projection.py` and 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from attrs import frozen
-from jsonpath_ng.parser import parse as parse_json_path
 
-from servlet.core import rewrite
 from servlet.core.fields import (
     as_mapping,
+    check_dns1035,
     describe,
+    is_dns1035,
     read_enum,
     read_string,
     read_string_list,
@@ -30,27 +29,17 @@ from servlet.core.fields import (
 from servlet.core.filtering import parse_label_selector
 from servlet.core.model import (
     Naming,
-    Origin,
     Problem,
     Projection,
     PublishedResource,
     PublishedResourceSpec,
-    RegexRule,
-    RelatedKind,
-    RelatedReference,
-    RelatedResource,
     ResourceFilter,
     Scope,
     SourceResource,
-    ValueReference,
 )
-from servlet.core.naming import (
-    is_dns1123_label,
-    is_dns1123_subdomain,
-    namespace_pattern_problems,
-    pattern_problems,
-    related_namespace_problem,
-)
+from servlet.core.namespace_safety import namespace_pattern_problems
+from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain, pattern_problems
+from servlet.core.parsing_related import parse_related_list
 from servlet.core.parsing_versions import parse_projected_versions, parse_source_versions
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
@@ -58,12 +47,10 @@ __all__ = ["ParseResult", "parse_published_resource"]
 
 API_VERSION = "services.kdp.k8c.io/v1alpha1"
 KIND = "PublishedResource"
-IDENTIFIER_MAX = 40
 
 _SPEC_FIELDS = ("resource", "filter", "projection", "naming", "related")
 # Kubernetes requires resource names, versions, short names and categories to be DNS-1035
 # labels; checking here gives a clear message instead of a rejected APIResourceSchema later.
-_DNS1035_RE = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 
 
 @frozen
@@ -127,11 +114,15 @@ def _parse_spec(data: object, *, problems: list[Problem]) -> PublishedResourceSp
     resource_filter = _parse_filter(spec.get("filter"), problems=problems)
     projection = _parse_projection(spec.get("projection"), problems=problems)
     naming = _parse_naming(spec.get("naming"), problems=problems)
-    related = _parse_related_list(spec.get("related"), naming=naming, problems=problems)
+    related = parse_related_list(spec.get("related"), naming=naming, problems=problems)
     if resource is None:
         return None
     return PublishedResourceSpec(
-        resource=resource, filter=resource_filter, projection=projection, naming=naming, related=related,
+        resource=resource,
+        filter=resource_filter,
+        projection=projection,
+        naming=naming,
+        related=related,
     )
 
 
@@ -178,7 +169,9 @@ def _parse_projection(data: object, *, problems: list[Problem]) -> Projection:
     if projection is None:
         return Projection()
     report_unknown(
-        projection, path=path, known=("version", "versions", "kind", "plural", "shortNames", "categories", "scope"),
+        projection,
+        path=path,
+        known=("version", "versions", "kind", "plural", "shortNames", "categories", "scope"),
         problems=problems,
     )
     version, versions = parse_projected_versions(projection, path=path, problems=problems)
@@ -187,15 +180,21 @@ def _parse_projection(data: object, *, problems: list[Problem]) -> Projection:
         _check_kind(kind, field=f"{path}.kind", problems=problems)
     plural = read_string(projection, "plural", path=path, problems=problems)
     if plural is not None:
-        _check_dns1035(plural, field=f"{path}.plural", problems=problems)
+        check_dns1035(plural, field=f"{path}.plural", problems=problems)
     short_names = read_string_list(projection, "shortNames", path=path, problems=problems)
     categories = read_string_list(projection, "categories", path=path, problems=problems)
     for key, names in (("shortNames", short_names), ("categories", categories)):
         for index, name in enumerate(names or ()):
-            _check_dns1035(name, field=f"{path}.{key}[{index}]", problems=problems)
+            check_dns1035(name, field=f"{path}.{key}[{index}]", problems=problems)
     scope = read_enum(projection, "scope", Scope, path=path, problems=problems)
     return Projection(
-        version=version, versions=versions, kind=kind, plural=plural, short_names=short_names, categories=categories, scope=scope,
+        version=version,
+        versions=versions,
+        kind=kind,
+        plural=plural,
+        short_names=short_names,
+        categories=categories,
+        scope=scope,
     )
 
 
@@ -219,175 +218,13 @@ def _parse_naming(data: object, *, problems: list[Problem]) -> Naming:
     return parsed
 
 
-def _parse_related_list(data: object, *, naming: Naming, problems: list[Problem]) -> tuple[RelatedResource, ...]:
-    path = "spec.related"
-    if data is None:
-        return ()
-    if not isinstance(data, list):
-        problems.append(Problem(field=path, message=f"must be a list of related resources, not {describe(data)}"))
-        return ()
-    related: list[RelatedResource] = []
-    first_use: dict[str, int] = {}
-    for index, item in enumerate(data):
-        parsed = _parse_related(item, path=f"{path}[{index}]", problems=problems)
-        if parsed is not None and (unsafe := related_namespace_problem(naming, parsed, path=f"{path}[{index}]")):
-            problems.append(unsafe)
-        identifier = item.get("identifier") if isinstance(item, Mapping) else None
-        if isinstance(identifier, str) and identifier in first_use:
-            problems.append(Problem(
-                field=f"{path}[{index}].identifier",
-                message=f"{describe(identifier)} is already used by {path}[{first_use[identifier]}]; "
-                "identifiers must be unique",
-            ))
-        elif isinstance(identifier, str):
-            first_use[identifier] = index
-        if parsed is not None:
-            related.append(parsed)
-    return tuple(related)
-
-
-def _parse_related(data: object, *, path: str, problems: list[Problem]) -> RelatedResource | None:
-    related = as_mapping(data, path=path, problems=problems)
-    if related is None:
-        return None
-    report_unknown(related, path=path, known=("identifier", "origin", "kind", "reference"), problems=problems)
-    identifier = read_string(related, "identifier", path=path, problems=problems, required=True)
-    if identifier is not None and (len(identifier) > IDENTIFIER_MAX or not is_dns1123_label(identifier)):
-        problems.append(Problem(
-            field=f"{path}.identifier",
-            message=f"must be a DNS-1123 label of at most {IDENTIFIER_MAX} characters (lower-case letters, digits "
-            f"and '-'), not {describe(identifier)}",
-        ))
-        identifier = None
-    origin = read_enum(related, "origin", Origin, path=path, problems=problems, required=True)
-    kind = read_enum(related, "kind", RelatedKind, path=path, problems=problems, required=True)
-    reference = _parse_reference(related.get("reference"), path=f"{path}.reference", problems=problems)
-    if identifier is None or origin is None or kind is None or reference is None:
-        return None
-    return RelatedResource(identifier=identifier, origin=origin, kind=kind, reference=reference)
-
-
-def _parse_reference(data: object, *, path: str, problems: list[Problem]) -> RelatedReference | None:
-    if data is None:
-        problems.append(Problem(field=path, message="is required (where the related object's name is found)"))
-        return None
-    reference = as_mapping(data, path=path, problems=problems)
-    if reference is None:
-        return None
-    report_unknown(reference, path=path, known=("name", "namespace"), problems=problems)
-    name_data = reference.get("name")
-    if name_data is None:
-        problems.append(Problem(field=f"{path}.name", message="is required (a map with path and optional regex)"))
-        name = None
-    else:
-        name = _parse_value_reference(name_data, path=f"{path}.name", problems=problems)
-    namespace_data = reference.get("namespace")
-    namespace = None
-    if namespace_data is not None:
-        namespace = _parse_value_reference(namespace_data, path=f"{path}.namespace", problems=problems)
-        if namespace is not None:
-            _check_namespace_source(namespace, field=f"{path}.namespace.path", problems=problems)
-    if name is None or (namespace_data is not None and namespace is None):
-        return None
-    return RelatedReference(name=name, namespace=namespace)
-
-
-# Fields of the local primary a tenant cannot write: the service sets `status`, the servlet picks
-# the namespace. Everything else (spec, labels, annotations) is copied from the tenant's object.
-_TENANT_PROOF_PATHS = ("status", "metadata.namespace")
-
-
-def _check_namespace_source(reference: ValueReference, *, field: str, problems: list[Problem]) -> None:
-    """A related object's namespace must not be the tenant's choice.
-
-    It is read from the local primary too, and that copy's spec is the tenant's: a path into it
-    would let a tenant have Secrets of any service-cluster namespace copied up into their
-    workspace (origin service), or written into any namespace (origin platform).
-    """
-    constant = reference.regex is not None and reference.regex.pattern == ""
-    tenant_proof = any(reference.path == root or reference.path.startswith(f"{root}.") for root in _TENANT_PROOF_PATHS)
-    if not constant and not tenant_proof:
-        problems.append(Problem(field=field, message=(
-            f"{reference.path!r} is read from the tenant's object, so a tenant could choose any namespace of the "
-            "service cluster; use a path under status (set by the service), metadata.namespace, or a constant "
-            "(regex with an empty pattern and the namespace as replacement)")))
-
-
-def _parse_value_reference(data: object, *, path: str, problems: list[Problem]) -> ValueReference | None:
-    reference = as_mapping(data, path=path, problems=problems)
-    if reference is None:
-        return None
-    report_unknown(reference, path=path, known=("path", "regex"), problems=problems)
-    before = len(problems)
-    json_path = read_string(reference, "path", path=path, problems=problems, required=True)
-    if json_path is not None:
-        _check_json_path(json_path, field=f"{path}.path", problems=problems)
-    regex = None
-    if reference.get("regex") is not None:
-        regex = _parse_regex(reference.get("regex"), path=f"{path}.regex", problems=problems)
-    if len(problems) > before or json_path is None:
-        return None
-    return ValueReference(path=json_path, regex=regex)
-
-
-def _check_json_path(json_path: str, *, field: str, problems: list[Problem]) -> None:
-    if json_path.startswith((".", "$")):
-        problems.append(Problem(
-            field=field,
-            message=f"{describe(json_path)} starts with {json_path[0]!r}; write paths without a leading dot or $, "
-            "as in spec.secretName",
-        ))
-        return
-    try:
-        parse_json_path(json_path)
-    except Exception as error:  # jsonpath_ng raises several unrelated types for bad input
-        problems.append(Problem(field=field, message=f"{describe(json_path)} is not a valid JSONPath: {error}"))
-
-
-def _parse_regex(data: object, *, path: str, problems: list[Problem]) -> RegexRule | None:
-    regex = as_mapping(data, path=path, problems=problems)
-    if regex is None:
-        return None
-    report_unknown(regex, path=path, known=("pattern", "replacement"), problems=problems)
-    before = len(problems)
-    texts = {}
-    for key in ("pattern", "replacement"):
-        value = regex.get(key, "")
-        if value is None:
-            value = ""
-        if not isinstance(value, str):
-            problems.append(Problem(field=f"{path}.{key}", message=f"must be a string, not {describe(value)}"))
-            value = ""
-        texts[key] = value
-    pattern, replacement = texts["pattern"], texts["replacement"]
-    if len(problems) > before:
-        return None
-    if not pattern and not replacement:
-        problems.append(Problem(field=path, message="sets neither pattern nor replacement"))
-        return None
-    rule = RegexRule(pattern=pattern, replacement=replacement)
-    # The engine and replacement syntax the planner runs, so a rule valid here works there.
-    compiled = rewrite.compile_rule(rule, field=path)
-    if isinstance(compiled, Problem):
-        problems.append(compiled)
-        return None
-    return rule
-
-
-def _check_dns1035(value: str, *, field: str, problems: list[Problem]) -> None:
-    if len(value) > 63 or _DNS1035_RE.fullmatch(value) is None:
-        problems.append(Problem(
-            field=field,
-            message=f"must be a lower-case DNS-1035 label (letters, digits and '-', starting with a letter, "
-            f"at most 63 characters), not {describe(value)}",
-        ))
-
-
 def _check_kind(kind: str, *, field: str, problems: list[Problem]) -> None:
     # The lower-case kind is the singular resource name, which must be a DNS-1035 label.
-    if len(kind) > 63 or _DNS1035_RE.fullmatch(kind.lower()) is None:
-        problems.append(Problem(
-            field=field,
-            message=f"must be a kind name such as Certificate (letters, digits and '-', starting with a letter), "
-            f"not {describe(kind)}",
-        ))
+    if not is_dns1035(kind.lower()):
+        problems.append(
+            Problem(
+                field=field,
+                message=f"must be a kind name such as Certificate (letters, digits and '-', starting with a letter), "
+                f"not {describe(kind)}",
+            )
+        )

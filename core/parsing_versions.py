@@ -8,16 +8,12 @@ the renamed versions stay unique among all published ones needs the CRD (`publis
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from servlet.core.fields import describe, read_string, read_string_list
+from servlet.core.fields import check_dns1035, describe, is_dns1035, read_string, read_string_list
 from servlet.core.model import Problem
 from servlet.core.versions import is_kcp_version
-
-_DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
-_DNS1035_MAX = 63
 
 
 def parse_source_versions(
@@ -26,17 +22,19 @@ def parse_source_versions(
     """`version` and `versions` of `spec.resource`; at most one of them is returned set."""
     version = read_string(resource, "version", path=path, problems=problems)
     if version is not None:
-        _check_dns1035(version, field=f"{path}.version", problems=problems)
+        check_dns1035(version, field=f"{path}.version", problems=problems)
     versions = read_string_list(resource, "versions", path=path, problems=problems)
     if versions is not None:
         for index, name in enumerate(versions):
-            _check_dns1035(name, field=f"{path}.versions[{index}]", problems=problems)
+            check_dns1035(name, field=f"{path}.versions[{index}]", problems=problems)
         problems.extend(_duplicates(versions, field=f"{path}.versions"))
         if version is not None:
-            problems.append(Problem(
-                field=f"{path}.versions",
-                message=f"set either version or versions, not both (version is {describe(version)})",
-            ))
+            problems.append(
+                Problem(
+                    field=f"{path}.versions",
+                    message=f"set either version or versions, not both (version is {describe(version)})",
+                )
+            )
             return version, None
     return version, versions
 
@@ -47,36 +45,52 @@ def parse_projected_versions(
     """`version` and the `versions` renaming map of `spec.projection`."""
     version = read_string(projection, "version", path=path, problems=problems)
     if version is not None:
-        _check_dns1035(version, field=f"{path}.version", problems=problems)
+        check_dns1035(version, field=f"{path}.version", problems=problems)
     data = projection.get("versions")
     field = f"{path}.versions"
     if data is None:
         return version, {}
     if not isinstance(data, Mapping):
-        problems.append(Problem(
-            field=field, message=f"must be a map from a CRD version to its name in kcp, not {describe(data)}"))
+        problems.append(
+            Problem(field=field, message=f"must be a map from a CRD version to its name in kcp, not {describe(data)}")
+        )
         return version, {}
     renames: dict[str, str] = {}
     first_source: dict[str, str] = {}
     for source, target in data.items():
         entry = f"{field}.{source}"
-        if not isinstance(source, str) or not _is_dns1035(source):
-            problems.append(Problem(field=entry, message=f"the key {describe(source)} is not a CRD version name: "
-                                    "use a lower-case DNS-1035 label such as v1"))
+        if not isinstance(source, str) or not is_dns1035(source):
+            problems.append(
+                Problem(
+                    field=entry,
+                    message=f"the key {describe(source)} is not a CRD version name: "
+                    "use a lower-case DNS-1035 label such as v1",
+                )
+            )
             continue
         if not isinstance(target, str) or not is_kcp_version(target):
-            problems.append(Problem(field=entry, message=f"{describe(target)} is not a Kubernetes version name "
-                                    "like v1, v1alpha1 or v2beta3"))
+            problems.append(
+                Problem(
+                    field=entry,
+                    message=f"{describe(target)} is not a Kubernetes version name like v1, v1alpha1 or v2beta3",
+                )
+            )
             continue
         if target in first_source:
-            problems.append(Problem(field=entry, message=f"{describe(target)} is already the name of "
-                                    f"{first_source[target]}; versions in kcp must be unique"))
+            problems.append(
+                Problem(
+                    field=entry,
+                    message=f"{describe(target)} is already the name of "
+                    f"{first_source[target]}; versions in kcp must be unique",
+                )
+            )
             continue
         first_source[target] = source
         renames[source] = target
     if version is not None and data:
-        problems.append(Problem(
-            field=field, message=f"set either version or versions, not both (version is {describe(version)})"))
+        problems.append(
+            Problem(field=field, message=f"set either version or versions, not both (version is {describe(version)})")
+        )
     return version, renames
 
 
@@ -85,21 +99,9 @@ def _duplicates(names: tuple[str, ...], *, field: str) -> list[Problem]:
     problems: list[Problem] = []
     for index, name in enumerate(names):
         if name in seen:
-            problems.append(Problem(field=f"{field}[{index}]",
-                                    message=f"{describe(name)} is listed twice (also at [{seen[name]}])"))
+            problems.append(
+                Problem(field=f"{field}[{index}]", message=f"{describe(name)} is listed twice (also at [{seen[name]}])")
+            )
         else:
             seen[name] = index
     return problems
-
-
-def _is_dns1035(value: str) -> bool:
-    return len(value) <= _DNS1035_MAX and _DNS1035.fullmatch(value) is not None
-
-
-def _check_dns1035(value: str, *, field: str, problems: list[Problem]) -> None:
-    if not _is_dns1035(value):
-        problems.append(Problem(
-            field=field,
-            message=f"must be a lower-case DNS-1035 label (letters, digits and '-', starting with a letter, "
-            f"at most 63 characters), not {describe(value)}",
-        ))

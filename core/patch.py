@@ -49,24 +49,25 @@ from servlet.core.patch_create import created_directly
 from servlet.core.patch_rule import ContentPatch
 from servlet.core.patch_state import (  # the limits and sizes are re-exported for the planners
     ANNOTATIONS_LIMIT as ANNOTATIONS_LIMIT,
-)
-from servlet.core.patch_state import (
     STATE_COMPRESSION_THRESHOLD as STATE_COMPRESSION_THRESHOLD,
-)
-from servlet.core.patch_state import (
     annotations_problem,
+    annotations_size as annotations_size,
     decode_state,
     encode_state,
     live_annotations,
 )
-from servlet.core.patch_state import (
-    annotations_size as annotations_size,
-)
 from servlet.core.patch_walk import three_way_patch
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
-__all__ = ["ContentPatch", "apply_merge_patch", "content_patch", "decode_state", "encode_state",
-           "primary_content", "three_way_patch"]
+__all__ = [
+    "ContentPatch",
+    "apply_merge_patch",
+    "content_patch",
+    "decode_state",
+    "encode_state",
+    "primary_content",
+    "three_way_patch",
+]
 
 _SKIPPED_TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata", "status"})
 

@@ -38,8 +38,9 @@ def carries_exactly(*, desired: Mapping[str, Any], live: Mapping[str, Any], stat
         return False
 
 
-def owned_view(*, wanted: Mapping[str, Any], live: Mapping[str, Any], path: tuple[str, ...] = ()
-               ) -> dict[str, Any] | None:
+def owned_view(
+    *, wanted: Mapping[str, Any], live: Mapping[str, Any], path: tuple[str, ...] = ()
+) -> dict[str, Any] | None:
     """The members of `live` that `wanted` names, None if one is missing; shared maps only by their
     wanted keys, any other value whole."""
     view: dict[str, Any] = {}

@@ -50,7 +50,7 @@ def decode_state(text: str | None) -> dict[str, Any] | None:
         return None
     try:
         if text.startswith(COMPRESSED_PREFIX):
-            packed = base64.b64decode(text[len(COMPRESSED_PREFIX):], validate=True)
+            packed = base64.b64decode(text[len(COMPRESSED_PREFIX) :], validate=True)
             inflater = zlib.decompressobj()
             raw = inflater.decompress(packed, _MAX_DECOMPRESSED_STATE)
             if inflater.unconsumed_tail or inflater.unused_data or not inflater.eof:

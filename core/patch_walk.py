@@ -70,9 +70,7 @@ def _change(*, previous: Any, wanted: Any, current: Any, path: tuple[str, ...]) 
         if json_equal(wanted, current) or _already_holds(previous=previous, wanted=wanted, current=current):
             # Shortcut: every key is equal and every removed key already absent, so no walk.
             return UNCHANGED
-        nested = _diff(
-            last=previous if is_mapping(previous) else None, desired=wanted, live=current, path=path
-        )
+        nested = _diff(last=previous if is_mapping(previous) else None, desired=wanted, live=current, path=path)
         return nested if nested else UNCHANGED
     if json_equal(wanted, current):
         return UNCHANGED

@@ -27,7 +27,6 @@ from attrs import frozen
 
 from servlet.core import metadata, naming, patch
 from servlet.core.actions import (
-    NAMESPACE_TYPE,
     Action,
     AddFinalizer,
     Adopt,
@@ -55,12 +54,12 @@ from servlet.core.keys import (
     metadata_of,
     remote_key_of_metadata,
     string,
-    string_map,
     uid_of,
 )
 from servlet.core.model import LocalKey, Problem, RemoteKey, ResourceType
 from servlet.core.object_plan import ObjectPlan, plan_writes
 from servlet.core.related import Primaries, RelatedSnapshot, plan_related, plan_related_cleanup
+from servlet.core.targets import NAMESPACE_TYPE
 
 __all__ = ["ObjectPlan", "PlanInputs", "SyncContext", "plan_object", "plan_writes"]
 
@@ -97,8 +96,9 @@ class _Subject:
     def ref(self) -> ObjectRef:
         """The remote object as actions name it; built on demand, as a converged plan has no action."""
         key = self.key
-        return _ref(self.context.projected.remote, side=Side.REMOTE, namespace=key.namespace, name=key.name,
-                    cluster=key.cluster)
+        return _ref(
+            self.context.projected.remote, side=Side.REMOTE, namespace=key.namespace, name=key.name, cluster=key.cluster
+        )
 
     @property
     def has_finalizer(self) -> bool:
@@ -116,31 +116,59 @@ class _Subject:
         return _ref(self.context.projected.local, side=Side.LOCAL, namespace=key.namespace, name=key.name)
 
     def primaries(self, local: Mapping[str, Any], local_ref: ObjectRef) -> Primaries:
-        return Primaries(servlet_name=self.context.servlet.name, remote_key=self.key, remote=self.remote,
-                         local=local, local_ref=local_ref)
+        return Primaries(
+            servlet_name=self.context.servlet.name,
+            remote_key=self.key,
+            remote=self.remote,
+            local=local,
+            local_ref=local_ref,
+        )
 
 
 def plan_object(*, context: SyncContext, inputs: PlanInputs) -> ObjectPlan:
     """The actions for one remote object, in execution order (SPEC 7 and 8)."""
     subject = _Subject.of(context, inputs.remote)
     if not subject.key.cluster:
-        return subject.plan(None, [Error(
-            target=subject.ref, reason=f"the remote object {subject.key.namespace}/{subject.key.name} carries no "
-            f"{CLUSTER_ANNOTATION} annotation, so its workspace is unknown")])
+        return subject.plan(
+            None,
+            [
+                Error(
+                    target=subject.ref,
+                    reason=f"the remote object {subject.key.namespace}/{subject.key.name} carries no "
+                    f"{CLUSTER_ANNOTATION} annotation, so its workspace is unknown",
+                )
+            ],
+        )
 
     # 1. Find.
     candidates = inputs.candidates
     if len(candidates) > 1:
         found = ", ".join(sorted(_describe_local(candidate) for candidate in candidates))
-        return subject.plan(None, [Error(
-            target=subject.ref, reason=f"{len(candidates)} local objects carry the link labels of this "
-            f"remote object ({found}); refusing to pick one")])
+        return subject.plan(
+            None,
+            [
+                Error(
+                    target=subject.ref,
+                    reason=f"{len(candidates)} local objects carry the link labels of this "
+                    f"remote object ({found}); refusing to pick one",
+                )
+            ],
+        )
     local = candidates[0] if candidates else None
 
     # 2. Filter.
     if not admitted(context, subject.remote, subject.key):
-        released = [Release(target=subject.ref, finalizers=subject.without_finalizer(),
-                            resource_version=subject.resource_version)] if subject.has_finalizer else []
+        released = (
+            [
+                Release(
+                    target=subject.ref,
+                    finalizers=subject.without_finalizer(),
+                    resource_version=subject.resource_version,
+                )
+            ]
+            if subject.has_finalizer
+            else []
+        )
         return subject.plan(_local_key_or_none(local), released)
 
     # 3. Deletion.
@@ -155,25 +183,44 @@ def plan_object(*, context: SyncContext, inputs: PlanInputs) -> ObjectPlan:
     local_ref = subject.local_ref(local_key)
     if local_meta.get("deletionTimestamp"):
         # Someone else is deleting the copy: leave it alone until it is gone, then create it anew.
-        return subject.plan(local_key, _add_finalizer(subject),
-                            waiting=f"local {_describe_ref(local_ref)} is being deleted; it is created again once gone")
-    repair = _link_repair(subject, local_meta, labels_match=True)
+        return subject.plan(
+            local_key,
+            _add_finalizer(subject),
+            waiting=f"local {_describe_ref(local_ref)} is being deleted; it is created again once gone",
+        )
+    repair = metadata.link_repair(
+        local_meta,
+        servlet_name=subject.context.servlet.name,
+        remote=subject.key,
+        resource=subject.context.projected.remote,
+        labels_match=True,
+    )
     adopt = [Adopt(target=local_ref, patch=guarded(repair, local))] if repair else []
-    return subject.plan(local_key, [*_add_finalizer(subject), *adopt, *_sync(subject, local, local_ref, inputs.related)])
+    return subject.plan(
+        local_key, [*_add_finalizer(subject), *adopt, *_sync(subject, local, local_ref, inputs.related)]
+    )
 
 
 def _add_finalizer(subject: _Subject) -> list[Action]:
     if subject.has_finalizer:
         return []
-    return [AddFinalizer(target=subject.ref, finalizers=(*subject.finalizers, metadata.FINALIZER),
-                         resource_version=subject.resource_version)]
+    return [
+        AddFinalizer(
+            target=subject.ref,
+            finalizers=(*subject.finalizers, metadata.FINALIZER),
+            resource_version=subject.resource_version,
+        )
+    ]
 
 
 def _remove_finalizer(subject: _Subject) -> list[Action]:
     if not subject.has_finalizer:
         return []
-    return [RemoveFinalizer(target=subject.ref, finalizers=subject.without_finalizer(),
-                            resource_version=subject.resource_version)]
+    return [
+        RemoveFinalizer(
+            target=subject.ref, finalizers=subject.without_finalizer(), resource_version=subject.resource_version
+        )
+    ]
 
 
 def _deletion(subject: _Subject, local: Mapping[str, Any] | None, related: RelatedSnapshot) -> ObjectPlan:
@@ -185,11 +232,19 @@ def _deletion(subject: _Subject, local: Mapping[str, Any] | None, related: Relat
     local_key = local_key_of(local)
     local_ref = subject.local_ref(local_key)
     # Related copies first: the service-origin ones are known only from the local primary.
-    actions = list(plan_related_cleanup(primaries=subject.primaries(local, local_ref),
-                                        related=subject.context.published.spec.related, snapshot=related))
+    actions = list(
+        plan_related_cleanup(
+            primaries=subject.primaries(local, local_ref),
+            related=subject.context.published.spec.related,
+            snapshot=related,
+        )
+    )
     if is_deleting(local):
-        return subject.plan(local_key, actions,
-                            waiting=f"local {_describe_ref(local_ref)} is being deleted; the finalizer goes once it is gone")
+        return subject.plan(
+            local_key,
+            actions,
+            waiting=f"local {_describe_ref(local_ref)} is being deleted; the finalizer goes once it is gone",
+        )
     actions.append(DeleteLocal(target=local_ref, uid=uid_of(local)))
     return subject.plan(local_key, actions)
 
@@ -202,9 +257,12 @@ def _existence(subject: _Subject, inputs: PlanInputs) -> ObjectPlan:
     """
     projected = subject.context.projected
     computed = naming.local_key_for(
-        naming=subject.context.published.spec.naming, remote=subject.key,
-        local_namespaced=projected.local.namespaced, remote_namespaced=projected.remote.namespaced,
-        protected_namespaces=subject.context.servlet.protected_namespaces, remote_object=subject.remote,
+        naming=subject.context.published.spec.naming,
+        remote=subject.key,
+        local_namespaced=projected.local.namespaced,
+        remote_namespaced=projected.remote.namespaced,
+        protected_namespaces=subject.context.servlet.protected_namespaces,
+        remote_object=subject.remote,
     )
     if isinstance(computed, Problem):
         return subject.plan(None, [Error.of(computed, target=subject.ref)])
@@ -216,28 +274,40 @@ def _existence(subject: _Subject, inputs: PlanInputs) -> ObjectPlan:
 
     if occupant is None and inputs.contenders:
         first = inputs.contenders[0]
-        return planned(Conflict(target=local_ref, reason=_contended_reason(local_ref, first)),
-                       *_remove_finalizer(subject))
+        return planned(
+            Conflict(target=local_ref, reason=_contended_reason(local_ref, first)), *_remove_finalizer(subject)
+        )
     if occupant is None:
         created = _create(subject, local_ref, namespace_exists=inputs.namespace_exists)
         if any(isinstance(action, Error) for action in created):
             return planned(*created)  # nothing can be created: leave no finalizer either
         return planned(*_add_finalizer(subject), *created)
-    if not metadata.links_to(occupant, servlet_name=subject.context.servlet.name, remote=subject.key,
-                             resource=subject.context.projected.remote):
-        return planned(Conflict(target=local_ref, reason=_conflict_reason(local_ref, subject.key)),
-                       *_remove_finalizer(subject))
+    if not metadata.links_to(
+        occupant,
+        servlet_name=subject.context.servlet.name,
+        remote=subject.key,
+        resource=subject.context.projected.remote,
+    ):
+        return planned(
+            Conflict(target=local_ref, reason=_conflict_reason(local_ref, subject.key)), *_remove_finalizer(subject)
+        )
     if is_deleting(occupant):
-        return subject.plan(computed, _add_finalizer(subject),
-                            waiting=f"local {_describe_ref(local_ref)} is being deleted; it is created again once gone")
-    repair = _link_repair(subject, metadata_of(occupant))
+        return subject.plan(
+            computed,
+            _add_finalizer(subject),
+            waiting=f"local {_describe_ref(local_ref)} is being deleted; it is created again once gone",
+        )
+    repair = metadata.link_repair(
+        metadata_of(occupant),
+        servlet_name=subject.context.servlet.name,
+        remote=subject.key,
+        resource=subject.context.projected.remote,
+    )
     adopt = [Adopt(target=local_ref, patch=guarded(repair, occupant))] if repair else []
     return planned(*_add_finalizer(subject), *adopt, *_sync(subject, occupant, local_ref, inputs.related))
 
 
-def _sync(
-    subject: _Subject, local: Mapping[str, Any], local_ref: ObjectRef, related: RelatedSnapshot
-) -> list[Action]:
+def _sync(subject: _Subject, local: Mapping[str, Any], local_ref: ObjectRef, related: RelatedSnapshot) -> list[Action]:
     """Content down, status up, then the related objects: the steps once a local copy exists."""
     change = patch.content_patch(desired=patch.primary_content_view(subject.remote), live=local)
     if isinstance(change, Problem):
@@ -248,8 +318,9 @@ def _sync(
         actions.append(status_update)
     related_resources = subject.context.published.spec.related
     if related_resources:
-        actions.extend(plan_related(primaries=subject.primaries(local, local_ref), related=related_resources,
-                                    snapshot=related))
+        actions.extend(
+            plan_related(primaries=subject.primaries(local, local_ref), related=related_resources, snapshot=related)
+        )
     return actions
 
 
@@ -264,14 +335,18 @@ def _describe_ref(ref: ObjectRef) -> str:
 
 def _conflict_reason(local_ref: ObjectRef, remote_key: RemoteKey) -> str:
     remote = f"{remote_key.namespace}/{remote_key.name}" if remote_key.namespace else remote_key.name
-    return (f"local {_describe_ref(local_ref)} already exists and its link labels and annotations do not name "
-            f"remote object {remote} in workspace {remote_key.cluster} and this servlet; it is never overwritten")
+    return (
+        f"local {_describe_ref(local_ref)} already exists and its link labels and annotations do not name "
+        f"remote object {remote} in workspace {remote_key.cluster} and this servlet; it is never overwritten"
+    )
 
 
 def _contended_reason(local_ref: ObjectRef, first: RemoteKey) -> str:
     where = f"{first.namespace}/{first.name}" if first.namespace else first.name
-    return (f"local {_describe_ref(local_ref)} is also the computed name of remote object {where} in workspace "
-            f"{first.cluster}, which comes first by workspace, namespace and name and gets it")
+    return (
+        f"local {_describe_ref(local_ref)} is also the computed name of remote object {where} in workspace "
+        f"{first.cluster}, which comes first by workspace, namespace and name and gets it"
+    )
 
 
 def _create(subject: _Subject, local_ref: ObjectRef, *, namespace_exists: bool) -> list[Action]:
@@ -281,8 +356,9 @@ def _create(subject: _Subject, local_ref: ObjectRef, *, namespace_exists: bool) 
     if local_type.namespaced:
         meta["namespace"] = local_ref.namespace
     remote_type = subject.context.projected.remote
-    meta["labels"] = metadata.link_labels(servlet_name=subject.context.servlet.name, remote=subject.key,
-                                          resource=remote_type)
+    meta["labels"] = metadata.link_labels(
+        servlet_name=subject.context.servlet.name, remote=subject.key, resource=remote_type
+    )
     meta["annotations"] = metadata.link_annotations(remote=subject.key, resource=remote_type)
     skeleton = {"apiVersion": local_type.api_version, "kind": local_type.kind, "metadata": meta}
     created = patch.created_object(skeleton=skeleton, desired=patch.primary_content_view(subject.remote))
@@ -290,42 +366,13 @@ def _create(subject: _Subject, local_ref: ObjectRef, *, namespace_exists: bool) 
         return [Error.of(created, target=local_ref)]
     actions: list[Action] = []
     if local_type.namespaced and not namespace_exists:
-        actions.append(CreateNamespace(target=ObjectRef(side=Side.LOCAL, resource=NAMESPACE_TYPE, namespace="",
-                                                        name=local_ref.namespace)))
+        actions.append(
+            CreateNamespace(
+                target=ObjectRef(side=Side.LOCAL, resource=NAMESPACE_TYPE, namespace="", name=local_ref.namespace)
+            )
+        )
     actions.append(Create(target=local_ref, object=created))
     return actions
-
-
-# Sorted, so a repair patch lists its keys in the same order every time.
-_LINK_LABEL_KEYS = tuple(sorted(metadata.LINK_LABEL_KEYS))
-_LINK_ANNOTATION_KEYS = tuple(sorted(metadata.LINK_ANNOTATION_KEYS))
-
-
-def _link_repair(subject: _Subject, meta: Mapping[str, Any], *, labels_match: bool = False) -> dict[str, Any]:
-    """The merge patch that sets every link label and annotation, and drops stale ones.
-
-    `labels_match`: the object was found by exactly its link labels, so only the annotations can
-    be off; checked on every reconcile, so the common case (nothing to repair) reads three keys.
-    """
-    servlet_name, remote_type, key = subject.context.servlet.name, subject.context.projected.remote, subject.key
-    annotations = meta.get("annotations")
-    if (labels_match and is_mapping(annotations)
-            and annotations.get(metadata.REMOTE_NAME_ANNOTATION) == key.name
-            and annotations.get(metadata.REMOTE_NAMESPACE_ANNOTATION) == (key.namespace or None)
-            and annotations.get(metadata.REMOTE_RESOURCE_ANNOTATION) == metadata.resource_name(remote_type)):
-        return {}  # the same answer as the walk below when the labels are known to match
-    wanted_annotations = metadata.link_annotations(remote=key, resource=remote_type)
-    repair: dict[str, Any] = {}
-    for section, keys, wanted in (
-        ("labels", _LINK_LABEL_KEYS,
-         metadata.link_labels(servlet_name=servlet_name, remote=key, resource=remote_type)),
-        ("annotations", _LINK_ANNOTATION_KEYS, wanted_annotations),
-    ):
-        current = string_map(meta.get(section))
-        changes = {key: wanted.get(key) for key in keys if current.get(key) != wanted.get(key)}
-        if changes:
-            repair[section] = changes
-    return {"metadata": repair} if repair else {}
 
 
 def _status_update(subject: _Subject, local: Mapping[str, Any]) -> PatchRemoteStatus | None:
@@ -344,5 +391,3 @@ def _status_update(subject: _Subject, local: Mapping[str, Any]) -> PatchRemoteSt
     else:
         status_patch = {"status": local_status}
     return PatchRemoteStatus(target=subject.ref, status=local_status, patch=status_patch)
-
-

@@ -34,21 +34,30 @@ CRD_TYPE = ResourceType(
     namespaced=False,
 )
 PUBLISHED_RESOURCE_TYPE = ResourceType(
-    group="services.kdp.k8c.io", version="v1alpha1", kind="PublishedResource", plural="publishedresources",
+    group="services.kdp.k8c.io",
+    version="v1alpha1",
+    kind="PublishedResource",
+    plural="publishedresources",
     namespaced=False,
 )
 LOGICAL_CLUSTER_TYPE = ResourceType(
     group="core.kcp.io", version="v1alpha1", kind="LogicalCluster", plural="logicalclusters", namespaced=False
 )
 SCHEMA_TYPE = ResourceType(
-    group="apis.kcp.io", version="v1alpha1", kind="APIResourceSchema", plural="apiresourceschemas",
+    group="apis.kcp.io",
+    version="v1alpha1",
+    kind="APIResourceSchema",
+    plural="apiresourceschemas",
     namespaced=False,
 )
 APIEXPORT_TYPE = ResourceType(
     group="apis.kcp.io", version="v1alpha1", kind="APIExport", plural="apiexports", namespaced=False
 )
 ENDPOINT_SLICE_TYPE = ResourceType(
-    group="apis.kcp.io", version="v1alpha1", kind="APIExportEndpointSlice", plural="apiexportendpointslices",
+    group="apis.kcp.io",
+    version="v1alpha1",
+    kind="APIExportEndpointSlice",
+    plural="apiexportendpointslices",
     namespaced=False,
 )
 EVENT_TYPE = ResourceType(group="", version="v1", kind="Event", plural="events", namespaced=True)

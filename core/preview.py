@@ -52,8 +52,12 @@ class SchemaStep:
     spec: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"publishedResource": self.published_resource, "name": self.name,
-                "action": self.action, "spec": self.spec}
+        return {
+            "publishedResource": self.published_resource,
+            "name": self.name,
+            "action": self.action,
+            "spec": self.spec,
+        }
 
 
 @frozen
@@ -76,11 +80,16 @@ class OrphanStep:
     delete: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {"publishedResource": self.published_resource,
-                "local": {"namespace": self.orphan.local.namespace, "name": self.orphan.local.name},
-                "remote": {"cluster": self.orphan.remote.cluster, "namespace": self.orphan.remote.namespace,
-                           "name": self.orphan.remote.name},
-                "action": "delete" if self.delete else "keep"}
+        return {
+            "publishedResource": self.published_resource,
+            "local": {"namespace": self.orphan.local.namespace, "name": self.orphan.local.name},
+            "remote": {
+                "cluster": self.orphan.remote.cluster,
+                "namespace": self.orphan.remote.namespace,
+                "name": self.orphan.remote.name,
+            },
+            "action": "delete" if self.delete else "keep",
+        }
 
 
 @frozen
@@ -119,13 +128,23 @@ def _choose_export(exports: Sequence[Manifest], name: str | None) -> tuple[Manif
     if name is not None:
         matching = [export for export in exports if (export.get("metadata") or {}).get("name") == name]
         if not matching:
-            return None, [PlanError(object=f"APIExport {name}", field="",
-                                    message="is not among the inputs; the servlet never creates its APIExport")]
+            return None, [
+                PlanError(
+                    object=f"APIExport {name}",
+                    field="",
+                    message="is not among the inputs; the servlet never creates its APIExport",
+                )
+            ]
         return matching[0], []
     if len(exports) > 1:
         names = ", ".join(sorted(str((export.get("metadata") or {}).get("name")) for export in exports))
-        return None, [PlanError(object="APIExport", field="",
-                                message=f"the inputs hold several APIExports ({names}); choose one with --apiexport")]
+        return None, [
+            PlanError(
+                object="APIExport",
+                field="",
+                message=f"the inputs hold several APIExports ({names}); choose one with --apiexport",
+            )
+        ]
     return (exports[0] if exports else None), []
 
 
@@ -149,24 +168,40 @@ def _without_taken(
     projected: list[tuple[PublishedResource, Projected]], inventory: Inventory
 ) -> tuple[list[tuple[PublishedResource, Projected]], list[PlanError]]:
     """The daemon's choice among PublishedResources with the same schema: only the keeper is published and synced."""
-    created = {str((manifest.get("metadata") or {}).get("name")): str(
-        (manifest.get("metadata") or {}).get("creationTimestamp") or "") for manifest in inventory.published_resources}
+    created = {
+        str((manifest.get("metadata") or {}).get("name")): str(
+            (manifest.get("metadata") or {}).get("creationTimestamp") or ""
+        )
+        for manifest in inventory.published_resources
+    }
     taken = schema_taken_by(
-        SchemaClaim(published_resource=published.name, schema_name=result.schema_name,
-                    created=created.get(published.name, ""))
-        for published, result in projected)
+        SchemaClaim(
+            published_resource=published.name, schema_name=result.schema_name, created=created.get(published.name, "")
+        )
+        for published, result in projected
+    )
     errors = [
-        PlanError(object=f"PublishedResource {published.name}", field="",
-                  message=f"PublishedResource {taken[published.name]} already publishes "
-                  f"{schema_resource(result.schema_name)} with the same APIResourceSchema {result.schema_name}, "
-                  "and the oldest (by creationTimestamp, then name) keeps it: this one is neither exported nor synced")
-        for published, result in projected if published.name in taken
+        PlanError(
+            object=f"PublishedResource {published.name}",
+            field="",
+            message=f"PublishedResource {taken[published.name]} already publishes "
+            f"{schema_resource(result.schema_name)} with the same APIResourceSchema {result.schema_name}, "
+            "and the oldest (by creationTimestamp, then name) keeps it: this one is neither exported nor synced",
+        )
+        for published, result in projected
+        if published.name in taken
     ]
     return [(published, result) for published, result in projected if published.name not in taken], errors
 
 
-def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_name: str | None = None,
-                 delete_orphans: bool = False, crds_from: str = "among the inputs") -> ServletPlan:
+def plan_servlet(
+    *,
+    inventory: Inventory,
+    servlet: ServletIdentity,
+    apiexport_name: str | None = None,
+    delete_orphans: bool = False,
+    crds_from: str = "among the inputs",
+) -> ServletPlan:
     """The plan of everything; with `delete_orphans`, orphans are deleted as `--delete-orphans` does.
 
     `crds_from` says where the inventory's CRDs came from, for the error of a CRD not among them.
@@ -179,9 +214,12 @@ def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_na
 
     existing_schemas = {(schema.get("metadata") or {}).get("name") for schema in inventory.schemas}
     schemas = tuple(
-        SchemaStep(published_resource=published.name, name=result.schema_name,
-                   action="exists" if result.schema_name in existing_schemas else "create",
-                   spec=result.schema_spec)
+        SchemaStep(
+            published_resource=published.name,
+            name=result.schema_name,
+            action="exists" if result.schema_name in existing_schemas else "create",
+            spec=result.schema_spec,
+        )
         for published, result in projected
     )
 
@@ -190,28 +228,51 @@ def plan_servlet(*, inventory: Inventory, servlet: ServletIdentity, apiexport_na
     related_kinds = {related.kind for published, _ in projected for related in published.spec.related}
     export_name = apiexport_name or str(((export or {}).get("metadata") or {}).get("name", ""))
     if export is None:
-        change = plan_export(export={"spec": {}}, schema_names=[step.name for step in schemas],
-                             related_kinds=related_kinds)
-        api_export = ExportStep(name=export_name, action="missing",
-                                spec=change.spec if change else None, patch=change.patch if change else None)
+        change = plan_export(
+            export={"spec": {}}, schema_names=[step.name for step in schemas], related_kinds=related_kinds
+        )
+        api_export = ExportStep(
+            name=export_name,
+            action="missing",
+            spec=change.spec if change else None,
+            patch=change.patch if change else None,
+        )
     else:
         change = plan_export(export=export, schema_names=[step.name for step in schemas], related_kinds=related_kinds)
-        api_export = ExportStep(name=export_name, action="patch" if change else "none",
-                                spec=change.spec if change else None, patch=change.patch if change else None)
+        api_export = ExportStep(
+            name=export_name,
+            action="patch" if change else "none",
+            spec=change.spec if change else None,
+            patch=change.patch if change else None,
+        )
 
     contexts = [SyncContext(servlet=servlet, published=published, projected=result) for published, result in projected]
     remote_objects = [_in_stored_version(obj, [result for _, result in projected]) for obj in inventory.remote_objects]
-    objects = plan_world(contexts=contexts, remote_objects=remote_objects,
-                         unreadable_remote=inventory.unreadable_remote,
-                         local_objects=inventory.local_objects)
+    objects = plan_world(
+        contexts=contexts,
+        remote_objects=remote_objects,
+        unreadable_remote=inventory.unreadable_remote,
+        local_objects=inventory.local_objects,
+    )
     for obj in objects:
-        errors.extend(PlanError(object=obj.describe(), field=problem.field, message=problem.message)
-                      for problem in obj.problems)
-    warnings = tuple(warning for published, _ in projected
-                     for warning in shared_namespace_warnings(published, servlet_namespace=servlet.namespace))
+        errors.extend(
+            PlanError(object=obj.describe(), field=problem.field, message=problem.message) for problem in obj.problems
+        )
+    warnings = tuple(
+        warning
+        for published, _ in projected
+        for warning in shared_namespace_warnings(published, servlet_namespace=servlet.namespace)
+    )
     orphans = _orphans(contexts, inventory, remote_objects, delete=delete_orphans)
-    return ServletPlan(servlet=servlet, schemas=schemas, api_export=api_export,
-                       objects=tuple(objects), errors=tuple(errors), warnings=warnings, orphans=orphans)
+    return ServletPlan(
+        servlet=servlet,
+        schemas=schemas,
+        api_export=api_export,
+        objects=tuple(objects),
+        errors=tuple(errors),
+        warnings=warnings,
+        orphans=orphans,
+    )
 
 
 def _in_stored_version(obj: Manifest, projected: Sequence[Projected]) -> Manifest:
@@ -227,18 +288,24 @@ def _in_stored_version(obj: Manifest, projected: Sequence[Projected]) -> Manifes
     return obj
 
 
-def _orphans(contexts: Sequence[SyncContext], inventory: Inventory, remote_objects: Sequence[Manifest], *,
-             delete: bool) -> tuple[OrphanStep, ...]:
+def _orphans(
+    contexts: Sequence[SyncContext], inventory: Inventory, remote_objects: Sequence[Manifest], *, delete: bool
+) -> tuple[OrphanStep, ...]:
     """Orphans of each published remote resource, as the daemon's orphan scan finds them."""
     steps: list[OrphanStep] = []
     for context in contexts:
         local = context.projected.local
         found = find_orphans(
-            servlet_name=context.servlet.name, remote_resource=context.projected.remote,
-            local_objects=[obj for obj in inventory.local_objects
-                           if (obj.get("apiVersion"), obj.get("kind")) == (local.api_version, local.kind)],
+            servlet_name=context.servlet.name,
+            remote_resource=context.projected.remote,
+            local_objects=[
+                obj
+                for obj in inventory.local_objects
+                if (obj.get("apiVersion"), obj.get("kind")) == (local.api_version, local.kind)
+            ],
             remote_keys=[remote_key_of(obj) for obj in remote_objects if context_of(obj, [context])],
         )
-        steps.extend(OrphanStep(published_resource=context.published.name, orphan=orphan, delete=delete)
-                     for orphan in found)
+        steps.extend(
+            OrphanStep(published_resource=context.published.name, orphan=orphan, delete=delete) for orphan in found
+        )
     return tuple(steps)

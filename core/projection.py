@@ -88,15 +88,14 @@ class Projected:
         return tuple(str(_mapping(v).get("name")) for v in _sequence(self.schema_spec.get("versions")))
 
 
-def project(
-    *, crd: Mapping[str, Any], published: PublishedResource, api_group: str
-) -> Projected | tuple[Problem, ...]:
+def project(*, crd: Mapping[str, Any], published: PublishedResource, api_group: str) -> Projected | tuple[Problem, ...]:
     """Project `crd` as `published` asks, into the servlet's `api_group`; all problems at once."""
     crd_spec = _mapping(crd.get("spec"))
     crd_names = _mapping(crd_spec.get("names"))
     problems = list(_source_mismatch(crd_spec=crd_spec, crd_names=crd_names, published=published))
     selected = select_versions(
-        crd_spec=crd_spec, resource=published.spec.resource, projection=published.spec.projection)
+        crd_spec=crd_spec, resource=published.spec.resource, projection=published.spec.projection
+    )
     selection = None if isinstance(selected, tuple) else selected
     if isinstance(selected, tuple):
         problems.extend(selected)
@@ -104,16 +103,20 @@ def project(
     problems.extend(names_problems)
     projection = published.spec.projection
     if projection.version is not None and not is_kcp_version(projection.version):
-        problems.append(Problem(
-            field="spec.projection.version",
-            message=f"'{projection.version}' is not a Kubernetes version name like v1, v1alpha1 or v2beta3",
-        ))
+        problems.append(
+            Problem(
+                field="spec.projection.version",
+                message=f"'{projection.version}' is not a Kubernetes version name like v1, v1alpha1 or v2beta3",
+            )
+        )
     local_scope = _scope(crd_spec.get("scope"))
     if local_scope is None:
-        problems.append(Problem(
-            field="spec.resource.kind",
-            message=f"the CRD has no valid scope ('{crd_spec.get('scope')}')",
-        ))
+        problems.append(
+            Problem(
+                field="spec.resource.kind",
+                message=f"the CRD has no valid scope ('{crd_spec.get('scope')}')",
+            )
+        )
     if problems or selection is None or local_scope is None:
         return tuple(problems)
 
@@ -129,10 +132,12 @@ def project(
         spec["conversion"] = {"strategy": "None"}
     name = schema_name(spec=spec)
     if len(name) > _DNS1123_SUBDOMAIN_MAX or not _DNS1123_SUBDOMAIN.match(name):
-        return (Problem(
-            field="spec.projection.plural",
-            message=f"the schema name '{name}' is not a valid DNS-1123 subdomain of at most 253 characters",
-        ),)
+        return (
+            Problem(
+                field="spec.projection.plural",
+                message=f"the schema name '{name}' is not a valid DNS-1123 subdomain of at most 253 characters",
+            ),
+        )
     subresources = _mapping(storage.definition.get("subresources"))
     return Projected(
         schema_name=name,
@@ -171,15 +176,19 @@ def _source_mismatch(
     source = published.spec.resource
     problems: list[Problem] = []
     if crd_spec.get("group") != source.api_group:
-        problems.append(Problem(
-            field="spec.resource.apiGroup",
-            message=f"'{source.api_group}' does not match the CRD's group '{crd_spec.get('group')}'",
-        ))
+        problems.append(
+            Problem(
+                field="spec.resource.apiGroup",
+                message=f"'{source.api_group}' does not match the CRD's group '{crd_spec.get('group')}'",
+            )
+        )
     if crd_names.get("kind") != source.kind:
-        problems.append(Problem(
-            field="spec.resource.kind",
-            message=f"'{source.kind}' does not match the CRD's kind '{crd_names.get('kind')}'",
-        ))
+        problems.append(
+            Problem(
+                field="spec.resource.kind",
+                message=f"'{source.kind}' does not match the CRD's kind '{crd_names.get('kind')}'",
+            )
+        )
     return tuple(problems)
 
 
@@ -191,11 +200,13 @@ def _projected_names(
     if projection.kind is not None:
         kind = projection.kind
         if not _is_dns1035_label(kind.lower()):
-            problems.append(Problem(
-                field="spec.projection.kind",
-                message=f"'{kind}' is not a valid kind: lower-cased it must be a DNS-1035 label "
-                "(letters, digits and '-', starting with a letter, at most 63 characters)",
-            ))
+            problems.append(
+                Problem(
+                    field="spec.projection.kind",
+                    message=f"'{kind}' is not a valid kind: lower-cased it must be a DNS-1035 label "
+                    "(letters, digits and '-', starting with a letter, at most 63 characters)",
+                )
+            )
         list_kind = kind + "List"
         singular = kind.lower()
         plural = projection.plural or pluralize(singular)
@@ -208,10 +219,12 @@ def _projected_names(
     if projection.plural is not None:
         problems.extend(_label_problems("spec.projection.plural", [projection.plural], indexed=False))
     elif projection.kind is not None and _is_dns1035_label(singular) and not _is_dns1035_label(plural):
-        problems.append(Problem(
-            field="spec.projection.plural",
-            message=f"the plural '{plural}' derived from the kind is too long; set spec.projection.plural",
-        ))
+        problems.append(
+            Problem(
+                field="spec.projection.plural",
+                message=f"the plural '{plural}' derived from the kind is too long; set spec.projection.plural",
+            )
+        )
     short_names = _names_list(projection.short_names, crd_names.get("shortNames"))
     categories = _names_list(projection.categories, crd_names.get("categories"))
     if projection.short_names is not None:

@@ -70,8 +70,9 @@ def _single(versions: Sequence[Mapping[str, Any]], *, requested: str | None) -> 
     if requested is not None:
         chosen = next((v for v in versions if v.get("name") == requested), None)
         if chosen is None:
-            return Problem(field=_SINGLE_FIELD,
-                           message=f"the CRD has no version '{requested}' (it has: {_names(versions)})")
+            return Problem(
+                field=_SINGLE_FIELD, message=f"the CRD has no version '{requested}' (it has: {_names(versions)})"
+            )
     else:
         chosen = next((v for v in versions if v.get("storage") is True), None)
         if chosen is None:
@@ -86,8 +87,13 @@ def _listed(
     if not requested:
         served = [v for v in versions if v.get("served") is True]
         if not served:
-            return (Problem(field=_LIST_FIELD, message="is empty, which publishes every served version, "
-                            f"but the CRD serves none (it has: {_names(versions)})"),)
+            return (
+                Problem(
+                    field=_LIST_FIELD,
+                    message="is empty, which publishes every served version, "
+                    f"but the CRD serves none (it has: {_names(versions)})",
+                ),
+            )
         problems = [p for v in served if (p := _usable_problem(v, field=_LIST_FIELD)) is not None]
         return tuple(problems) if problems else served
     chosen: list[Mapping[str, Any]] = []
@@ -96,7 +102,9 @@ def _listed(
         field = f"{_LIST_FIELD}[{index}]"
         found = next((v for v in versions if v.get("name") == name), None)
         if found is None:
-            problems.append(Problem(field=field, message=f"the CRD has no version '{name}' (it has: {_names(versions)})"))
+            problems.append(
+                Problem(field=field, message=f"the CRD has no version '{name}' (it has: {_names(versions)})")
+            )
         elif (problem := _usable_problem(found, field=field)) is not None:
             problems.append(problem)
         else:
@@ -121,28 +129,43 @@ def _renamed(
     problems: list[Problem] = []
     if projection.version is not None:
         if len(selected) > 1:
-            problems.append(Problem(
-                field="spec.projection.version",
-                message=f"renames one version, but {len(selected)} are published ({', '.join(local_names)}); "
-                "rename them with spec.projection.versions",
-            ))
+            problems.append(
+                Problem(
+                    field="spec.projection.version",
+                    message=f"renames one version, but {len(selected)} are published ({', '.join(local_names)}); "
+                    "rename them with spec.projection.versions",
+                )
+            )
         else:
             renames = {local_names[0]: projection.version}
     problems.extend(
-        Problem(field=f"{_RENAMES_FIELD}.{name}",
-                message=f"the CRD version '{name}' is not published (published: {', '.join(local_names)})")
-        for name in sorted(renames) if name not in local_names
+        Problem(
+            field=f"{_RENAMES_FIELD}.{name}",
+            message=f"the CRD version '{name}' is not published (published: {', '.join(local_names)})",
+        )
+        for name in sorted(renames)
+        if name not in local_names
     )
     published: list[PublishedVersion] = []
     owner: dict[str, str] = {}
     for definition, local in zip(selected, local_names):
         remote = renames.get(local, local)
         if local not in renames and not is_kcp_version(local):
-            problems.append(Problem(field=_RENAMES_FIELD, message=f"the CRD's version '{local}' is not a version "
-                                    "name kcp accepts (like v1, v1alpha1 or v2beta3); rename it here"))
+            problems.append(
+                Problem(
+                    field=_RENAMES_FIELD,
+                    message=f"the CRD's version '{local}' is not a version "
+                    "name kcp accepts (like v1, v1alpha1 or v2beta3); rename it here",
+                )
+            )
         if remote in owner:
-            problems.append(Problem(field=_RENAMES_FIELD, message=f"'{remote}' would name both the CRD's "
-                                    f"'{owner[remote]}' and '{local}' in kcp; versions in kcp must be unique"))
+            problems.append(
+                Problem(
+                    field=_RENAMES_FIELD,
+                    message=f"'{remote}' would name both the CRD's "
+                    f"'{owner[remote]}' and '{local}' in kcp; versions in kcp must be unique",
+                )
+            )
         owner[remote] = local
         published.append(PublishedVersion(local=local, remote=remote, definition=definition))
     if problems:

@@ -1,7 +1,7 @@
 """Related Secrets and ConfigMaps of one primary object: what to write so they sync (SPEC 8).
 
 Its origin decides the direction: `service` objects flow up into the workspace, `platform`
-objects flow down. The content (`data`, plus `type` or `binaryData`, plus copyable
+objects flow down (`related_platform.py`). The content (`data`, plus `type` or `binaryData`, plus copyable
 labels/annotations) is synced with the same three-way rule as primaries. The sync state always
 stays on the service cluster, in records on the local primary (`related_objects.py`): a workspace
 copy carries nothing of the servlet.
@@ -36,78 +36,52 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from servlet.core import metadata, patch
-from servlet.core.actions import Action, Conflict, CreateRelated, DeleteRelated, Error, PatchRelated, Side
+from servlet.core import patch
+from servlet.core.actions import Action, CreateRelated, DeleteRelated, Error, PatchRelated, Side
 from servlet.core.keys import guarded, uid_of
-from servlet.core.model import Origin, Problem, RelatedResource, RemoteKey
+from servlet.core.model import Origin, Problem, RelatedResource
 from servlet.core.related_actions import (
-    describe,
     ensure_namespace,
     record_state,
     ref,
     skeleton,
     unconfirmed_error,
     unreadable_error,
-    with_record,
 )
 
-# Re-exported: callers import the vocabulary of related objects from here.
+# Re-exported (listed in __all__): callers import the vocabulary of related objects from here.
 from servlet.core.related_objects import (
-    Coordinates as Coordinates,
-)
-from servlet.core.related_objects import (
-    PlatformState as PlatformState,
-)
-from servlet.core.related_objects import (
-    Presence as Presence,
-)
-from servlet.core.related_objects import (
-    Primaries as Primaries,
-)
-from servlet.core.related_objects import (
-    RelatedKey as RelatedKey,
-)
-from servlet.core.related_objects import (
-    RelatedReads as RelatedReads,
-)
-from servlet.core.related_objects import (
-    RelatedSnapshot as RelatedSnapshot,
-)
-from servlet.core.related_objects import (
-    Resolved as Resolved,
-)
-from servlet.core.related_objects import (
-    ServiceState as ServiceState,
-)
-from servlet.core.related_objects import (
+    Coordinates,
+    Presence,
+    Primaries,
+    RelatedKey,
+    RelatedReads,
+    RelatedSnapshot,
+    Resolved,
+    ServiceState,
     is_deleting,
     namespace_of,
+    read_platform_state,
+    read_service_state,
+    related_content,
+    resolve,
+    state_content,
 )
-from servlet.core.related_objects import (
-    read_platform_state as read_platform_state,
-)
-from servlet.core.related_objects import (
-    read_service_state as read_service_state,
-)
-from servlet.core.related_objects import (
-    related_content as related_content,
-)
-from servlet.core.related_objects import (
-    resolve as resolve,
-)
-from servlet.core.related_objects import (
-    resolve_side as resolve_side,
-)
-from servlet.core.related_objects import (
-    resolve_value as resolve_value,
-)
-from servlet.core.related_objects import (
-    state_content as state_content,
-)
+from servlet.core.related_platform import delete_linked_copy, plan_platform_origin
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
-__all__ = ["Primaries", "RelatedKey", "RelatedReads", "RelatedSnapshot", "Resolved", "absences_to_confirm",
-           "plan_related", "plan_related_cleanup", "related_reads", "resolve"]
+__all__ = [
+    "Primaries",
+    "RelatedKey",
+    "RelatedReads",
+    "RelatedSnapshot",
+    "Resolved",
+    "absences_to_confirm",
+    "plan_related",
+    "plan_related_cleanup",
+    "related_reads",
+    "resolve",
+]
 
 
 # --- the public entry points -------------------------------------------------------------------
@@ -166,7 +140,7 @@ def plan_related_cleanup(
             if snapshot.presence(key) is Presence.UNREADABLE:
                 actions.append(unreadable_error(primaries, item, key))
             else:
-                actions.extend(_delete_linked_copy(primaries, item, copy=copy, origin=origin, snapshot=snapshot))
+                actions.extend(delete_linked_copy(primaries, item, copy=copy, origin=origin, snapshot=snapshot))
     return tuple(actions)
 
 
@@ -194,9 +168,11 @@ def related_reads(
 
 def _keys_of(item: RelatedResource, resolved: Resolved, local: Mapping[str, Any] | None) -> list[RelatedKey]:
     """The related objects one entry's plan may look at: both sides' objects, and the copy it recorded."""
-    keys = [RelatedKey.at(side, item.kind, coordinates)
-            for side, coordinates in ((Side.REMOTE, resolved.remote), (Side.LOCAL, resolved.local))
-            if coordinates is not None and (side is Side.REMOTE or local is not None)]
+    keys = [
+        RelatedKey.at(side, item.kind, coordinates)
+        for side, coordinates in ((Side.REMOTE, resolved.remote), (Side.LOCAL, resolved.local))
+        if coordinates is not None and (side is Side.REMOTE or local is not None)
+    ]
     if local is not None and item.origin is Origin.SERVICE:
         service = read_service_state(local, item.identifier)
         if service is not None:  # a copy recorded at older coordinates may be due for deletion
@@ -221,20 +197,32 @@ def _plan(
             actions.append(Error.of(resolved, identifier=item.identifier))
             continue
         # Whatever cannot be read may exist: nothing of this entry is written, nothing deleted.
-        unread = next((key for key in _keys_of(item, resolved, primaries.local)
-                       if snapshot.presence(key) is Presence.UNREADABLE),
-                      None) if snapshot.unreadable else None
+        unread = (
+            next(
+                (
+                    key
+                    for key in _keys_of(item, resolved, primaries.local)
+                    if snapshot.presence(key) is Presence.UNREADABLE
+                ),
+                None,
+            )
+            if snapshot.unreadable
+            else None
+        )
         if unread is not None:
             actions.append(unreadable_error(primaries, item, unread))
         elif item.origin is Origin.SERVICE:
             actions.extend(_plan_service_origin(primaries, item, resolved, snapshot, held_back))
         else:
-            actions.extend(_plan_platform_origin(primaries, item, resolved, snapshot, held_back))
+            actions.extend(plan_platform_origin(primaries, item, resolved, snapshot, held_back))
     return actions
 
 
 def _plan_service_origin(
-    primaries: Primaries, item: RelatedResource, resolved: Resolved, snapshot: RelatedSnapshot,
+    primaries: Primaries,
+    item: RelatedResource,
+    resolved: Resolved,
+    snapshot: RelatedSnapshot,
     held_back: set[RelatedKey],
 ) -> list[Action]:
     state = read_service_state(primaries.local, item.identifier)
@@ -248,14 +236,23 @@ def _plan_service_origin(
         # The origin disappeared (its record proves it existed): its copy goes, once that is certain.
         if snapshot.presence(source_key) is Presence.UNCONFIRMED:
             held_back.add(source_key)
-            return [unconfirmed_error(primaries, item, source_key, copy=RelatedKey.at(Side.REMOTE, item.kind,
-                                                                                state.coordinates))]
-        return [*_delete_recorded_copy(primaries, item, state, snapshot), record_state(primaries, item.identifier, None)]
+            return [
+                unconfirmed_error(
+                    primaries, item, source_key, copy=RelatedKey.at(Side.REMOTE, item.kind, state.coordinates)
+                )
+            ]
+        return [
+            *_delete_recorded_copy(primaries, item, state, snapshot),
+            record_state(primaries, item.identifier, None),
+        ]
     if resolved.remote is None:
         if state is None:
             return []
         # The workspace primary names no copy any more: the recorded one is no longer needed.
-        return [*_delete_recorded_copy(primaries, item, state, snapshot), record_state(primaries, item.identifier, None)]
+        return [
+            *_delete_recorded_copy(primaries, item, state, snapshot),
+            record_state(primaries, item.identifier, None),
+        ]
     destination = resolved.remote
     same_place = state is not None and state.coordinates == destination
     actions: list[Action] = []
@@ -267,22 +264,34 @@ def _plan_service_origin(
     live = snapshot.get(Side.REMOTE, item.kind, destination)
     target = ref(primaries, Side.REMOTE, item.kind, destination)
     if live is None:
-        created_record = record_state(primaries, item.identifier, ServiceState(
-            destination.namespace, destination.name, created=True, content=state_content(desired, item.kind)))
+        created_record = record_state(
+            primaries,
+            item.identifier,
+            ServiceState(
+                destination.namespace, destination.name, created=True, content=state_content(desired, item.kind)
+            ),
+        )
         if isinstance(created_record, Error):
             return [created_record]  # a copy that could not be recorded could never be cleaned up
         # Recorded as created only after the create: see the module docstring.
-        return [*actions, *ensure_namespace(primaries, snapshot, Side.REMOTE, destination.namespace),
-                CreateRelated(identifier=item.identifier, target=target,
-                              object=patch.apply_merge_patch(skeleton(item.kind, destination), desired)),
-                created_record]
+        return [
+            *actions,
+            *ensure_namespace(primaries, snapshot, Side.REMOTE, destination.namespace),
+            CreateRelated(
+                identifier=item.identifier,
+                target=target,
+                object=patch.apply_merge_patch(skeleton(item.kind, destination), desired),
+            ),
+            created_record,
+        ]
 
     # A workspace object at the name the tenant chose is synced into (the tenant asked for it
     # there), but remembered as not created by us, so it is never deleted.
     last_known = state.content if same_place and state is not None else None
     created = state.created if same_place and state is not None else False
-    new_state = ServiceState(destination.namespace, destination.name, created=created,
-                             content=state_content(desired, item.kind))
+    new_state = ServiceState(
+        destination.namespace, destination.name, created=created, content=state_content(desired, item.kind)
+    )
     record = record_state(primaries, item.identifier, new_state) if new_state != state else None
     if isinstance(record, Error):
         return [record]
@@ -302,89 +311,10 @@ def _delete_recorded_copy(
     copy = snapshot.get(Side.REMOTE, item.kind, state.coordinates)
     if not state.created or copy is None or is_deleting(copy):
         return []
-    return [DeleteRelated(identifier=item.identifier, target=ref(primaries, Side.REMOTE, item.kind,
-                                                                  state.coordinates), uid=uid_of(copy))]
-
-
-def _plan_platform_origin(
-    primaries: Primaries, item: RelatedResource, resolved: Resolved, snapshot: RelatedSnapshot,
-    held_back: set[RelatedKey],
-) -> list[Action]:
-    state = read_platform_state(primaries.local, item.identifier)
-    wanted = (PlatformState(copy=resolved.local, origin=resolved.remote)
-              if resolved.remote is not None and resolved.local is not None else None)
-    actions: list[Action] = []
-    kept = state
-    if state is not None and state != wanted:
-        # The tenant renamed or removed the reference: the recorded copy is no longer named.
-        actions.extend(_delete_linked_copy(primaries, item, copy=state.copy, origin=state.origin,
-                                           snapshot=snapshot))
-        kept = None
-        if wanted is None or (actions and state.copy == wanted.copy):
-            # Nothing is named, or the old copy is in the new one's place: it goes first.
-            return with_record(primaries, item.identifier, actions, before=state, after=None)
-    if wanted is None:
-        return actions
-
-    origin_key = RemoteKey(cluster=primaries.remote_key.cluster, namespace=wanted.origin.namespace,
-                           name=wanted.origin.name)
-    source_key = RelatedKey.at(Side.REMOTE, item.kind, wanted.origin)
-    source = snapshot.objects.get(source_key)
-    live = snapshot.get(Side.LOCAL, item.kind, wanted.copy)
-    target = ref(primaries, Side.LOCAL, item.kind, wanted.copy)
-    linked = live is not None and metadata.links_to(live, servlet_name=primaries.servlet_name, remote=origin_key)
-
-    if source is None:
-        if live is not None and linked and not is_deleting(live):
-            if snapshot.presence(source_key) is Presence.UNCONFIRMED:
-                held_back.add(source_key)
-                actions.append(unconfirmed_error(primaries, item, source_key,
-                                            copy=RelatedKey.at(Side.LOCAL, item.kind, wanted.copy)))
-                return with_record(primaries, item.identifier, actions, before=state, after=kept)
-            actions.append(DeleteRelated(identifier=item.identifier, target=target, uid=uid_of(live)))
-        return with_record(primaries, item.identifier, actions, before=state, after=None)
-
-    desired = related_content(source, item.kind)
-    if live is None:
-        bare = skeleton(
-            item.kind, wanted.copy,
-            labels=metadata.link_labels(servlet_name=primaries.servlet_name, remote=origin_key),
-            annotations=metadata.link_annotations(remote=origin_key),
+    return [
+        DeleteRelated(
+            identifier=item.identifier,
+            target=ref(primaries, Side.REMOTE, item.kind, state.coordinates),
+            uid=uid_of(copy),
         )
-        created = patch.created_object(skeleton=bare, desired=desired)
-        if isinstance(created, Problem):
-            return [*actions, Error.of(created, target=target, identifier=item.identifier)]
-        actions.extend(ensure_namespace(primaries, snapshot, Side.LOCAL, wanted.copy.namespace))
-        actions.append(CreateRelated(identifier=item.identifier, target=target, object=created))
-        # Recorded after the create, which stops the plan if it fails: the record names only copies that exist.
-        return with_record(primaries, item.identifier, actions, before=state, after=wanted)
-    if not linked:
-        origin = describe(Side.REMOTE, item.kind, wanted.origin, cluster=origin_key.cluster)
-        actions.append(Conflict(
-            target=target, identifier=item.identifier,
-            reason=f"local {describe(Side.LOCAL, item.kind, wanted.copy)} already exists and does not carry "
-            f"this servlet's link to {origin}; it is never overwritten",
-        ))
-        return with_record(primaries, item.identifier, actions, before=state, after=None)
-    change = patch.content_patch(desired=desired, live=live)
-    if isinstance(change, Problem):
-        return [*actions, Error.of(change, target=target, identifier=item.identifier)]
-    if change.patch:
-        actions.append(PatchRelated(identifier=item.identifier, target=target, patch=guarded(change.patch, live)))
-    # A linked copy not recorded yet (made before records existed, or its record was lost) is recorded now.
-    return with_record(primaries, item.identifier, actions, before=state, after=wanted)
-
-
-def _delete_linked_copy(
-    primaries: Primaries, item: RelatedResource, *, copy: Coordinates, origin: Coordinates, snapshot: RelatedSnapshot
-) -> list[Action]:
-    """Delete the local copy at `copy` if it carries this servlet's link to `origin` and is not going already."""
-    live = snapshot.get(Side.LOCAL, item.kind, copy)
-    origin_key = RemoteKey(cluster=primaries.remote_key.cluster, namespace=origin.namespace, name=origin.name)
-    if live is None or is_deleting(live) or not metadata.links_to(
-            live, servlet_name=primaries.servlet_name, remote=origin_key):
-        return []
-    return [DeleteRelated(identifier=item.identifier, target=ref(primaries, Side.LOCAL, item.kind, copy),
-                          uid=uid_of(live))]
-
-
+    ]

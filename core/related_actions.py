@@ -14,16 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from servlet.core import metadata, patch
-from servlet.core.actions import (
-    NAMESPACE_TYPE,
-    Action,
-    CreateNamespace,
-    Error,
-    ObjectRef,
-    RecordRelatedState,
-    Side,
-    related_resource_type,
-)
+from servlet.core.actions import Action, CreateNamespace, Error, ObjectRef, RecordRelatedState, Side
 from servlet.core.keys import guarded
 from servlet.core.model import RelatedKind, RelatedResource
 from servlet.core.related_objects import (
@@ -36,10 +27,15 @@ from servlet.core.related_objects import (
     metadata_of,
     namespace_of,
 )
+from servlet.core.targets import NAMESPACE_TYPE, related_resource_type
 
 
 def with_record(
-    primaries: Primaries, identifier: str, actions: list[Action], *, before: PlatformState | None,
+    primaries: Primaries,
+    identifier: str,
+    actions: list[Action],
+    *,
+    before: PlatformState | None,
     after: PlatformState | None,
 ) -> list[Action]:
     """`actions`, then the platform-origin record's change from `before` to `after`, if any."""
@@ -65,25 +61,35 @@ def record_state(
                 "large to sync",
             )
     return RecordRelatedState(
-        identifier=identifier, target=primaries.local_ref,
+        identifier=identifier,
+        target=primaries.local_ref,
         patch=guarded({"metadata": {"annotations": {key: value}}}, primaries.local),
     )
 
 
 def unreadable_error(primaries: Primaries, item: RelatedResource, key: RelatedKey) -> Error:
     where = key_ref(primaries, key)
-    hint = (f" (has the workspace accepted the permission claim for {where.resource.plural}?)"
-            if key.side is Side.REMOTE else "")
-    return Error(target=where, identifier=item.identifier,
-                 reason=f"cannot read {describe_key(primaries, key)} of related object {item.identifier!r}{hint}; "
-                 "its copies are kept and nothing of it is synced until it can be read")
+    hint = (
+        f" (has the workspace accepted the permission claim for {where.resource.plural}?)"
+        if key.side is Side.REMOTE
+        else ""
+    )
+    return Error(
+        target=where,
+        identifier=item.identifier,
+        reason=f"cannot read {describe_key(primaries, key)} of related object {item.identifier!r}{hint}; "
+        "its copies are kept and nothing of it is synced until it can be read",
+    )
 
 
 def unconfirmed_error(primaries: Primaries, item: RelatedResource, origin: RelatedKey, *, copy: RelatedKey) -> Error:
-    return Error(target=key_ref(primaries, origin), identifier=item.identifier,
-                 reason=f"{describe_key(primaries, origin)}, origin of related object {item.identifier!r}, was not "
-                 f"found, but its absence is not confirmed yet; its copy {describe_key(primaries, copy)} is kept "
-                 "until it is")
+    return Error(
+        target=key_ref(primaries, origin),
+        identifier=item.identifier,
+        reason=f"{describe_key(primaries, origin)}, origin of related object {item.identifier!r}, was not "
+        f"found, but its absence is not confirmed yet; its copy {describe_key(primaries, copy)} is kept "
+        "until it is",
+    )
 
 
 def ref(primaries: Primaries, side: Side, kind: RelatedKind, coordinates: Coordinates) -> ObjectRef:
@@ -100,8 +106,13 @@ def key_ref(primaries: Primaries, key: RelatedKey) -> ObjectRef:
     return ref(primaries, key.side, key.kind, Coordinates(key.namespace, key.name))
 
 
-def skeleton(kind: RelatedKind, coordinates: Coordinates, *, labels: Mapping[str, str] | None = None,
-              annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
+def skeleton(
+    kind: RelatedKind,
+    coordinates: Coordinates,
+    *,
+    labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": coordinates.name, "namespace": coordinates.namespace}
     if labels:
         meta["labels"] = dict(labels)
@@ -116,8 +127,11 @@ def ensure_namespace(primaries: Primaries, snapshot: RelatedSnapshot, side: Side
     if namespace == namespace_of(primary) or snapshot.has_namespace(side, namespace):
         return []
     cluster = primaries.remote_key.cluster if side is Side.REMOTE else ""
-    return [CreateNamespace(target=ObjectRef(side=side, resource=NAMESPACE_TYPE, namespace="", name=namespace,
-                                             cluster=cluster))]
+    return [
+        CreateNamespace(
+            target=ObjectRef(side=side, resource=NAMESPACE_TYPE, namespace="", name=namespace, cluster=cluster)
+        )
+    ]
 
 
 def describe(side: Side, kind: RelatedKind, coordinates: Coordinates, *, cluster: str = "") -> str:
@@ -127,5 +141,6 @@ def describe(side: Side, kind: RelatedKind, coordinates: Coordinates, *, cluster
 
 def describe_key(primaries: Primaries, key: RelatedKey) -> str:
     side = "" if key.side is Side.REMOTE else "local "
-    return side + describe(key.side, key.kind, Coordinates(key.namespace, key.name),
-                            cluster=primaries.remote_key.cluster)
+    return side + describe(
+        key.side, key.kind, Coordinates(key.namespace, key.name), cluster=primaries.remote_key.cluster
+    )

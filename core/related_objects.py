@@ -155,8 +155,11 @@ class PlatformState:
     origin: Coordinates
 
     def to_dict(self) -> dict[str, Any]:
-        return {"namespace": self.copy.namespace, "name": self.copy.name,
-                "origin": {"namespace": self.origin.namespace, "name": self.origin.name}}
+        return {
+            "namespace": self.copy.namespace,
+            "name": self.copy.name,
+            "origin": {"namespace": self.origin.namespace, "name": self.origin.name},
+        }
 
 
 # --- coordinates -------------------------------------------------------------------------------
@@ -228,11 +231,14 @@ def resolve_side(
     if name is None or namespace is None:
         return None
     if not naming.is_dns1123_label(namespace):
-        return Problem(field=f"{base}.namespace",
-                       message=f"yields {namespace!r} on the {side.value} side, which is not a DNS-1123 label")
+        return Problem(
+            field=f"{base}.namespace",
+            message=f"yields {namespace!r} on the {side.value} side, which is not a DNS-1123 label",
+        )
     if not naming.is_dns1123_subdomain(name):
-        return Problem(field=f"{base}.name",
-                       message=f"yields {name!r} on the {side.value} side, which is not a DNS-1123 subdomain")
+        return Problem(
+            field=f"{base}.name", message=f"yields {name!r} on the {side.value} side, which is not a DNS-1123 subdomain"
+        )
     return Coordinates(namespace=namespace, name=name)
 
 
@@ -281,8 +287,9 @@ def read_service_state(local: Mapping[str, Any], identifier: str) -> ServiceStat
     if decoded is None:
         return None
     namespace, name, created, content = (decoded.get(key) for key in ("namespace", "name", "created", "content"))
-    if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(created, bool)
-            and isinstance(content, dict)):
+    if not (
+        isinstance(namespace, str) and isinstance(name, str) and isinstance(created, bool) and isinstance(content, dict)
+    ):
         return None
     return ServiceState(namespace=namespace, name=name, created=created, content=content)
 

@@ -33,10 +33,16 @@ def finalizer_releases(remote_objects: Iterable[Mapping[str, Any]], *, resource:
         if metadata.FINALIZER not in finalizers:
             continue
         key = remote_key_of(remote)
-        target = ObjectRef(side=Side.REMOTE, resource=resource, namespace=key.namespace, name=key.name,
-                           cluster=key.cluster)
-        found.append(Release(target=target, finalizers=tuple(f for f in finalizers if f != metadata.FINALIZER),
-                             resource_version=str(meta.get("resourceVersion") or "")))
+        target = ObjectRef(
+            side=Side.REMOTE, resource=resource, namespace=key.namespace, name=key.name, cluster=key.cluster
+        )
+        found.append(
+            Release(
+                target=target,
+                finalizers=tuple(f for f in finalizers if f != metadata.FINALIZER),
+                resource_version=str(meta.get("resourceVersion") or ""),
+            )
+        )
     return found
 
 

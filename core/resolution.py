@@ -20,8 +20,14 @@ from servlet.core.projection import Projected, project
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = [
-    "CRD_NOT_FOUND", "INVALID_PROJECTION", "INVALID_SPEC", "Resolution", "crd_identity", "find_crd",
-    "published_identity", "resolve",
+    "CRD_NOT_FOUND",
+    "INVALID_PROJECTION",
+    "INVALID_SPEC",
+    "Resolution",
+    "crd_identity",
+    "find_crd",
+    "published_identity",
+    "resolve",
 ]
 
 # Reasons of a `Valid=False` condition, one per way a PublishedResource can fail to resolve.
@@ -77,10 +83,17 @@ def resolve(*, parsed: ParseResult, crd: Manifest | None, api_group: str, crds_f
     if crd is None or _mapping(crd.get("metadata")).get("deletionTimestamp"):
         resource = published.spec.resource
         where = f"kind {resource.kind!r} in group {resource.api_group!r}"
-        message = (f"there is no CustomResourceDefinition for {where} {crds_from}" if crd is None
-                   else f"the CustomResourceDefinition for {where} {crds_from} is being deleted")
-        return Resolution(published=published, projected=None,
-                          problems=(Problem(field="spec.resource", message=message),), reason=CRD_NOT_FOUND)
+        message = (
+            f"there is no CustomResourceDefinition for {where} {crds_from}"
+            if crd is None
+            else f"the CustomResourceDefinition for {where} {crds_from} is being deleted"
+        )
+        return Resolution(
+            published=published,
+            projected=None,
+            problems=(Problem(field="spec.resource", message=message),),
+            reason=CRD_NOT_FOUND,
+        )
     result = project(crd=crd, published=published, api_group=api_group)
     if not isinstance(result, Projected):
         return Resolution(published=published, projected=None, problems=result, reason=INVALID_PROJECTION)

@@ -72,9 +72,13 @@ def rewrite(rule: RegexRule, value: str, *, field: str) -> str | Problem:
     if isinstance(compiled, Problem):
         return compiled
     if len(value) > MAX_VALUE_LENGTH:
-        return Problem(field=field, message=(
-            f"the value found is {len(value)} characters long, {describe(value)}; "
-            f"a regex rewrites values of at most {MAX_VALUE_LENGTH} characters"))
+        return Problem(
+            field=field,
+            message=(
+                f"the value found is {len(value)} characters long, {describe(value)}; "
+                f"a regex rewrites values of at most {MAX_VALUE_LENGTH} characters"
+            ),
+        )
     try:
         return _rewrite(compiled, value)
     except UnicodeError:
@@ -87,7 +91,7 @@ def _rewrite(compiled: CompiledRule, value: str) -> str:
     pieces: list[str] = []
     end = 0
     for match in compiled.regex.finditer(value):
-        pieces.append(value[end:match.start()])
+        pieces.append(value[end : match.start()])
         pieces.extend(piece if isinstance(piece, str) else match.group(piece) or "" for piece in compiled.template)
         end = match.end()
     pieces.append(value[end:])
@@ -106,7 +110,8 @@ def _compile(pattern: str, replacement: str) -> CompiledRule | tuple[str, str]:
     template = parse_replacement(replacement, groups=regex.groups, names=regex.groupindex)
     if isinstance(template, str):
         return "replacement", (
-            f"{describe(replacement)} is not a valid replacement for pattern {describe(pattern)}: {template}")
+            f"{describe(replacement)} is not a valid replacement for pattern {describe(pattern)}: {template}"
+        )
     return CompiledRule(regex=regex, template=template)
 
 
@@ -118,7 +123,7 @@ def parse_replacement(replacement: str, *, groups: int, names: Mapping[str, int]
     pieces: list[str | int] = []
     end = 0
     for escape in _ESCAPE.finditer(replacement):
-        pieces.append(replacement[end:escape.start()])
+        pieces.append(replacement[end : escape.start()])
         end = escape.end()
         if escape["backslash"] is not None:
             pieces.append("\\")

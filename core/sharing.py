@@ -10,7 +10,7 @@ an operator should see before publishing, so `servlet plan` reports them as warn
 A related object's namespace taken from the tenant's own spec is worse than a risk: parsing
 refuses it (`parsing._check_namespace_source`), so it needs no warning here. So does a namespace
 pattern that lets tenants choose shared namespaces without `allowSharedNamespaces`, or that always
-yields a system namespace (`naming.namespace_pattern_problems`); the warnings below are about what
+yields a system namespace (`namespace_safety.namespace_pattern_problems`); the warnings below are about what
 stays valid.
 
 Deliberately not here: refusing a PublishedResource (`parsing.py`, `naming.py` do) and anything
@@ -22,7 +22,8 @@ from __future__ import annotations
 from attrs import frozen
 
 from servlet.core.model import Origin, PublishedResource
-from servlet.core.naming import PLACEHOLDERS, is_per_workspace, is_system_namespace
+from servlet.core.namespace_safety import is_per_workspace
+from servlet.core.naming import PLACEHOLDERS, is_system_namespace
 
 
 @frozen
@@ -34,12 +35,12 @@ class SharingWarning:
     message: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"object": f"PublishedResource {self.published_resource}", "field": self.field,
-                "message": self.message}
+        return {"object": f"PublishedResource {self.published_resource}", "field": self.field, "message": self.message}
 
 
-def shared_namespace_warnings(published: PublishedResource, *,
-                              servlet_namespace: str = "") -> tuple[SharingWarning, ...]:
+def shared_namespace_warnings(
+    published: PublishedResource, *, servlet_namespace: str = ""
+) -> tuple[SharingWarning, ...]:
     """What is risky about where `published` puts local copies; () for per-workspace namespaces.
 
     `servlet_namespace` is where the servlet itself runs (its Lease); copies landing there share
@@ -54,26 +55,45 @@ def shared_namespace_warnings(published: PublishedResource, *,
     field = "spec.naming.namespace"
     fixed = not any(placeholder in pattern for placeholder in PLACEHOLDERS)
     where = f"namespace '{pattern}'" if fixed else f"namespaces named by '{pattern}'"
-    warnings.append(SharingWarning(
-        published_resource=name, field=field,
-        message=(f"'{pattern}' is not per-workspace (it lacks $remoteClusterName, or copies the remote namespace "
-                 f"or name verbatim), so local copies from every workspace share the {where}; objects of "
-                 "different tenants can collide there and the servlet will report them as conflicts instead of "
-                 "syncing them")))
+    warnings.append(
+        SharingWarning(
+            published_resource=name,
+            field=field,
+            message=(
+                f"'{pattern}' is not per-workspace (it lacks $remoteClusterName, or copies the remote namespace "
+                f"or name verbatim), so local copies from every workspace share the {where}; objects of "
+                "different tenants can collide there and the servlet will report them as conflicts instead of "
+                "syncing them"
+            ),
+        )
+    )
     service_related = [r for r in published.spec.related if r.origin is Origin.SERVICE]
     if published.spec.related:
         identifiers = ", ".join(r.identifier for r in published.spec.related)
-        warnings.append(SharingWarning(
-            published_resource=name, field="spec.related",
-            message=(f"related resources ({identifiers}) are read and written in the shared {where}: a tenant "
-                     "chooses their names through the primary object, so one tenant can name another "
-                     "tenant's Secret or ConfigMap there")))
+        warnings.append(
+            SharingWarning(
+                published_resource=name,
+                field="spec.related",
+                message=(
+                    f"related resources ({identifiers}) are read and written in the shared {where}: a tenant "
+                    "chooses their names through the primary object, so one tenant can name another "
+                    "tenant's Secret or ConfigMap there"
+                ),
+            )
+        )
     if fixed and (is_system_namespace(pattern) or pattern == servlet_namespace):
         owner = "the servlet's own namespace" if pattern == servlet_namespace else "a system namespace"
-        risk = (f"; with related resources of origin service ({', '.join(r.identifier for r in service_related)}) "
-                "a tenant can have any Secret or ConfigMap of that namespace copied into their workspace"
-                if service_related else "")
-        warnings.append(SharingWarning(
-            published_resource=name, field=field,
-            message=f"'{pattern}' is {owner}: tenants' objects would be written next to the cluster's own{risk}"))
+        risk = (
+            f"; with related resources of origin service ({', '.join(r.identifier for r in service_related)}) "
+            "a tenant can have any Secret or ConfigMap of that namespace copied into their workspace"
+            if service_related
+            else ""
+        )
+        warnings.append(
+            SharingWarning(
+                published_resource=name,
+                field=field,
+                message=f"'{pattern}' is {owner}: tenants' objects would be written next to the cluster's own{risk}",
+            )
+        )
     return tuple(warnings)

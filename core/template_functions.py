@@ -33,8 +33,10 @@ VALUE_MAX = 4096  # longest value a function may produce: a bound on work, far a
 SHA3_DEFAULT_LENGTH = 20
 SHORT_HASH_LENGTH = 20
 # Go's unicode.IsSpace, which strings.TrimSpace uses (Python's str.strip() also drops \x1c-\x1f).
-GO_SPACE = " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+GO_SPACE = (
+    " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
     "\u2028\u2029\u202f\u205f\u3000"
+)
 _PRINTF_VERB_RE = re.compile(r"%(.|$)", re.DOTALL)
 _PRINTF_VERBS = frozenset("sdv")
 
@@ -115,8 +117,7 @@ def short_hash(value: object) -> str:
     elif value is None or isinstance(value, (bool, int)):
         # json.Encoder.Encode writes the value and "\n"; only scalars whose JSON is the same in Go
         # and Python are accepted (floats, maps and lists are not).
-        data = _JSON_SCALARS.get(value, str(value)) + "\n" if value is None or isinstance(value, bool) \
-            else f"{value}\n"
+        data = _JSON_SCALARS.get(value, str(value)) + "\n" if value is None or isinstance(value, bool) else f"{value}\n"
     else:
         raise TemplateError(f"shortHash of {describe_value(value)} is not supported")
     return hashlib.sha1(data.encode("utf-8")).hexdigest()[:SHORT_HASH_LENGTH]
@@ -133,7 +134,7 @@ def trunc(count: int, text: str) -> str:
     # sprig slices Go's bytes; names are ASCII, and a cut inside a character is replaced.
     data = text.encode("utf-8")
     if count < 0 and len(data) + count > 0:
-        data = data[len(data) + count:]
+        data = data[len(data) + count :]
     elif 0 <= count < len(data):
         data = data[:count]
     return data.decode("utf-8", errors="replace")
@@ -189,6 +190,7 @@ def printf(form: str, *values: object) -> str:
         if isinstance(value, (str, int)):
             return str(value)
         raise TemplateError(f"printf cannot format {describe_value(value)}")
+
     return _PRINTF_VERB_RE.sub(fill, form)
 
 

@@ -52,9 +52,14 @@ def choose_workers(candidates: Iterable[Candidate], *, exported: Collection[str]
     """
     candidates = list(candidates)
     taken = schema_taken_by(
-        SchemaClaim(published_resource=candidate.name, schema_name=candidate.context.projected.schema_name,
-                    created=candidate.created)
-        for candidate in candidates if candidate.context is not None)
+        SchemaClaim(
+            published_resource=candidate.name,
+            schema_name=candidate.context.projected.schema_name,
+            created=candidate.created,
+        )
+        for candidate in candidates
+        if candidate.context is not None
+    )
     run: dict[str, SyncContext] = {}
     held: dict[str, Condition] = {}
     unsyncable: set[str] = set()
@@ -64,13 +69,17 @@ def choose_workers(candidates: Iterable[Candidate], *, exported: Collection[str]
             unsyncable.add(candidate.name)
         elif candidate.name in taken:
             held[candidate.name] = Condition.false(
-                ConditionType.SYNCING, reason=RESOURCE_TAKEN,
+                ConditionType.SYNCING,
+                reason=RESOURCE_TAKEN,
                 message=f"nothing is synced for this PublishedResource: PublishedResource {taken[candidate.name]} "
-                f"syncs these objects with the same APIResourceSchema {context.projected.schema_name}")
+                f"syncs these objects with the same APIResourceSchema {context.projected.schema_name}",
+            )
         elif context.projected.schema_name not in exported:
             held[candidate.name] = Condition.false(
-                ConditionType.SYNCING, reason=WAITING_FOR_EXPORT,
-                message=f"waiting for APIResourceSchema {context.projected.schema_name} to be in the APIExport")
+                ConditionType.SYNCING,
+                reason=WAITING_FOR_EXPORT,
+                message=f"waiting for APIResourceSchema {context.projected.schema_name} to be in the APIExport",
+            )
         else:
             run[candidate.name] = context
     sharing = Counter(context.projected.local for context in run.values())
@@ -90,7 +99,8 @@ def workers_to_stop(
     """
     return {
         name: name not in existing or name in choice.unsyncable
-        for name, context in running.items() if choice.run.get(name) != context
+        for name, context in running.items()
+        if choice.run.get(name) != context
     }
 
 

@@ -21,7 +21,7 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, assert_never
 
-from servlet.core.actions import NAMESPACE_TYPE, Action, AddFinalizer, Side, Write
+from servlet.core.actions import Action, AddFinalizer, Side, Write
 from servlet.core.context import SyncContext
 from servlet.core.gather import (
     UNREADABLE,
@@ -35,14 +35,13 @@ from servlet.core.gather import (
 from servlet.core.keys import CLUSTER_ANNOTATION, is_deleting, metadata_of, remote_key_of, string
 from servlet.core.model import ResourceType
 from servlet.core.patch import apply_merge_patch
+from servlet.core.targets import NAMESPACE_TYPE
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = ["World", "WriteFailure"]
 
 # (side, apiVersion, kind, cluster, namespace, name); cluster is "" on the local side.
-from servlet.core.world_index import Object as Object
-from servlet.core.world_index import WorldKey as WorldKey
-from servlet.core.world_index import WorldObjects
+from servlet.core.world_index import Object as Object, WorldKey as WorldKey, WorldObjects
 
 DELETION_TIMESTAMP = "1970-01-01T00:00:00Z"
 
@@ -62,8 +61,14 @@ def namespace_key(side: Side, cluster: str, name: str) -> WorldKey:
 def _key_of(side: Side, obj: Mapping[str, Any]) -> WorldKey:
     meta = metadata_of(obj)
     cluster = remote_key_of(obj).cluster if side is Side.REMOTE else ""
-    return (side, string(obj.get("apiVersion")), string(obj.get("kind")), cluster, string(meta.get("namespace")),
-            string(meta.get("name")))
+    return (
+        side,
+        string(obj.get("apiVersion")),
+        string(obj.get("kind")),
+        cluster,
+        string(meta.get("namespace")),
+        string(meta.get("name")),
+    )
 
 
 def _target_key(action: Action) -> WorldKey:
@@ -84,8 +89,10 @@ def _existing(key: WorldKey, current: Object | None) -> Object:
 def _check_uid(uid: object, current: Object) -> None:
     """The uid precondition a delete or a patch carries, as the API server checks it."""
     if uid != metadata_of(current).get("uid"):
-        raise WriteFailure("Conflict", f"Precondition failed: UID in precondition: {uid}, "
-                           f"UID in object meta: {metadata_of(current).get('uid')}")
+        raise WriteFailure(
+            "Conflict",
+            f"Precondition failed: UID in precondition: {uid}, UID in object meta: {metadata_of(current).get('uid')}",
+        )
 
 
 class World:
@@ -97,8 +104,15 @@ class World:
     "absent" and recorded in `missed`, for the caller to read and plan again.
     """
 
-    def __init__(self, *, remote: Iterable[Mapping[str, Any]] = (), local: Iterable[Mapping[str, Any]] = (),
-                 complete: bool = True, known: Iterable[WorldKey] = (), unreadable: Iterable[WorldKey] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        remote: Iterable[Mapping[str, Any]] = (),
+        local: Iterable[Mapping[str, Any]] = (),
+        complete: bool = True,
+        known: Iterable[WorldKey] = (),
+        unreadable: Iterable[WorldKey] = (),
+    ) -> None:
         self._objects = WorldObjects()
         self._namespaces: set[tuple[Side, str, str]] = set()
         self.version = 0
@@ -148,8 +162,14 @@ class World:
             return self.objects.linked_copies(read.resource, dict(read.labels))
         if isinstance(read, ObjectAt):
             resource = read.resource
-            key = (read.side, resource.api_version, resource.kind, read.cluster,
-                   read.namespace if resource.namespaced else "", read.name)
+            key = (
+                read.side,
+                resource.api_version,
+                resource.kind,
+                read.cluster,
+                read.namespace if resource.namespaced else "",
+                read.name,
+            )
             return UNREADABLE if key in self.unreadable else self._read(key, resource)
         if isinstance(read, NamespaceAt):
             if self.namespace_exists(read.side, read.cluster, read.name):

@@ -83,8 +83,11 @@ class WorldObjects(dict[WorldKey, Object]):
         """The local objects of `resource` whose link labels are exactly `labels`."""
         wanted = dict(labels)
         keys = self._linked.get((resource.api_version, resource.kind, frozenset(wanted.items())), set())
-        return [found for key in self._ordered(keys)
-                if (found := self.get(key)) is not None and link_labels_of(found) == wanted]
+        return [
+            found
+            for key in self._ordered(keys)
+            if (found := self.get(key)) is not None and link_labels_of(found) == wanted
+        ]
 
     def same_local_name(self, context: SyncContext, name: LocalKey) -> list[Object]:
         """The remote objects of `context`'s resource whose computed local name is `name`."""
@@ -94,9 +97,12 @@ class WorldObjects(dict[WorldKey, Object]):
             for key, obj in self.items():
                 if key[0] is Side.REMOTE and key[1:3] == names.type:
                     names.add(key, obj)
-        return [found for key in self._ordered(names.by_name.get(name, set()))
-                if (found := self.get(key)) is not None
-                and computed_local_key(context, remote_key_of(found), remote_object=found) == name]
+        return [
+            found
+            for key in self._ordered(names.by_name.get(name, set()))
+            if (found := self.get(key)) is not None
+            and computed_local_key(context, remote_key_of(found), remote_object=found) == name
+        ]
 
     def _ordered(self, keys: set[WorldKey]) -> list[WorldKey]:
         return sorted((key for key in keys if key in self), key=self._position.__getitem__)

@@ -29,8 +29,9 @@ from servlet.app.observability.metrics import Metrics
 
 DOCS = Path(__file__).resolve().parent
 END = "<!-- end generated -->"
-_BLOCK = re.compile(r"(<!-- generated: (?P<what>[a-z]+)(?: (?P<arg>[a-z-]+))? -->\n)(?P<body>.*?)(" + END + ")",
-                    re.DOTALL)
+_BLOCK = re.compile(
+    r"(<!-- generated: (?P<what>[a-z]+)(?: (?P<arg>[a-z-]+))? -->\n)(?P<body>.*?)(" + END + ")", re.DOTALL
+)
 
 
 def _cell(text: str) -> str:
@@ -79,8 +80,11 @@ def option_flags(param: object) -> list[str]:
 def command_options(name: str) -> list[object]:
     """The options of `servlet <name>` in declaration order, without hidden ones."""
     command = _commands()[name]
-    return [param for param in getattr(command, "params", [])
-            if getattr(param, "param_type_name", "") == "option" and not getattr(param, "hidden", False)]
+    return [
+        param
+        for param in getattr(command, "params", [])
+        if getattr(param, "param_type_name", "") == "option" and not getattr(param, "hidden", False)
+    ]
 
 
 def cli_block(name: str) -> str:

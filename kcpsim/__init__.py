@@ -13,6 +13,13 @@ from kcpsim.sim import KcpSim, SimConfig
 from kcpsim.topology import Topology, WorkspaceSpec
 
 __all__ = [
-    "ErrorRule", "FaultPlan", "KcpSim", "LatencyRule", "RequestLog", "RequestRecord", "SimConfig",
-    "Topology", "WorkspaceSpec",
+    "ErrorRule",
+    "FaultPlan",
+    "KcpSim",
+    "LatencyRule",
+    "RequestLog",
+    "RequestRecord",
+    "SimConfig",
+    "Topology",
+    "WorkspaceSpec",
 ]

@@ -41,10 +41,17 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--tls", action="store_true", help="serve HTTPS with a generated CA (in the kubeconfigs)")
     serve.add_argument("--history-size", type=int, default=10_000, help="watch events kept for resuming")
     serve.add_argument("--faults", type=Path, help="a JSON fault plan to start with (see docs/try-it-locally.md)")
-    serve.add_argument("--deprecated-vw-urls", action="store_true",
-                       help="also fill APIExport.status.virtualWorkspaces, as kcp 0.27 and older do")
-    serve.add_argument("--controller-delay", type=float, default=0.0,
-                       help="seconds between rounds of controller work (0: kcp's reactions are instant)")
+    serve.add_argument(
+        "--deprecated-vw-urls",
+        action="store_true",
+        help="also fill APIExport.status.virtualWorkspaces, as kcp 0.27 and older do",
+    )
+    serve.add_argument(
+        "--controller-delay",
+        type=float,
+        default=0.0,
+        help="seconds between rounds of controller work (0: kcp's reactions are instant)",
+    )
     demo.add_parser(sub)
     sub.add_parser("tour", help="a guided tour of the kcp flow against an in-process simulator")
     return parser
@@ -53,15 +60,30 @@ def _parser() -> argparse.ArgumentParser:
 def _topology(args: argparse.Namespace) -> Topology:
     names = [n.strip() for n in args.workspaces.split(",") if n.strip()]
     claims = tuple(c.strip() for c in args.claims.split(",") if c.strip())
-    return Topology(org=args.org, export=args.apiexport, workspaces=tuple(WorkspaceSpec(n) for n in names),
-                    claims=claims, with_schema=not args.no_schema, with_samples=args.samples)
+    return Topology(
+        org=args.org,
+        export=args.apiexport,
+        workspaces=tuple(WorkspaceSpec(n) for n in names),
+        claims=claims,
+        with_schema=not args.no_schema,
+        with_samples=args.samples,
+    )
 
 
 async def _serve(args: argparse.Namespace) -> None:
     plan = FaultPlan.from_dict(json.loads(args.faults.read_text())) if args.faults else FaultPlan()
-    sim = KcpSim(SimConfig(host=args.host, port=args.port, tls=args.tls, history_size=args.history_size,
-                           topology=_topology(args), faults=plan,
-                           controller_delay=args.controller_delay, deprecated_vw_urls=args.deprecated_vw_urls))
+    sim = KcpSim(
+        SimConfig(
+            host=args.host,
+            port=args.port,
+            tls=args.tls,
+            history_size=args.history_size,
+            topology=_topology(args),
+            faults=plan,
+            controller_delay=args.controller_delay,
+            deprecated_vw_urls=args.deprecated_vw_urls,
+        )
+    )
     task = asyncio.ensure_future(sim.serve_forever())
     while not sim.port and not task.done():
         await asyncio.sleep(0.01)
@@ -74,10 +96,14 @@ async def _serve(args: argparse.Namespace) -> None:
     info = sim.describe()
     print(f"kcpsim serving on {sim.base_url}")
     print(f"  service cluster     {info['serviceCluster']}    kubeconfig {files['service']}")
-    print(f"  org {info['org']['path']:<15} {info['org']['url']}    (logical cluster {info['org']['cluster']})"
-          f"    kubeconfig {files['kcp']}")
+    print(
+        f"  org {info['org']['path']:<15} {info['org']['url']}    (logical cluster {info['org']['cluster']})"
+        f"    kubeconfig {files['kcp']}"
+    )
     for ws in info["workspaces"]:
-        print(f"  workspace {ws['path']:<9} {ws['url']}    (logical cluster {ws['cluster']})    kubeconfig {files[ws['name']]}")
+        print(
+            f"  workspace {ws['path']:<9} {ws['url']}    (logical cluster {ws['cluster']})    kubeconfig {files[ws['name']]}"
+        )
     print(f"  virtual workspace   {info['virtualWorkspace']}")
     print(f"  admin               {sim.base_url}/_kcpsim/requests  {sim.base_url}/_kcpsim/faults")
     print("Stop with Ctrl-C.", flush=True)
@@ -107,17 +133,28 @@ def _demo() -> None:
         eps = _request("GET", f"{org}/apis/apis.kcp.io/v1alpha1/apiexportendpointslices/{sim.topology.export}")
         print(f"   {eps['status']['endpoints'][0]['url']}")
         print(f"3. A user in {team_a['path']} creates a Certificate")
-        _request("POST", f"{team_a['url']}/apis/{sim.topology.group}/v1alpha1/namespaces/default/certificates",
-                 {"apiVersion": f"{sim.topology.group}/v1alpha1", "kind": "Certificate",
-                  "metadata": {"name": "demo"}, "spec": {"commonName": "demo.example"}})
+        _request(
+            "POST",
+            f"{team_a['url']}/apis/{sim.topology.group}/v1alpha1/namespaces/default/certificates",
+            {
+                "apiVersion": f"{sim.topology.group}/v1alpha1",
+                "kind": "Certificate",
+                "metadata": {"name": "demo"},
+                "spec": {"commonName": "demo.example"},
+            },
+        )
         print("4. The provider sees it through the virtual workspace, across all workspaces")
         listed = _request("GET", f"{vw}/clusters/*/apis/{sim.topology.group}/v1alpha1/certificates")
         for item in listed["items"]:
-            print(f"   {item['metadata']['annotations']['kcp.io/cluster']}/{item['metadata']['namespace']}/{item['metadata']['name']}")
+            print(
+                f"   {item['metadata']['annotations']['kcp.io/cluster']}/{item['metadata']['namespace']}/{item['metadata']['name']}"
+            )
         print("5. ... and writes its status in that workspace")
         path = f"{vw}/clusters/{team_a['cluster']}/apis/{sim.topology.group}/v1alpha1/namespaces/default/certificates/demo/status"
         _request("PATCH", path, {"status": {"phase": "Ready"}}, content_type="application/merge-patch+json")
-        got = _request("GET", f"{team_a['url']}/apis/{sim.topology.group}/v1alpha1/namespaces/default/certificates/demo")
+        got = _request(
+            "GET", f"{team_a['url']}/apis/{sim.topology.group}/v1alpha1/namespaces/default/certificates/demo"
+        )
         print(f"   the user sees status.phase={got['status']['phase']}")
         print(f"{len(sim.requests.records())} API requests were made.")
 

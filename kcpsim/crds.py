@@ -37,22 +37,43 @@ def _reconcile(world: World, events: list[Event]) -> None:
         if CLEANUP_FINALIZER not in (crd["metadata"].get("finalizers") or []):
             updated = clone(crd)
             updated["metadata"]["finalizers"] = [*(crd["metadata"].get("finalizers") or []), CLEANUP_FINALIZER]
-            crd = world.update(rdef, event.cluster, "", crd["metadata"]["name"], updated, version="v1",
-                               manager="kube-apiserver", old=crd)
+            crd = world.update(
+                rdef,
+                event.cluster,
+                "",
+                crd["metadata"]["name"],
+                updated,
+                version="v1",
+                manager="kube-apiserver",
+                old=crd,
+            )
         spec = crd.get("spec") or {}
-        status = {"acceptedNames": clone(spec.get("names") or {}),
-                  "storedVersions": [v["name"] for v in spec.get("versions") or [] if v.get("storage")],
-                  "conditions": _conditions(crd)}
+        status = {
+            "acceptedNames": clone(spec.get("names") or {}),
+            "storedVersions": [v["name"] for v in spec.get("versions") or [] if v.get("storage")],
+            "conditions": _conditions(crd),
+        }
         if crd.get("status") != status:
-            world.update(rdef, event.cluster, "", crd["metadata"]["name"], {**crd, "status": status}, version="v1",
-                         manager="kube-apiserver", subresource="status", old=crd)
+            world.update(
+                rdef,
+                event.cluster,
+                "",
+                crd["metadata"]["name"],
+                {**crd, "status": status},
+                version="v1",
+                manager="kube-apiserver",
+                subresource="status",
+                old=crd,
+            )
 
 
 def _conditions(crd: Obj) -> list[dict[str, str]]:
     previous = {c.get("type"): c for c in (crd.get("status") or {}).get("conditions") or []}
     out = []
-    for ctype, reason, message in (("NamesAccepted", "NoConflicts", "no conflicts found"),
-                                   ("Established", "InitialNamesAccepted", "the initial names have been accepted")):
+    for ctype, reason, message in (
+        ("NamesAccepted", "NoConflicts", "no conflicts found"),
+        ("Established", "InitialNamesAccepted", "the initial names have been accepted"),
+    ):
         old = previous.get(ctype)
         stamp = old["lastTransitionTime"] if old and old.get("status") == "True" else now()
         out.append({"type": ctype, "status": "True", "reason": reason, "message": message, "lastTransitionTime": stamp})
@@ -70,5 +91,13 @@ def _cleanup(world: World, cluster: str, crd: Obj) -> None:
     if remaining == 0 and CLEANUP_FINALIZER in (crd["metadata"].get("finalizers") or []):
         updated = clone(crd)
         updated["metadata"]["finalizers"] = [f for f in crd["metadata"]["finalizers"] if f != CLEANUP_FINALIZER]
-        world.update(_crd_rdef(world, cluster), cluster, "", crd["metadata"]["name"], updated, version="v1",
-                     manager="kube-apiserver", old=crd)
+        world.update(
+            _crd_rdef(world, cluster),
+            cluster,
+            "",
+            crd["metadata"]["name"],
+            updated,
+            version="v1",
+            manager="kube-apiserver",
+            old=crd,
+        )

@@ -59,14 +59,18 @@ class Demo:
 
     def wait(self, check: Callable[[], T | None], what: str) -> T:
         guard = self.servlet.check_alive if self.servlet is not None else None
-        return eventually(check, timeout=max(self.deadline - time.monotonic(), 0.1), what=what, guard=guard,
-                          interval=0.1)
+        return eventually(
+            check, timeout=max(self.deadline - time.monotonic(), 0.1), what=what, guard=guard, interval=0.1
+        )
 
     # ---- the story -------------------------------------------------------------------------------
     def run(self) -> None:
         world, rest = self.world, self.world.rest
-        for path in (EXAMPLES / "crd-certificates.yaml", EXAMPLES / "service-cluster.yaml",
-                     EXAMPLES / "publishedresource.yaml"):
+        for path in (
+            EXAMPLES / "crd-certificates.yaml",
+            EXAMPLES / "service-cluster.yaml",
+            EXAMPLES / "publishedresource.yaml",
+        ):
             for document in load_yaml(path):
                 world.apply(document)
             self.say(f"applied {path.relative_to(EXAMPLES.parents[1])} to the service cluster")
@@ -78,16 +82,22 @@ class Demo:
         self.servlet = ServletProcess(world, ServletOptions(token="demo"), label="demo")
         self.say(f"starting: {' '.join(self._shown(self.servlet.command()))}")
         self.servlet.start(ready_timeout=max(self.deadline - time.monotonic(), 0.1))
-        self.say(f"servlet is up (health http://127.0.0.1:{self.servlet.health_port}/healthz, "
-                 f"metrics http://127.0.0.1:{self.servlet.metrics_port}/metrics)")
+        self.say(
+            f"servlet is up (health http://127.0.0.1:{self.servlet.health_port}/healthz, "
+            f"metrics http://127.0.0.1:{self.servlet.metrics_port}/metrics)"
+        )
 
         schema = self.wait(lambda: self._status(pr_name).get("resourceSchemaName"), "the APIResourceSchema")
-        self.wait(lambda: rest.get(world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiresourceschemas/{schema}")),
-                  f"APIResourceSchema {schema} in {world.org}")
+        self.wait(
+            lambda: rest.get(world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiresourceschemas/{schema}")),
+            f"APIResourceSchema {schema} in {world.org}",
+        )
         self.say(f"schema published: APIResourceSchema {schema} in {world.org}")
         export_path = world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{world.export}")
-        self.wait(lambda: schema in ((rest.get(export_path) or {}).get("spec") or {}).get("latestResourceSchemas", []),
-                  f"{schema} in the APIExport")
+        self.wait(
+            lambda: schema in ((rest.get(export_path) or {}).get("spec") or {}).get("latestResourceSchemas", []),
+            f"{schema} in the APIExport",
+        )
         self.say(f"export updated: APIExport {world.export} now offers {plural}.{world.group}")
         self.wait(lambda: self._ready(pr_name), f"PublishedResource {pr_name} to be Ready")
         self.say(f"PublishedResource {pr_name} is Ready")
@@ -96,36 +106,49 @@ class Demo:
         users = [("team-a", EXAMPLES / "workspace-team-a.yaml"), ("team-b", EXAMPLES / "workspace-team-b.yaml")]
         created: list[tuple[str, dict[str, Any]]] = []
         for workspace, path in users:
-            self.wait(partial(rest.served, world.in_workspace(workspace, remote)),
-                      f"workspace {workspace} to serve {plural}")
+            self.wait(
+                partial(rest.served, world.in_workspace(workspace, remote)), f"workspace {workspace} to serve {plural}"
+            )
             for document in load_yaml(path):
                 if "deletionTimestamp" in document["metadata"]:
                     continue  # the example shows one being deleted; a user cannot create that
                 body = self._as_created_by_user(document)
                 namespace = body["metadata"]["namespace"]
                 world.ensure_namespace(namespace, workspace=workspace)
-                rest.create(world.in_workspace(workspace, resource_path(
-                    group=world.group, version=version, plural=plural, namespace=namespace)), body)
+                rest.create(
+                    world.in_workspace(
+                        workspace, resource_path(group=world.group, version=version, plural=plural, namespace=namespace)
+                    ),
+                    body,
+                )
                 created.append((workspace, body))
                 self.say(f"a user in {workspace} created {body['kind']} {namespace}/{body['metadata']['name']}")
 
         for workspace, body in created:
             local = self.wait(partial(self._local_copy, workspace, body), f"the local copy of {workspace}'s object")
             meta = local["metadata"]
-            self.say(f"local copy: {workspace} {self._key(body)} -> {local['kind']} {meta['namespace']}/{meta['name']} "
-                     f"on the service cluster")
+            self.say(
+                f"local copy: {workspace} {self._key(body)} -> {local['kind']} {meta['namespace']}/{meta['name']} "
+                f"on the service cluster"
+            )
 
         self.say("cert-manager (played by the demo) issues each certificate: Ready status and a TLS Secret")
         for workspace, body in created:
             self._issue(self._local_copy(workspace, body) or {})
         for workspace, body in created:
             namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
-            object_path = world.in_workspace(workspace, resource_path(group=world.group, version=version,
-                                                                      plural=plural, namespace=namespace, name=name))
+            object_path = world.in_workspace(
+                workspace,
+                resource_path(group=world.group, version=version, plural=plural, namespace=namespace, name=name),
+            )
             self.wait(partial(self._remote_ready, object_path), f"status on {workspace} {namespace}/{name}")
             self.say(f"status back up: {workspace} {namespace}/{name} is Ready=True")
-            secret_path = world.in_workspace(workspace, resource_path(
-                group="", version="v1", plural="secrets", namespace=namespace, name=body["spec"]["secretName"]))
+            secret_path = world.in_workspace(
+                workspace,
+                resource_path(
+                    group="", version="v1", plural="secrets", namespace=namespace, name=body["spec"]["secretName"]
+                ),
+            )
             secret = self.wait(partial(rest.get, secret_path), f"the TLS Secret in {workspace}")
             self.say(f"related Secret up: {workspace} {namespace}/{secret['metadata']['name']} ({secret['type']})")
 
@@ -142,15 +165,16 @@ class Demo:
 
     # ---- helpers ---------------------------------------------------------------------------------
     def _shown(self, command: list[str]) -> list[str]:
-        return ["servlet", *command[command.index("run"):]] if "run" in command else command
+        return ["servlet", *command[command.index("run") :]] if "run" in command else command
 
     def _status(self, name: str) -> dict[str, Any]:
         found = self.world.rest.get(f"/apis/services.kdp.k8c.io/v1alpha1/publishedresources/{name}") or {}
         return dict(found.get("status") or {})
 
     def _ready(self, name: str) -> bool:
-        return any(c.get("type") == "Ready" and c.get("status") == "True"
-                   for c in self._status(name).get("conditions") or [])
+        return any(
+            c.get("type") == "Ready" and c.get("status") == "True" for c in self._status(name).get("conditions") or []
+        )
 
     @staticmethod
     def _as_created_by_user(document: dict[str, Any]) -> dict[str, Any]:
@@ -163,27 +187,55 @@ class Demo:
 
     def _local_copy(self, workspace: str, body: dict[str, Any]) -> dict[str, Any] | None:
         cluster = self.world.cluster(workspace)
-        selector = (f"syncer.kdp.k8c.io/remote-object-cluster%3D{cluster},"
-                    f"syncer.kdp.k8c.io/remote-object-name-hash%3D{_sha1(body['metadata']['name'])}")
+        selector = (
+            f"syncer.kdp.k8c.io/remote-object-cluster%3D{cluster},"
+            f"syncer.kdp.k8c.io/remote-object-name-hash%3D{_sha1(body['metadata']['name'])}"
+        )
         found = self.world.rest.list(f"/apis/cert-manager.io/v1/certificates?labelSelector={selector}")
         return found[0] if len(found) == 1 else None
 
     def _issue(self, local: dict[str, Any]) -> None:
         meta = local["metadata"]
         rest = self.world.rest
-        rest.merge_patch(resource_path(group="cert-manager.io", version="v1", plural="certificates",
-                                       namespace=meta["namespace"], name=meta["name"]) + "/status",
-                         {"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Issued",
-                                                     "message": "Certificate is up to date and has not expired"}]}})
+        rest.merge_patch(
+            resource_path(
+                group="cert-manager.io",
+                version="v1",
+                plural="certificates",
+                namespace=meta["namespace"],
+                name=meta["name"],
+            )
+            + "/status",
+            {
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "Ready",
+                            "status": "True",
+                            "reason": "Issued",
+                            "message": "Certificate is up to date and has not expired",
+                        }
+                    ]
+                }
+            },
+        )
         fake = base64.b64encode(f"demo material for {meta['name']}".encode()).decode()
-        self.world.apply({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-                          "metadata": {"name": local["spec"]["secretName"], "namespace": meta["namespace"]},
-                          "data": {"tls.crt": fake, "tls.key": fake}})
+        self.world.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "type": "kubernetes.io/tls",
+                "metadata": {"name": local["spec"]["secretName"], "namespace": meta["namespace"]},
+                "data": {"tls.crt": fake, "tls.key": fake},
+            }
+        )
 
     def _remote_ready(self, path: str) -> bool:
         remote = self.world.rest.get(path) or {}
-        return any(c.get("type") == "Ready" and c.get("status") == "True"
-                   for c in (remote.get("status") or {}).get("conditions") or [])
+        return any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in (remote.get("status") or {}).get("conditions") or []
+        )
 
 
 def _sha1(text: str) -> str:
@@ -193,20 +245,28 @@ def _sha1(text: str) -> str:
 def main(args: argparse.Namespace) -> int:
     missing = [path for path in (PUBLISHED_RESOURCE_CRD, EXAMPLES) if not path.exists()]
     if missing:
-        print(f"The demo publishes the servlet's example and needs its repository; not found: "
-              f"{', '.join(map(str, missing))}. Install kcpsim editable from a checkout "
-              "(see CONTRIBUTING.md).", file=sys.stderr)
+        print(
+            f"The demo publishes the servlet's example and needs its repository; not found: "
+            f"{', '.join(map(str, missing))}. Install kcpsim editable from a checkout "
+            "(see CONTRIBUTING.md).",
+            file=sys.stderr,
+        )
         return 2
     directory = args.dir or Path(tempfile.mkdtemp(prefix="servlet-demo-"))
     print(f"Starting kcpsim and the servlet; files in {directory}", flush=True)
-    print(f"The PublishedResource CRD comes from {PUBLISHED_RESOURCE_CRD.relative_to(EXAMPLES.parents[1])}; "
-          f"the servlet's Lease lives in namespace {SERVLET_NAMESPACE}.", flush=True)
+    print(
+        f"The PublishedResource CRD comes from {PUBLISHED_RESOURCE_CRD.relative_to(EXAMPLES.parents[1])}; "
+        f"the servlet's Lease lives in namespace {SERVLET_NAMESPACE}.",
+        flush=True,
+    )
     world = start_world(directory)
     demo = Demo(world, timeout=args.timeout)
     info = world.sim.describe()
-    demo.say(f"kcpsim on {world.sim.base_url}: org {info['org']['path']} ({info['org']['cluster']}), workspaces "
-             + ", ".join(f"{ws['name']} ({ws['cluster']})" for ws in info["workspaces"])
-             + f"; export {world.export} has no schema yet")
+    demo.say(
+        f"kcpsim on {world.sim.base_url}: org {info['org']['path']} ({info['org']['cluster']}), workspaces "
+        + ", ".join(f"{ws['name']} ({ws['cluster']})" for ws in info["workspaces"])
+        + f"; export {world.export} has no schema yet"
+    )
     failure = ""
     try:
         demo.run()
@@ -224,6 +284,9 @@ def main(args: argparse.Namespace) -> int:
             print(f"--- last {LOG_LINES} lines of the servlet's log ({demo.servlet.log_path}) ---")
             print(demo.servlet.log_tail(LOG_LINES), flush=True)
         return 1
-    print(f"\nDemo finished in {time.monotonic() - demo.started:.1f} s: the servlet published the example, "
-          "synced objects from two workspaces and sent status and Secrets back up.", flush=True)
+    print(
+        f"\nDemo finished in {time.monotonic() - demo.started:.1f} s: the servlet published the example, "
+        "synced objects from two workspaces and sent status and Secrets back up.",
+        flush=True,
+    )
     return 0

@@ -15,8 +15,12 @@ _VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "updat
 
 
 def api_versions() -> dict[str, Any]:
-    return {"kind": "APIVersions", "apiVersion": "v1", "versions": ["v1"],
-            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}
+    return {
+        "kind": "APIVersions",
+        "apiVersion": "v1",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}],
+    }
 
 
 def _group_entry(group: str, versions: list[str]) -> dict[str, Any]:
@@ -41,6 +45,7 @@ def _versions_by_group(served: Iterable[ResourceDef]) -> dict[str, list[str]]:
 def _version_priority(version: str) -> tuple[int, int, int]:
     """Kubernetes version ordering: GA > beta > alpha, higher numbers first."""
     import re
+
     match = re.match(r"^v(\d+)(?:(alpha|beta)(\d+))?$", version)
     if not match:
         return (3, 0, 0)
@@ -51,8 +56,11 @@ def _version_priority(version: str) -> tuple[int, int, int]:
 
 def api_group_list(served: Iterable[ResourceDef]) -> dict[str, Any]:
     groups = _versions_by_group(served)
-    return {"kind": "APIGroupList", "apiVersion": "v1",
-            "groups": [_group_entry(g, vs) for g, vs in sorted(groups.items())]}
+    return {
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": [_group_entry(g, vs) for g, vs in sorted(groups.items())],
+    }
 
 
 def api_group(served: Iterable[ResourceDef], group: str) -> dict[str, Any] | None:
@@ -62,23 +70,36 @@ def api_group(served: Iterable[ResourceDef], group: str) -> dict[str, Any] | Non
     return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(group, versions)}
 
 
-def resource_list(served: Iterable[ResourceDef], group: str, version: str, *,
-                  verbs_for: Any = None) -> dict[str, Any] | None:
+def resource_list(
+    served: Iterable[ResourceDef], group: str, version: str, *, verbs_for: Any = None
+) -> dict[str, Any] | None:
     resources: list[dict[str, Any]] = []
     for rdef in served:
         if rdef.group != group or version not in rdef.versions:
             continue
         verbs = verbs_for(rdef) if verbs_for else _VERBS
-        entry: dict[str, Any] = {"name": rdef.plural, "singularName": rdef.singular, "namespaced": rdef.namespaced,
-                                 "kind": rdef.kind, "verbs": verbs}
+        entry: dict[str, Any] = {
+            "name": rdef.plural,
+            "singularName": rdef.singular,
+            "namespaced": rdef.namespaced,
+            "kind": rdef.kind,
+            "verbs": verbs,
+        }
         if rdef.short_names:
             entry["shortNames"] = list(rdef.short_names)
         if rdef.categories:
             entry["categories"] = list(rdef.categories)
         resources.append(entry)
         if rdef.status:
-            resources.append({"name": f"{rdef.plural}/status", "singularName": "", "namespaced": rdef.namespaced,
-                              "kind": rdef.kind, "verbs": ["get", "patch", "update"]})
+            resources.append(
+                {
+                    "name": f"{rdef.plural}/status",
+                    "singularName": "",
+                    "namespaced": rdef.namespaced,
+                    "kind": rdef.kind,
+                    "verbs": ["get", "patch", "update"],
+                }
+            )
     if not resources:
         return None
     group_version = f"{group}/{version}" if group else version

@@ -13,8 +13,15 @@ from typing import Any
 class StatusError(Exception):
     """A failed API call, carried up to the HTTP layer."""
 
-    def __init__(self, code: int, reason: str, message: str, *, details: dict[str, Any] | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
@@ -27,8 +34,15 @@ class StatusError(Exception):
 
 
 def status_body(*, code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                            "message": message, "reason": reason, "code": code}
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
     if details:
         body["details"] = details
     return body
@@ -47,34 +61,49 @@ def gr(group: str, plural: str) -> str:
 
 
 def not_found(*, group: str, plural: str, name: str) -> StatusError:
-    return StatusError(404, "NotFound", f'{gr(group, plural)} "{name}" not found',
-                       details=_details(name, group, plural))
+    return StatusError(
+        404, "NotFound", f'{gr(group, plural)} "{name}" not found', details=_details(name, group, plural)
+    )
 
 
 def resource_not_served() -> StatusError:
-    return StatusError(404, "NotFound", "the server could not find the requested resource",
-                       details={"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})
+    return StatusError(
+        404,
+        "NotFound",
+        "the server could not find the requested resource",
+        details={"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]},
+    )
 
 
 def already_exists(*, group: str, plural: str, name: str) -> StatusError:
-    return StatusError(409, "AlreadyExists", f'{gr(group, plural)} "{name}" already exists',
-                       details=_details(name, group, plural))
+    return StatusError(
+        409, "AlreadyExists", f'{gr(group, plural)} "{name}" already exists', details=_details(name, group, plural)
+    )
 
 
 def conflict(*, group: str, plural: str, name: str, why: str | None = None) -> StatusError:
     why = why or "the object has been modified; please apply your changes to the latest version and try again"
-    return StatusError(409, "Conflict", f'Operation cannot be fulfilled on {gr(group, plural)} "{name}": {why}',
-                       details=_details(name, group, plural))
+    return StatusError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {gr(group, plural)} "{name}": {why}',
+        details=_details(name, group, plural),
+    )
 
 
 def invalid(*, group: str, kind: str, name: str, causes: list[tuple[str, str]]) -> StatusError:
     """422 Invalid; `causes` are (field, message) pairs, as the apiserver lists them."""
     text = ", ".join(f"{field}: {msg}" for field, msg in causes)
     qualified = f"{kind}.{group}" if group else kind
-    return StatusError(422, "Invalid", f'{qualified} "{name}" is invalid: {text}',
-                       details={**_details(name, group, kind),
-                                "causes": [{"reason": "FieldValueInvalid", "message": msg, "field": field}
-                                           for field, msg in causes]})
+    return StatusError(
+        422,
+        "Invalid",
+        f'{qualified} "{name}" is invalid: {text}',
+        details={
+            **_details(name, group, kind),
+            "causes": [{"reason": "FieldValueInvalid", "message": msg, "field": field} for field, msg in causes],
+        },
+    )
 
 
 def forbidden(*, group: str, plural: str, name: str, why: str) -> StatusError:
@@ -95,13 +124,24 @@ def method_not_allowed(message: str = "the server does not allow this method on 
 
 
 def unsupported_media_type(content_type: str) -> StatusError:
-    return StatusError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {content_type})")
+    return StatusError(
+        415,
+        "UnsupportedMediaType",
+        f"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {content_type})",
+    )
 
 
 def too_many_requests(retry_after: int) -> StatusError:
-    return StatusError(429, "TooManyRequests", "the server has received too many requests and has asked us to try again later",
-                       details={"retryAfterSeconds": retry_after}, headers={"Retry-After": str(retry_after)})
+    return StatusError(
+        429,
+        "TooManyRequests",
+        "the server has received too many requests and has asked us to try again later",
+        details={"retryAfterSeconds": retry_after},
+        headers={"Retry-After": str(retry_after)},
+    )
 
 
-def internal(message: str = "an error on the server (\"injected fault\") has prevented the request from succeeding") -> StatusError:
+def internal(
+    message: str = 'an error on the server ("injected fault") has prevented the request from succeeding',
+) -> StatusError:
     return StatusError(500, "InternalError", message)

@@ -70,10 +70,13 @@ class FaultPlan:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FaultPlan:
-        return cls(errors=tuple(ErrorRule.from_dict(e) for e in data.get("errors") or ()),
-                   latency=tuple(LatencyRule.from_dict(e) for e in data.get("latency") or ()),
-                   watch_max_seconds=data.get("watch_max_seconds"), watch_cut_abort=bool(data.get("watch_cut_abort", False)),
-                   seed=int(data.get("seed", 0)))
+        return cls(
+            errors=tuple(ErrorRule.from_dict(e) for e in data.get("errors") or ()),
+            latency=tuple(LatencyRule.from_dict(e) for e in data.get("latency") or ()),
+            watch_max_seconds=data.get("watch_max_seconds"),
+            watch_cut_abort=bool(data.get("watch_cut_abort", False)),
+            seed=int(data.get("seed", 0)),
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -117,14 +120,24 @@ class Faults:
             delay = 0.0
             for index, lat in enumerate(self.plan.latency):
                 key = 10_000 + index
-                if _matches(lat.verb, verb) and _matches(lat.resource, resource) and _matches(lat.cluster, cluster) \
-                        and _matches(lat.target, target) and self._may_fire(key, lat.limit):
+                if (
+                    _matches(lat.verb, verb)
+                    and _matches(lat.resource, resource)
+                    and _matches(lat.cluster, cluster)
+                    and _matches(lat.target, target)
+                    and self._may_fire(key, lat.limit)
+                ):
                     self._fired[key] = self._fired.get(key, 0) + 1
                     delay += lat.seconds + (self._rng.random() * lat.jitter if lat.jitter else 0.0)
             for index, rule in enumerate(self.plan.errors):
-                if _matches(rule.verb, verb) and _matches(rule.resource, resource) and _matches(rule.cluster, cluster) \
-                        and _matches(rule.target, target) and self._may_fire(index, rule.limit) \
-                        and self._rng.random() < rule.rate:
+                if (
+                    _matches(rule.verb, verb)
+                    and _matches(rule.resource, resource)
+                    and _matches(rule.cluster, cluster)
+                    and _matches(rule.target, target)
+                    and self._may_fire(index, rule.limit)
+                    and self._rng.random() < rule.rate
+                ):
                     self._fired[index] = self._fired.get(index, 0) + 1
                     return Decision(delay=delay, error=rule)
             return Decision(delay=delay)

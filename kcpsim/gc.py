@@ -58,7 +58,15 @@ class GarbageCollector:
                     updated["metadata"]["ownerReferences"] = refs
                 else:
                     updated["metadata"].pop("ownerReferences", None)
-                self.world.update(rdef, dep_cluster, namespace, name, updated, version=rdef.versions[0],
-                                  manager="garbage-collector", old=obj)
+                self.world.update(
+                    rdef,
+                    dep_cluster,
+                    namespace,
+                    name,
+                    updated,
+                    version=rdef.versions[0],
+                    manager="garbage-collector",
+                    old=obj,
+                )
             elif not obj["metadata"].get("deletionTimestamp"):
                 self.world.delete(rdef, dep_cluster, namespace, name)

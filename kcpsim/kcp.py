@@ -43,7 +43,8 @@ NAMESPACE_KEY = "/namespaces"
 
 _B62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 CLAIMABLE_BUILTINS = {(r.group, r.plural) for r in BUILTINS if r.plural != "customresourcedefinitions"} | {
-    ("apiextensions.k8s.io", "customresourcedefinitions")}
+    ("apiextensions.k8s.io", "customresourcedefinitions")
+}
 _GROUPS_WITHOUT_DOT = {"apps", "batch", "extensions", "policy", "autoscaling"}
 
 
@@ -93,8 +94,15 @@ def _claim_key(claim: dict[str, Any]) -> tuple[str, str, str]:
     return (claim.get("group") or "", claim.get("resource") or "", claim.get("identityHash") or "")
 
 
-def _condition(conditions: list[dict[str, Any]], ctype: str, status: str, *, reason: str = "", message: str = "",
-               severity: str = "") -> list[dict[str, Any]]:
+def _condition(
+    conditions: list[dict[str, Any]],
+    ctype: str,
+    status: str,
+    *,
+    reason: str = "",
+    message: str = "",
+    severity: str = "",
+) -> list[dict[str, Any]]:
     """Set one kcp condition, keeping lastTransitionTime when the status does not change."""
     out = [c for c in conditions if c.get("type") != ctype]
     previous = next((c for c in conditions if c.get("type") == ctype), None)
@@ -105,13 +113,16 @@ def _condition(conditions: list[dict[str, Any]], ctype: str, status: str, *, rea
         cond["reason"] = reason
     if message:
         cond["message"] = message
-    same = previous is not None and all(previous.get(k) == cond.get(k) for k in ("status", "reason", "message", "severity"))
+    same = previous is not None and all(
+        previous.get(k) == cond.get(k) for k in ("status", "reason", "message", "severity")
+    )
     cond["lastTransitionTime"] = previous["lastTransitionTime"] if same and previous else now()
     out.append(cond)
     return sorted(out, key=lambda c: str(c["type"]))
 
 
 # ---- conversion ------------------------------------------------------------------------------
+
 
 def _ann(obj: Obj) -> dict[str, str]:
     return dict((obj.get("metadata") or {}).get("annotations") or {})
@@ -130,8 +141,17 @@ def _v1_claim_valid(claim: dict[str, Any], index: int, kind: str, name: str) -> 
     has_all = claim.get("all") is True
     has_selector = bool(claim.get("resourceSelector"))
     if has_all == has_selector:
-        raise errors.invalid(group="apis.kcp.io", kind=kind, name=name, causes=[(
-            f"spec.permissionClaims[{index}]", 'Invalid value: "object": either "all" or "resourceSelector" must be set')])
+        raise errors.invalid(
+            group="apis.kcp.io",
+            kind=kind,
+            name=name,
+            causes=[
+                (
+                    f"spec.permissionClaims[{index}]",
+                    'Invalid value: "object": either "all" or "resourceSelector" must be set',
+                )
+            ],
+        )
 
 
 def export_to_v1(rdef: ResourceDef, obj: Obj, version: str) -> Obj:
@@ -172,14 +192,27 @@ def export_to_storage(rdef: ResourceDef, body: Obj, version: str, old: Obj | Non
         spec = body.get("spec") or {}
         for index, claim in enumerate(spec.get("permissionClaims") or []):
             if not claim.get("verbs"):
-                raise errors.invalid(group="apis.kcp.io", kind="APIExport", name=name,
-                                     causes=[(f"spec.permissionClaims[{index}].verbs", "Required value")])
+                raise errors.invalid(
+                    group="apis.kcp.io",
+                    kind="APIExport",
+                    name=name,
+                    causes=[(f"spec.permissionClaims[{index}].verbs", "Required value")],
+                )
             claim.setdefault("group", "")
         for index, res in enumerate(spec.get("resources") or []):
             storage = res.setdefault("storage", {"crd": {}})
             if ("crd" in storage) == ("virtual" in storage):
-                raise errors.invalid(group="apis.kcp.io", kind="APIExport", name=name,
-                                     causes=[(f"spec.resources[{index}].storage", "Invalid value: \"object\": Exactly one of crd or virtual must be set")])
+                raise errors.invalid(
+                    group="apis.kcp.io",
+                    kind="APIExport",
+                    name=name,
+                    causes=[
+                        (
+                            f"spec.resources[{index}].storage",
+                            'Invalid value: "object": Exactly one of crd or virtual must be set',
+                        )
+                    ],
+                )
         body["apiVersion"] = "apis.kcp.io/v1alpha2"
         return body
     spec1 = body.get("spec") or {}
@@ -189,9 +222,15 @@ def export_to_storage(rdef: ResourceDef, body: Obj, version: str, old: Obj | Non
     for schema in spec1.get("latestResourceSchemas") or []:
         parts = schema.split(".")
         if len(parts) < 3:
-            raise errors.StatusError(500, "InternalError", f'Internal error occurred: failed to convert APIExport: invalid schema name "{schema}"')
+            raise errors.StatusError(
+                500,
+                "InternalError",
+                f'Internal error occurred: failed to convert APIExport: invalid schema name "{schema}"',
+            )
         group = ".".join(parts[2:])
-        resources.append({"group": "" if group == "core" else group, "name": parts[1], "schema": schema, "storage": {"crd": {}}})
+        resources.append(
+            {"group": "" if group == "core" else group, "name": parts[1], "schema": schema, "storage": {"crd": {}}}
+        )
     claims2 = []
     originals = []
     seen: set[tuple[str, str, str]] = set()
@@ -199,14 +238,27 @@ def export_to_storage(rdef: ResourceDef, body: Obj, version: str, old: Obj | Non
         _v1_claim_valid(claim, index, "APIExport", name)
         key = _claim_key(claim)
         if key in seen:
-            raise errors.invalid(group="apis.kcp.io", kind="APIExport", name=name,
-                                 causes=[(f"spec.permissionClaims[{index}]", f'Duplicate value: {{"group":"{key[0]}","resource":"{key[1]}"}}')])
+            raise errors.invalid(
+                group="apis.kcp.io",
+                kind="APIExport",
+                name=name,
+                causes=[
+                    (
+                        f"spec.permissionClaims[{index}]",
+                        f'Duplicate value: {{"group":"{key[0]}","resource":"{key[1]}"}}',
+                    )
+                ],
+            )
         seen.add(key)
         converted = {"group": key[0], "resource": key[1], "verbs": (parked.get(key) or {}).get("verbs") or ["*"]}
         if key[2]:
             converted["identityHash"] = key[2]
         claims2.append(converted)
-        original = {k: v for k, v in claim.items() if k in ("group", "resource", "identityHash", "all", "resourceSelector") and v not in ("", None)}
+        original = {
+            k: v
+            for k, v in claim.items()
+            if k in ("group", "resource", "identityHash", "all", "resourceSelector") and v not in ("", None)
+        }
         originals.append(original)
     spec2: dict[str, Any] = {k: clone(v) for k, v in spec1.items() if k in ("identity", "maximalPermissionPolicy")}
     if resources:
@@ -225,7 +277,12 @@ def binding_to_v1(rdef: ResourceDef, obj: Obj, version: str) -> Obj:
     claims, parked = [], []
     for claim in spec2.get("permissionClaims") or []:
         if claim.get("verbs") == ["*"] and (claim.get("selector") or {}).get("matchAll"):
-            converted = {"group": claim.get("group", ""), "resource": claim["resource"], "all": True, "state": claim.get("state")}
+            converted = {
+                "group": claim.get("group", ""),
+                "resource": claim["resource"],
+                "all": True,
+                "state": claim.get("state"),
+            }
             if claim.get("identityHash"):
                 converted["identityHash"] = claim["identityHash"]
             claims.append(converted)
@@ -238,11 +295,15 @@ def binding_to_v1(rdef: ResourceDef, obj: Obj, version: str) -> Obj:
         spec1["permissionClaims"] = claims
     status = clone(obj.get("status") or {})
     if "exportPermissionClaims" in status:
-        status["exportPermissionClaims"] = [{k: v for k, v in c.items() if k in ("group", "resource", "identityHash")}
-                                            for c in status["exportPermissionClaims"]]
+        status["exportPermissionClaims"] = [
+            {k: v for k, v in c.items() if k in ("group", "resource", "identityHash")}
+            for c in status["exportPermissionClaims"]
+        ]
     if "appliedPermissionClaims" in status:
-        status["appliedPermissionClaims"] = [{**{k: v for k, v in c.items() if k in ("group", "resource", "identityHash")}, "all": True}
-                                             for c in status["appliedPermissionClaims"]]
+        status["appliedPermissionClaims"] = [
+            {**{k: v for k, v in c.items() if k in ("group", "resource", "identityHash")}, "all": True}
+            for c in status["appliedPermissionClaims"]
+        ]
     out: Obj = {**obj, "apiVersion": "apis.kcp.io/v1alpha1", "spec": spec1}
     if status:
         out["status"] = status
@@ -258,12 +319,24 @@ def binding_to_storage(rdef: ResourceDef, body: Obj, version: str, old: Obj | No
             claim.setdefault("identityHash", "")
             for field in ("verbs", "selector"):
                 if not claim.get(field):
-                    raise errors.invalid(group="apis.kcp.io", kind="APIBinding", name=name,
-                                         causes=[(f"spec.permissionClaims[{index}].{field}", "Required value")])
+                    raise errors.invalid(
+                        group="apis.kcp.io",
+                        kind="APIBinding",
+                        name=name,
+                        causes=[(f"spec.permissionClaims[{index}].{field}", "Required value")],
+                    )
             if claim.get("state") not in ("Accepted", "Rejected"):
-                raise errors.invalid(group="apis.kcp.io", kind="APIBinding", name=name, causes=[(
-                    f"spec.permissionClaims[{index}].state",
-                    f'Unsupported value: "{claim.get("state", "")}": supported values: "Accepted", "Rejected"')])
+                raise errors.invalid(
+                    group="apis.kcp.io",
+                    kind="APIBinding",
+                    name=name,
+                    causes=[
+                        (
+                            f"spec.permissionClaims[{index}].state",
+                            f'Unsupported value: "{claim.get("state", "")}": supported values: "Accepted", "Rejected"',
+                        )
+                    ],
+                )
         body["apiVersion"] = "apis.kcp.io/v1alpha2"
         return body
     spec1 = body.get("spec") or {}
@@ -272,9 +345,16 @@ def binding_to_storage(rdef: ResourceDef, body: Obj, version: str, old: Obj | No
     claims = []
     for index, claim in enumerate(spec1.get("permissionClaims") or []):
         _v1_claim_valid(claim, index, "APIBinding", name)
-        claims.append({"group": claim.get("group") or "", "resource": claim["resource"],
-                       "identityHash": claim.get("identityHash") or "", "verbs": ["*"],
-                       "selector": {"matchAll": True}, "state": claim.get("state")})
+        claims.append(
+            {
+                "group": claim.get("group") or "",
+                "resource": claim["resource"],
+                "identityHash": claim.get("identityHash") or "",
+                "verbs": ["*"],
+                "selector": {"matchAll": True},
+                "state": claim.get("state"),
+            }
+        )
     claims += [c for c in parked if _claim_key(c) not in {_claim_key(x) for x in claims}]
     spec2: dict[str, Any] = {"reference": clone(spec1.get("reference") or {})}
     if claims:
@@ -287,11 +367,13 @@ def binding_to_storage(rdef: ResourceDef, body: Obj, version: str, old: Obj | No
 
 # ---- the kcp layer ---------------------------------------------------------------------------
 
+
 class Kcp:
     """Admission plugins and controllers of one kcp shard, registered on a World."""
 
-    def __init__(self, world: World, *, base_url: str = "", deprecated_vw_urls: bool = False,
-                 identity_seed: int = 0) -> None:
+    def __init__(
+        self, world: World, *, base_url: str = "", deprecated_vw_urls: bool = False, identity_seed: int = 0
+    ) -> None:
         self.world = world
         self.base_url = base_url
         self.deprecated_vw_urls = deprecated_vw_urls
@@ -301,7 +383,9 @@ class Kcp:
         world.converters[("apis.kcp.io", "apiexports")] = (export_to_v1, export_to_storage)
         world.converters[("apis.kcp.io", "apibindings")] = (binding_to_v1, binding_to_storage)
         world.mutators.append(self.admit)
-        world.controllers.append(Controller(frozenset({EXPORT_KEY, BINDING_KEY, SCHEMA_KEY, SECRET_KEY}), self.reconcile_exports))
+        world.controllers.append(
+            Controller(frozenset({EXPORT_KEY, BINDING_KEY, SCHEMA_KEY, SECRET_KEY}), self.reconcile_exports)
+        )
         world.controllers.append(Controller(frozenset({EXPORT_KEY, BINDING_KEY, SCHEMA_KEY}), self.reconcile_bindings))
         world.controllers.append(Controller(frozenset({WORKSPACE_KEY}), self.reconcile_workspaces))
         # Deleting bindings wait for objects of any resource to go away, so they watch everything.
@@ -319,7 +403,7 @@ class Kcp:
 
     def path_of(self, cluster: str) -> str:
         info = self.world.clusters.get(cluster)
-        return (info.path if info and info.path else cluster)
+        return info.path if info and info.path else cluster
 
     def find_export(self, path_or_name: str, name: str) -> tuple[str, Obj] | None:
         cluster = self.world.resolve(path_or_name)
@@ -353,8 +437,9 @@ class Kcp:
             annotations[PATH_ANNOTATION] = self.path_of(ctx.cluster)
 
     def _forbid(self, ctx: WriteContext, why: str) -> errors.StatusError:
-        return errors.forbidden(group=ctx.rdef.group, plural=ctx.rdef.plural,
-                                name=ctx.new["metadata"].get("name", ""), why=why)
+        return errors.forbidden(
+            group=ctx.rdef.group, plural=ctx.rdef.plural, name=ctx.new["metadata"].get("name", ""), why=why
+        )
 
     def _admit_schema(self, ctx: WriteContext) -> None:
         name = ctx.new["metadata"]["name"]
@@ -378,15 +463,20 @@ class Kcp:
             problems.append(f'metadata.name: Invalid value: "{name}": must end in {suffix}')
         else:
             import re
+
             prefix = name[: -len(suffix)]
             if not re.match(r"^[a-z]([-a-z0-9]*[a-z0-9])?$", prefix):
-                problems.append(f'metadata.name: Invalid value: "{name}": must match ^[a-z]([-a-z0-9]*[a-z0-9])?$ in front of {suffix}')
+                problems.append(
+                    f'metadata.name: Invalid value: "{name}": must match ^[a-z]([-a-z0-9]*[a-z0-9])?$ in front of {suffix}'
+                )
         versions = spec.get("versions") or []
         if sum(1 for v in versions if v.get("storage")) != 1:
             problems.append("spec.versions: Invalid value: must have exactly one version marked as storage version")
         if len(versions) > 1 and not spec.get("conversion"):
             # kcp's CEL rule on the schema: several versions need a conversion strategy.
-            problems.append("spec.conversion: Required value: conversion is required when more than one version is defined")
+            problems.append(
+                "spec.conversion: Required value: conversion is required when more than one version is defined"
+            )
         if problems:
             raise self._forbid(ctx, "[" + ", ".join(problems) + "]")
 
@@ -397,11 +487,17 @@ class Kcp:
         for index, res in enumerate(spec.get("resources") or []):
             suffix = f".{res.get('name', '')}.{res.get('group') or 'core'}"
             if not str(res.get("schema", "")).endswith(suffix):
-                raise self._forbid(ctx, f'spec.resources[{index}].schema: Invalid value: "{res.get("schema", "")}": must end in {suffix}')
+                raise self._forbid(
+                    ctx,
+                    f'spec.resources[{index}].schema: Invalid value: "{res.get("schema", "")}": must end in {suffix}',
+                )
         for index, claim in enumerate(spec.get("permissionClaims") or []):
             key = (claim.get("group") or "", claim.get("resource") or "")
             if not claim.get("identityHash") and key not in CLAIMABLE_BUILTINS and key[0] != "apis.kcp.io":
-                raise self._forbid(ctx, f'spec.permissionClaims[{index}].identityHash: Invalid value: "": identityHash is required for API types that are not built-in')
+                raise self._forbid(
+                    ctx,
+                    f'spec.permissionClaims[{index}].identityHash: Invalid value: "": identityHash is required for API types that are not built-in',
+                )
 
     def _admit_binding(self, ctx: WriteContext) -> None:
         meta = ctx.new["metadata"]
@@ -411,25 +507,42 @@ class Kcp:
             found = self.binding_export(ctx.cluster, ctx.new)
             if found is None:
                 path = ref.get("path") or self.path_of(ctx.cluster)
-                raise self._forbid(ctx, f"unable to create APIBinding: no permission to bind to export {path}:{ref.get('name', '')}")
+                raise self._forbid(
+                    ctx, f"unable to create APIBinding: no permission to bind to export {path}:{ref.get('name', '')}"
+                )
             export_cluster, _ = found
         else:
             assert ctx.old is not None
             if (ctx.old.get("spec") or {}).get("reference") != (ctx.new.get("spec") or {}).get("reference"):
-                raise errors.invalid(group="apis.kcp.io", kind="APIBinding", name=name,
-                                     causes=[("spec.reference", 'Invalid value: "object": APIExport reference must not be changed')])
+                raise errors.invalid(
+                    group="apis.kcp.io",
+                    kind="APIBinding",
+                    name=name,
+                    causes=[("spec.reference", 'Invalid value: "object": APIExport reference must not be changed')],
+                )
             old_status = ctx.old.get("status") or {}
             new_status = ctx.new.get("status") or {}
             if old_status.get("phase") and not new_status.get("phase") and ctx.subresource == "status":
                 raise self._forbid(ctx, f'cannot transition from "{old_status.get("phase")}" to ""')
-            export_cluster = (old_status.get("apiExportClusterName") or
-                              (self.binding_export(ctx.cluster, ctx.new) or ("", {}))[0])
+            export_cluster = (
+                old_status.get("apiExportClusterName") or (self.binding_export(ctx.cluster, ctx.new) or ("", {}))[0]
+            )
         labels = {**(meta.get("labels") or {})}
         if export_cluster:
             wanted = export_hash(export_cluster, ref.get("name", ""))
-            if EXPORT_LABEL in labels and labels[EXPORT_LABEL] != wanted and not self._system \
-                    and (ctx.old is None or (ctx.old["metadata"].get("labels") or {}).get(EXPORT_LABEL) != labels[EXPORT_LABEL]):
-                raise self._forbid(ctx, f'metadata.labels[{EXPORT_LABEL}]: Invalid value: "{labels[EXPORT_LABEL]}": must be set to "{wanted}"')
+            if (
+                EXPORT_LABEL in labels
+                and labels[EXPORT_LABEL] != wanted
+                and not self._system
+                and (
+                    ctx.old is None
+                    or (ctx.old["metadata"].get("labels") or {}).get(EXPORT_LABEL) != labels[EXPORT_LABEL]
+                )
+            ):
+                raise self._forbid(
+                    ctx,
+                    f'metadata.labels[{EXPORT_LABEL}]: Invalid value: "{labels[EXPORT_LABEL]}": must be set to "{wanted}"',
+                )
             labels[EXPORT_LABEL] = wanted
         meta["labels"] = labels
         meta["annotations"] = {**(meta.get("annotations") or {}), PATH_ANNOTATION: self.path_of(ctx.cluster)}
@@ -481,15 +594,26 @@ class Kcp:
             meta.pop("labels", None)
 
     # ---- controllers -------------------------------------------------------------------------
-    def _write(self, rdef_key: tuple[str, str], cluster: str, obj: Obj, *, old: Obj | None, status: bool = False) -> Obj:
+    def _write(
+        self, rdef_key: tuple[str, str], cluster: str, obj: Obj, *, old: Obj | None, status: bool = False
+    ) -> Obj:
         rdef = self._rdef(cluster, *rdef_key)
         with self.system():
             if old is None:
-                return self.world.create(rdef, cluster, obj["metadata"].get("namespace", ""), obj,
-                                         version=rdef.versions[0], manager="kcp")
-            return self.world.update(rdef, cluster, obj["metadata"].get("namespace", ""), obj["metadata"]["name"], obj,
-                                     version=rdef.versions[0], manager="kcp", subresource="status" if status else "",
-                                     old=old)
+                return self.world.create(
+                    rdef, cluster, obj["metadata"].get("namespace", ""), obj, version=rdef.versions[0], manager="kcp"
+                )
+            return self.world.update(
+                rdef,
+                cluster,
+                obj["metadata"].get("namespace", ""),
+                obj["metadata"]["name"],
+                obj,
+                version=rdef.versions[0],
+                manager="kcp",
+                subresource="status" if status else "",
+                old=old,
+            )
 
     def _rdef(self, cluster: str, group: str, plural: str) -> ResourceDef:
         for rdef in self.world.catalog.served(cluster):
@@ -518,7 +642,9 @@ class Kcp:
             key = base64.b64decode((secret.get("data") or {}).get("key", ""))
             new_status = {**clone(status), "identityHash": identity_hash(key)}
             new_status["conditions"] = _condition(new_status.get("conditions") or [], "IdentityValid", "True")
-            export = self._write(("apis.kcp.io", "apiexports"), cluster, {**export, "status": new_status}, old=export, status=True)
+            export = self._write(
+                ("apis.kcp.io", "apiexports"), cluster, {**export, "status": new_status}, old=export, status=True
+            )
             status = new_status
         if not status.get("identityHash"):
             return
@@ -528,34 +654,75 @@ class Kcp:
             wanted = [{"url": url}]
             if status.get("virtualWorkspaces") != wanted:
                 new_status = {**clone(status), "virtualWorkspaces": wanted}
-                new_status["conditions"] = _condition(new_status.get("conditions") or [], "VirtualWorkspaceURLsReady", "True")
-                self._write(("apis.kcp.io", "apiexports"), cluster, {**export, "status": new_status}, old=export, status=True)
+                new_status["conditions"] = _condition(
+                    new_status.get("conditions") or [], "VirtualWorkspaceURLsReady", "True"
+                )
+                self._write(
+                    ("apis.kcp.io", "apiexports"), cluster, {**export, "status": new_status}, old=export, status=True
+                )
         if SKIP_SLICE_ANNOTATION in _ann(export):
             return
         slice_obj = self.world.store.get(SLICE_KEY, cluster, "", name)
         if slice_obj is None:
-            slice_obj = self._write(("apis.kcp.io", "apiexportendpointslices"), cluster, {
-                "apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExportEndpointSlice",
-                "metadata": {"name": name, "ownerReferences": [{"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExport",
-                                                                 "name": name, "uid": export["metadata"]["uid"]}]},
-                "spec": {"export": {"path": self.path_of(cluster), "name": name}}}, old=None)
+            slice_obj = self._write(
+                ("apis.kcp.io", "apiexportendpointslices"),
+                cluster,
+                {
+                    "apiVersion": "apis.kcp.io/v1alpha1",
+                    "kind": "APIExportEndpointSlice",
+                    "metadata": {
+                        "name": name,
+                        "ownerReferences": [
+                            {
+                                "apiVersion": "apis.kcp.io/v1alpha1",
+                                "kind": "APIExport",
+                                "name": name,
+                                "uid": export["metadata"]["uid"],
+                            }
+                        ],
+                    },
+                    "spec": {"export": {"path": self.path_of(cluster), "name": name}},
+                },
+                old=None,
+            )
         slice_status = clone(slice_obj.get("status") or {})
         conditions = _condition(slice_status.get("conditions") or [], "APIExportValid", "True")
         conditions = _condition(conditions, "PartitionValid", "True")
         wanted_status = {"conditions": conditions, "endpoints": [{"url": url}] if bound else []}
         if slice_status != wanted_status:
-            self._write(("apis.kcp.io", "apiexportendpointslices"), cluster, {**slice_obj, "status": wanted_status},
-                        old=slice_obj, status=True)
+            self._write(
+                ("apis.kcp.io", "apiexportendpointslices"),
+                cluster,
+                {**slice_obj, "status": wanted_status},
+                old=slice_obj,
+                status=True,
+            )
 
     def _ensure_identity_secret(self, cluster: str, name: str) -> None:
         if self.world.store.get(NAMESPACE_KEY, cluster, "", "kcp-system") is None:
-            self._write(("", "namespaces"), cluster, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kcp-system"}}, old=None)
+            self._write(
+                ("", "namespaces"),
+                cluster,
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kcp-system"}},
+                old=None,
+            )
         if self.world.store.get(SECRET_KEY, cluster, "kcp-system", name) is None:
             self._identity_counter += 1
-            raw = base64.urlsafe_b64encode(hashlib.sha256(f"{cluster}/{name}/{self._identity_counter}".encode()).digest())[:43]
-            self._write(("", "secrets"), cluster, {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-                                                  "metadata": {"name": name, "namespace": "kcp-system"},
-                                                  "data": {"key": base64.b64encode(raw).decode()}}, old=None)
+            raw = base64.urlsafe_b64encode(
+                hashlib.sha256(f"{cluster}/{name}/{self._identity_counter}".encode()).digest()
+            )[:43]
+            self._write(
+                ("", "secrets"),
+                cluster,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "type": "Opaque",
+                    "metadata": {"name": name, "namespace": "kcp-system"},
+                    "data": {"key": base64.b64encode(raw).decode()},
+                },
+                old=None,
+            )
 
     def _has_bindings(self, export_cluster: str, export_name: str) -> bool:
         for cluster in self.world.catalog.kcp_clusters:
@@ -605,15 +772,25 @@ class Kcp:
         if found is None:
             status["phase"] = status.get("phase") or "Binding"
             path = ref.get("path") or self.path_of(cluster)
-            conditions = _condition(conditions, "APIExportValid", "False", reason="APIExportNotFound",
-                                    message=f"APIExport {path}|{ref.get('name', '')} not found")
+            conditions = _condition(
+                conditions,
+                "APIExportValid",
+                "False",
+                reason="APIExportNotFound",
+                message=f"APIExport {path}|{ref.get('name', '')} not found",
+            )
         else:
             export_cluster, export = found
             identity = (export.get("status") or {}).get("identityHash", "")
             if not identity:
                 status["phase"] = status.get("phase") or "Binding"
-                conditions = _condition(conditions, "APIExportValid", "False", reason="MissingIdentityHash",
-                                        message=f"APIExport {ref.get('name', '')} is missing status.identityHash")
+                conditions = _condition(
+                    conditions,
+                    "APIExportValid",
+                    "False",
+                    reason="MissingIdentityHash",
+                    message=f"APIExport {ref.get('name', '')} is missing status.identityHash",
+                )
             else:
                 status["phase"] = "Bound"
                 status["apiExportClusterName"] = export_cluster
@@ -624,32 +801,60 @@ class Kcp:
                         continue
                     versions = (schema.get("spec") or {}).get("versions") or []
                     bound[(res.get("group", ""), res.get("name"))] = {
-                        "group": res.get("group", ""), "resource": res.get("name"),
-                        "schema": {"name": schema["metadata"]["name"], "UID": schema["metadata"]["uid"], "identityHash": identity},
-                        "storageVersions": [v["name"] for v in versions if v.get("storage")]}
+                        "group": res.get("group", ""),
+                        "resource": res.get("name"),
+                        "schema": {
+                            "name": schema["metadata"]["name"],
+                            "UID": schema["metadata"]["uid"],
+                            "identityHash": identity,
+                        },
+                        "storageVersions": [v["name"] for v in versions if v.get("storage")],
+                    }
                 status["boundResources"] = list(bound.values())
                 export_claims = (export.get("spec") or {}).get("permissionClaims") or []
-                status["exportPermissionClaims"] = [{k: v for k, v in c.items() if k in ("group", "resource", "verbs", "identityHash")}
-                                                    for c in export_claims]
+                status["exportPermissionClaims"] = [
+                    {k: v for k, v in c.items() if k in ("group", "resource", "verbs", "identityHash")}
+                    for c in export_claims
+                ]
                 exported = {_claim_key(c) for c in export_claims}
-                accepted = [c for c in (binding.get("spec") or {}).get("permissionClaims") or [] if c.get("state") == "Accepted"]
+                accepted = [
+                    c for c in (binding.get("spec") or {}).get("permissionClaims") or [] if c.get("state") == "Accepted"
+                ]
                 status["appliedPermissionClaims"] = [
-                    {k: v for k, v in c.items() if k in ("group", "resource", "verbs", "selector", "identityHash") and v != ""}
-                    | {"group": c.get("group", "")} for c in accepted if _claim_key(c) in exported]
-                invalid = [c for c in (binding.get("spec") or {}).get("permissionClaims") or [] if _claim_key(c) not in exported]
+                    {
+                        k: v
+                        for k, v in c.items()
+                        if k in ("group", "resource", "verbs", "selector", "identityHash") and v != ""
+                    }
+                    | {"group": c.get("group", "")}
+                    for c in accepted
+                    if _claim_key(c) in exported
+                ]
+                invalid = [
+                    c
+                    for c in (binding.get("spec") or {}).get("permissionClaims") or []
+                    if _claim_key(c) not in exported
+                ]
                 conditions = _condition(conditions, "APIExportValid", "True")
                 conditions = _condition(conditions, "InitialBindingCompleted", "True")
                 conditions = _condition(conditions, "BindingUpToDate", "True")
                 conditions = _condition(conditions, "PermissionClaimsApplied", "True")
                 if invalid:
-                    conditions = _condition(conditions, "PermissionClaimsValid", "False", reason="InvalidPermissionClaims",
-                                            message=f"Invalid APIBinding permission claims: {len(invalid)} claim(s) not exported")
+                    conditions = _condition(
+                        conditions,
+                        "PermissionClaimsValid",
+                        "False",
+                        reason="InvalidPermissionClaims",
+                        message=f"Invalid APIBinding permission claims: {len(invalid)} claim(s) not exported",
+                    )
                 else:
                     conditions = _condition(conditions, "PermissionClaimsValid", "True")
                 conditions = _condition(conditions, "Ready", "True")
         status["conditions"] = conditions
         if status != (binding.get("status") or {}):
-            self._write(("apis.kcp.io", "apibindings"), cluster, {**binding, "status": status}, old=binding, status=True)
+            self._write(
+                ("apis.kcp.io", "apibindings"), cluster, {**binding, "status": status}, old=binding, status=True
+            )
 
     def finish_binding_deletions(self, events: list[Event]) -> None:
         for cluster, name in list(self.deleting_bindings):
@@ -671,15 +876,24 @@ class Kcp:
                     remaining -= 1
         if remaining:
             status = clone(binding.get("status") or {})
-            status["conditions"] = _condition(status.get("conditions") or [], "BindingResourceDeleteSuccess", "False",
-                                              reason="SomeFinalizersRemain", severity="Info",
-                                              message=f"finalizers in {remaining} resource instances remaining")
+            status["conditions"] = _condition(
+                status.get("conditions") or [],
+                "BindingResourceDeleteSuccess",
+                "False",
+                reason="SomeFinalizersRemain",
+                severity="Info",
+                message=f"finalizers in {remaining} resource instances remaining",
+            )
             if status != binding.get("status"):
-                self._write(("apis.kcp.io", "apibindings"), cluster, {**binding, "status": status}, old=binding, status=True)
+                self._write(
+                    ("apis.kcp.io", "apibindings"), cluster, {**binding, "status": status}, old=binding, status=True
+                )
             return
         current = self.world.store.get(BINDING_KEY, cluster, "", binding["metadata"]["name"]) or binding
         updated = clone(current)
-        updated["metadata"]["finalizers"] = [f for f in updated["metadata"].get("finalizers") or [] if f != BINDING_FINALIZER]
+        updated["metadata"]["finalizers"] = [
+            f for f in updated["metadata"].get("finalizers") or [] if f != BINDING_FINALIZER
+        ]
         self._write(("apis.kcp.io", "apibindings"), cluster, updated, old=current)
 
     def _update_lock_annotation(self, cluster: str) -> None:
@@ -723,6 +937,7 @@ class Kcp:
             parent = event.cluster
             path = f"{self.path_of(parent)}:{workspace['metadata']['name']}"
             from kcpsim.topology import add_workspace_cluster
+
             name = add_workspace_cluster(self, path=path, parent=parent, owner=workspace)
             current = self.world.store.get(WORKSPACE_KEY, parent, "", workspace["metadata"]["name"])
             if current is None:
@@ -731,4 +946,10 @@ class Kcp:
             updated.setdefault("spec", {})["cluster"] = name
             updated["spec"]["URL"] = f"{self.base_url}/clusters/{path}"
             updated = self._write(("tenancy.kcp.io", "workspaces"), parent, updated, old=current)
-            self._write(("tenancy.kcp.io", "workspaces"), parent, {**updated, "status": {"phase": "Ready"}}, old=updated, status=True)
+            self._write(
+                ("tenancy.kcp.io", "workspaces"),
+                parent,
+                {**updated, "status": {"phase": "Ready"}},
+                old=updated,
+                status=True,
+            )

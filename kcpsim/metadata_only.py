@@ -41,9 +41,11 @@ def requested_form(accept: str, *, verb: str) -> str | None:
             continue
         if (form == PARTIAL_LIST) != (verb == "list"):
             raise errors.StatusError(
-                406, "NotAcceptable",
+                406,
+                "NotAcceptable",
                 f"only the following media types are accepted: application/json;as={form_for(verb)};"
-                "g=meta.k8s.io;v=v1, application/json")
+                "g=meta.k8s.io;v=v1, application/json",
+            )
         return form
     return None
 
@@ -58,5 +60,9 @@ def partial(rendered: Obj) -> Obj:
 
 
 def partial_list(metadata: Obj, items: list[Obj]) -> Obj:
-    return {"apiVersion": API_VERSION, "kind": PARTIAL_LIST, "metadata": metadata,
-            "items": [partial(item) for item in items]}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": PARTIAL_LIST,
+        "metadata": metadata,
+        "items": [partial(item) for item in items],
+    }

@@ -13,9 +13,11 @@ def subdomain_problem(name: str) -> str | None:
     if len(name) > 253:
         return f'Invalid value: "{name}": must be no more than 253 characters'
     if not _SUBDOMAIN.match(name):
-        return (f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric '
-                "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
-                "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+        return (
+            f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric '
+            "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
+            "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        )
     return None
 
 
@@ -23,9 +25,11 @@ def label_problem(name: str) -> str | None:
     if len(name) > 63:
         return f'Invalid value: "{name}": must be no more than 63 characters'
     if not _LABEL.match(name):
-        return (f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case alphanumeric '
-                "characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name', or "
-                "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+        return (
+            f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case alphanumeric '
+            "characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name', or "
+            "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+        )
     return None
 
 

@@ -11,8 +11,12 @@ import json
 from typing import Any
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,),
-    "integer": (int,), "number": (int, float),
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "boolean": (bool,),
+    "integer": (int,),
+    "number": (int, float),
 }
 
 
@@ -32,7 +36,12 @@ def validate_and_prune(value: Any, schema: dict[str, Any] | None, path: str = ""
         return value, errors
     if expected and not _type_ok(value, expected):
         shown = json.dumps(value)
-        errors.append((path or "<root>", f'Invalid value: "{_kind_of(value)}": {path or "body"} in body must be of type {expected}: {shown}'))
+        errors.append(
+            (
+                path or "<root>",
+                f'Invalid value: "{_kind_of(value)}": {path or "body"} in body must be of type {expected}: {shown}',
+            )
+        )
         return value, errors
     if "enum" in schema and value not in schema["enum"]:
         allowed = ", ".join(json.dumps(v) for v in schema["enum"])
@@ -50,7 +59,12 @@ def validate_and_prune(value: Any, schema: dict[str, Any] | None, path: str = ""
             elif isinstance(additional, dict):
                 out[key], sub_errors = validate_and_prune(sub, additional, sub_path)
                 errors += sub_errors
-            elif preserve or additional is True or (not props and expected != "object") or (not props and not additional and preserve is False and expected == "object" and path == ""):
+            elif (
+                preserve
+                or additional is True
+                or (not props and expected != "object")
+                or (not props and not additional and preserve is False and expected == "object" and path == "")
+            ):
                 out[key] = sub
         for key in schema.get("required") or []:
             if key not in value:
@@ -78,14 +92,19 @@ def _kind_of(value: Any) -> str:
     return "object"
 
 
-def validate_custom_resource(obj: dict[str, Any], schema: dict[str, Any] | None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+def validate_custom_resource(
+    obj: dict[str, Any], schema: dict[str, Any] | None
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """Validate everything but apiVersion/kind/metadata (which the apiserver handles itself)."""
     if not schema:
         return obj, []
     body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
     props = {k: v for k, v in (schema.get("properties") or {}).items() if k not in ("apiVersion", "kind", "metadata")}
-    root = {**schema, "properties": props, "required": [r for r in schema.get("required") or []
-                                                         if r not in ("apiVersion", "kind", "metadata")]}
+    root = {
+        **schema,
+        "properties": props,
+        "required": [r for r in schema.get("required") or [] if r not in ("apiVersion", "kind", "metadata")],
+    }
     pruned, errors = validate_and_prune(body, root)
     return {**{k: obj[k] for k in ("apiVersion", "kind", "metadata") if k in obj}, **pruned}, errors
 
@@ -103,7 +122,9 @@ def transition_problems(old: Any, new: Any, schema: dict[str, Any] | None, path:
     problems = []
     for rule in schema.get("x-kubernetes-validations") or []:
         if str(rule.get("rule", "")).strip() in _IMMUTABLE_RULES and old != new:
-            problems.append((path or "<root>", f'Invalid value: "object": {rule.get("message") or "failed rule: " + rule["rule"]}'))
+            problems.append(
+                (path or "<root>", f'Invalid value: "object": {rule.get("message") or "failed rule: " + rule["rule"]}')
+            )
     if isinstance(old, dict) and isinstance(new, dict):
         for key, sub in (schema.get("properties") or {}).items():
             if path == "" and key in ("apiVersion", "kind", "metadata", "status"):

@@ -26,8 +26,18 @@ Path = tuple[str, ...]
 JSON = Any
 
 # Fields nobody "owns": identity and server-maintained metadata.
-_UNOWNED_META = {"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
-                 "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"}
+_UNOWNED_META = {
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
+}
 
 
 def clone(value: JSON) -> JSON:
@@ -82,7 +92,7 @@ def _add(doc: JSON, parts: list[str], value: JSON, *, replace: bool) -> JSON:
     last = parts[-1]
     if isinstance(parent, dict):
         if replace and last not in parent:
-            raise _patch_error(f'replace operation does not apply: doc is missing key: /{"/".join(parts)}')
+            raise _patch_error(f"replace operation does not apply: doc is missing key: /{'/'.join(parts)}")
         parent[last] = clone(value)
     elif isinstance(parent, list):
         if last == "-" and not replace:
@@ -93,9 +103,9 @@ def _add(doc: JSON, parts: list[str], value: JSON, *, replace: bool) -> JSON:
             else:
                 parent.insert(int(last), clone(value))
         else:
-            raise _patch_error(f'index out of range: /{"/".join(parts)}')
+            raise _patch_error(f"index out of range: /{'/'.join(parts)}")
     else:
-        raise _patch_error(f'cannot add to a scalar at /{"/".join(parts[:-1])}')
+        raise _patch_error(f"cannot add to a scalar at /{'/'.join(parts[:-1])}")
     return doc
 
 
@@ -109,7 +119,7 @@ def _remove(doc: JSON, parts: list[str]) -> JSON:
     elif isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
         del parent[int(last)]
     else:
-        raise _patch_error(f'remove operation does not apply: doc is missing path: /{"/".join(parts)}')
+        raise _patch_error(f"remove operation does not apply: doc is missing path: /{'/'.join(parts)}")
     return doc
 
 
@@ -136,7 +146,7 @@ def json_patch(target: JSON, operations: JSON) -> JSON:
             doc = _add(doc, parts, value, replace=False)
         elif kind == "test":
             if _walk(doc, parts) != op.get("value"):
-                raise _patch_error(f'testing value /{"/".join(parts)} failed')
+                raise _patch_error(f"testing value /{'/'.join(parts)} failed")
         else:
             raise bad_request(f'unexpected json patch operation "{kind}"')
     return doc
@@ -185,6 +195,7 @@ def strategic_merge_patch(target: JSON, patch: JSON, path: Path = ()) -> JSON:
 
 
 # ---- field ownership -------------------------------------------------------------------------
+
 
 def owned_paths(obj: Mapping[str, Any], *, include_status: bool) -> set[Path]:
     """Leaf paths of an object that a manager can own (lists are atomic leaves)."""
@@ -294,21 +305,32 @@ def _entry_paths(entry: Mapping[str, Any]) -> set[Path]:
     return paths_from_fields_v1(entry.get("fieldsV1") or {})
 
 
-def _set_entry(entries: list[dict[str, Any]], *, manager: str, operation: str, api_version: str,
-               paths: set[Path], subresource: str) -> list[dict[str, Any]]:
-    kept = [e for e in entries if not (e.get("manager") == manager and e.get("operation") == operation
-                                       and e.get("subresource", "") == subresource)]
+def _set_entry(
+    entries: list[dict[str, Any]], *, manager: str, operation: str, api_version: str, paths: set[Path], subresource: str
+) -> list[dict[str, Any]]:
+    kept = [
+        e
+        for e in entries
+        if not (
+            e.get("manager") == manager and e.get("operation") == operation and e.get("subresource", "") == subresource
+        )
+    ]
     if paths:
-        entry: dict[str, Any] = {"manager": manager, "operation": operation, "apiVersion": api_version,
-                                 "time": _now(), "fieldsType": "FieldsV1", "fieldsV1": fields_v1(paths)}
+        entry: dict[str, Any] = {
+            "manager": manager,
+            "operation": operation,
+            "apiVersion": api_version,
+            "time": _now(),
+            "fieldsType": "FieldsV1",
+            "fieldsV1": fields_v1(paths),
+        }
         if subresource:
             entry["subresource"] = subresource
         kept.append(entry)
     return kept
 
 
-def record_update(old: Mapping[str, Any] | None, new: dict[str, Any], *, manager: str,
-                  subresource: str = "") -> None:
+def record_update(old: Mapping[str, Any] | None, new: dict[str, Any], *, manager: str, subresource: str = "") -> None:
     """Give `manager` the fields an update changed and take them from everybody else (in place)."""
     include_status = subresource == "status"
     changed = changed_paths(old, new, include_status=include_status or subresource == "")
@@ -320,8 +342,11 @@ def record_update(old: Mapping[str, Any] | None, new: dict[str, Any], *, manager
     mine: set[Path] = set()
     for entry in entries:
         paths = _entry_paths(entry)
-        if entry.get("manager") == manager and entry.get("operation") == "Update" \
-                and entry.get("subresource", "") == subresource:
+        if (
+            entry.get("manager") == manager
+            and entry.get("operation") == "Update"
+            and entry.get("subresource", "") == subresource
+        ):
             mine = paths
             continue
         remaining = {p for p in paths if not any(_overlaps(p, c) for c in changed)}
@@ -331,8 +356,13 @@ def record_update(old: Mapping[str, Any] | None, new: dict[str, Any], *, manager
     present = owned_paths(new, include_status=True)
     mine = {p for p in (mine | changed) if p in present}
     new.setdefault("metadata", {})["managedFields"] = _set_entry(
-        updated, manager=manager, operation="Update", api_version=new.get("apiVersion", ""),
-        paths=mine, subresource=subresource)
+        updated,
+        manager=manager,
+        operation="Update",
+        api_version=new.get("apiVersion", ""),
+        paths=mine,
+        subresource=subresource,
+    )
 
 
 def _deep_merge(live: JSON, config: JSON, path: Path = ()) -> JSON:
@@ -346,8 +376,9 @@ def _deep_merge(live: JSON, config: JSON, path: Path = ()) -> JSON:
     return clone(config)
 
 
-def apply(live: Mapping[str, Any] | None, config: Mapping[str, Any], *, manager: str, force: bool,
-          subresource: str = "") -> dict[str, Any]:
+def apply(
+    live: Mapping[str, Any] | None, config: Mapping[str, Any], *, manager: str, force: bool, subresource: str = ""
+) -> dict[str, Any]:
     """Server-side apply of `config` by `manager` onto `live` (None when creating)."""
     include_status = subresource == "status"
     wanted = owned_paths(config, include_status=include_status)
@@ -363,15 +394,30 @@ def apply(live: Mapping[str, Any] | None, config: Mapping[str, Any], *, manager:
     if conflicts and not force:
         listed = "; ".join(f'conflict with "{who}": .{".".join(path)}' for who, path in sorted(set(conflicts)))
         count = len(set(conflicts))
-        raise StatusError(409, "Conflict", f"Apply failed with {count} conflict{'s' if count > 1 else ''}: {listed}",
-                          details={"causes": [{"reason": "FieldManagerConflict", "message": f'conflict with "{who}"',
-                                               "field": "." + ".".join(path)} for who, path in sorted(set(conflicts))]})
+        raise StatusError(
+            409,
+            "Conflict",
+            f"Apply failed with {count} conflict{'s' if count > 1 else ''}: {listed}",
+            details={
+                "causes": [
+                    {
+                        "reason": "FieldManagerConflict",
+                        "message": f'conflict with "{who}"',
+                        "field": "." + ".".join(path),
+                    }
+                    for who, path in sorted(set(conflicts))
+                ]
+            },
+        )
     previous: set[Path] = set()
     others: list[dict[str, Any]] = []
     for entry in entries:
         paths = _entry_paths(entry)
-        if entry.get("manager") == manager and entry.get("operation") == "Apply" \
-                and entry.get("subresource", "") == subresource:
+        if (
+            entry.get("manager") == manager
+            and entry.get("operation") == "Apply"
+            and entry.get("subresource", "") == subresource
+        ):
             previous = paths
             continue
         if force and entry.get("manager") != manager:
@@ -386,6 +432,11 @@ def apply(live: Mapping[str, Any] | None, config: Mapping[str, Any], *, manager:
         if not any(_overlaps(path, o) for o in still_owned):
             _delete(merged, path)
     merged.setdefault("metadata", {})["managedFields"] = _set_entry(
-        others, manager=manager, operation="Apply", api_version=str(config.get("apiVersion", "")),
-        paths=wanted, subresource=subresource)
+        others,
+        manager=manager,
+        operation="Apply",
+        api_version=str(config.get("apiVersion", "")),
+        paths=wanted,
+        subresource=subresource,
+    )
     return merged

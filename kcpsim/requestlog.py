@@ -54,13 +54,32 @@ class RequestLog:
         with self._lock:
             self._records.clear()
 
-    def count(self, *, verb: str | None = None, resource: str | None = None, cluster: str | None = None,
-              status: int | None = None, where: Callable[[RequestRecord], bool] | None = None) -> int:
+    def count(
+        self,
+        *,
+        verb: str | None = None,
+        resource: str | None = None,
+        cluster: str | None = None,
+        status: int | None = None,
+        where: Callable[[RequestRecord], bool] | None = None,
+    ) -> int:
         return len(self.matching(verb=verb, resource=resource, cluster=cluster, status=status, where=where))
 
-    def matching(self, *, verb: str | None = None, resource: str | None = None, cluster: str | None = None,
-                 status: int | None = None, where: Callable[[RequestRecord], bool] | None = None) -> list[RequestRecord]:
-        return [r for r in self.records()
-                if (verb is None or r.verb == verb) and (resource is None or r.resource == resource)
-                and (cluster is None or r.cluster == cluster) and (status is None or r.status == status)
-                and (where is None or where(r))]
+    def matching(
+        self,
+        *,
+        verb: str | None = None,
+        resource: str | None = None,
+        cluster: str | None = None,
+        status: int | None = None,
+        where: Callable[[RequestRecord], bool] | None = None,
+    ) -> list[RequestRecord]:
+        return [
+            r
+            for r in self.records()
+            if (verb is None or r.verb == verb)
+            and (resource is None or r.resource == resource)
+            and (cluster is None or r.cluster == cluster)
+            and (status is None or r.status == status)
+            and (where is None or where(r))
+        ]

@@ -51,11 +51,30 @@ class ResourceDef:
         return dict(self.schemas).get(version)
 
 
-def _builtin(group: str, version: str, plural: str, kind: str, *, namespaced: bool, status: bool = False,
-             short: tuple[str, ...] = (), generation: bool = False) -> ResourceDef:
-    return ResourceDef(group=group, versions=(version,), plural=plural, singular=kind.lower(), kind=kind,
-                       namespaced=namespaced, status=status, builtin=True, short_names=short,
-                       generation=generation, unconditional_update=True)
+def _builtin(
+    group: str,
+    version: str,
+    plural: str,
+    kind: str,
+    *,
+    namespaced: bool,
+    status: bool = False,
+    short: tuple[str, ...] = (),
+    generation: bool = False,
+) -> ResourceDef:
+    return ResourceDef(
+        group=group,
+        versions=(version,),
+        plural=plural,
+        singular=kind.lower(),
+        kind=kind,
+        namespaced=namespaced,
+        status=status,
+        builtin=True,
+        short_names=short,
+        generation=generation,
+        unconditional_update=True,
+    )
 
 
 BUILTINS: tuple[ResourceDef, ...] = (
@@ -65,15 +84,31 @@ BUILTINS: tuple[ResourceDef, ...] = (
     _builtin("", "v1", "serviceaccounts", "ServiceAccount", namespaced=True, short=("sa",)),
     _builtin("", "v1", "events", "Event", namespaced=True, short=("ev",)),
     _builtin("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True),
-    _builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
-             namespaced=False, status=True, short=("crd", "crds"), generation=True),
+    _builtin(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        namespaced=False,
+        status=True,
+        short=("crd", "crds"),
+        generation=True,
+    ),
 )
 
 
 def _kcp(group: str, versions: tuple[str, ...], plural: str, kind: str, *, status: bool) -> ResourceDef:
     # kcp's types are CRDs in kcp itself: custom-resource rules apply (no strategic merge).
-    return ResourceDef(group=group, versions=versions, plural=plural, singular=kind.lower(), kind=kind,
-                       namespaced=False, status=status, categories=("kcp",))
+    return ResourceDef(
+        group=group,
+        versions=versions,
+        plural=plural,
+        singular=kind.lower(),
+        kind=kind,
+        namespaced=False,
+        status=status,
+        categories=("kcp",),
+    )
 
 
 KCP_TYPES: tuple[ResourceDef, ...] = (
@@ -100,13 +135,22 @@ def def_from_crd_like(spec: dict[str, Any], *, identity: str = "", crd: bool) ->
     storage = [v["name"] for v in versions if v.get("storage")]
     ordered = tuple(storage + [v["name"] for v in versions if v["name"] not in storage])
     has_status = any("status" in (v.get("subresources") or {}) for v in versions)
-    schemas = tuple((v["name"], ((v.get("schema") or {}).get("openAPIV3Schema") if crd else v.get("schema")))
-                    for v in versions)
-    return ResourceDef(group=spec.get("group", ""), versions=ordered, plural=names.get("plural", ""),
-                       singular=names.get("singular") or names.get("kind", "").lower(), kind=names.get("kind", ""),
-                       namespaced=spec.get("scope") == "Namespaced", status=has_status,
-                       short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
-                       identity=identity, schemas=schemas)
+    schemas = tuple(
+        (v["name"], ((v.get("schema") or {}).get("openAPIV3Schema") if crd else v.get("schema"))) for v in versions
+    )
+    return ResourceDef(
+        group=spec.get("group", ""),
+        versions=ordered,
+        plural=names.get("plural", ""),
+        singular=names.get("singular") or names.get("kind", "").lower(),
+        kind=names.get("kind", ""),
+        namespaced=spec.get("scope") == "Namespaced",
+        status=has_status,
+        short_names=tuple(names.get("shortNames") or ()),
+        categories=tuple(names.get("categories") or ()),
+        identity=identity,
+        schemas=schemas,
+    )
 
 
 class Catalog:
@@ -168,5 +212,7 @@ class Catalog:
             schema = self._store.get(SCHEMA_KEY, export_cluster, "", schema_ref.get("name", ""))
             if schema is None:
                 continue
-            out.append(def_from_crd_like(schema.get("spec") or {}, identity=schema_ref.get("identityHash", ""), crd=False))
+            out.append(
+                def_from_crd_like(schema.get("spec") or {}, identity=schema_ref.get("identityHash", ""), crd=False)
+            )
         return out

@@ -58,7 +58,9 @@ def _requirement(text: str) -> Matcher:
         if match["neg"]:
             return lambda labels: key not in labels
         return lambda labels: key in labels
-    raise bad_request(f'unable to parse requirement: found \'{text.strip()}\', expected a valid label selector requirement')
+    raise bad_request(
+        f"unable to parse requirement: found '{text.strip()}', expected a valid label selector requirement"
+    )
 
 
 def parse_label_selector(text: str | None) -> Matcher:
@@ -71,9 +73,20 @@ def parse_label_selector(text: str | None) -> Matcher:
 
 FIELDS = ("metadata.name", "metadata.namespace")
 # The apiserver's field labels for core v1 Events (pkg/registry/core/event: ToSelectableFields).
-EVENT_FIELDS = (*FIELDS, "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-                "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-                "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type")
+EVENT_FIELDS = (
+    *FIELDS,
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+)
 
 
 def parse_field_selector(text: str | None, *, fields: tuple[str, ...] = FIELDS) -> Callable[[Mapping[str, Any]], bool]:
@@ -84,7 +97,7 @@ def parse_field_selector(text: str | None, *, fields: tuple[str, ...] = FIELDS) 
     for part in text.split(","):
         match = re.match(r"^\s*([A-Za-z.]+)\s*(==|!=|=)\s*(.*?)\s*$", part)
         if not match:
-            raise bad_request(f'invalid selector: \'{text}\'; can\'t understand \'{part}\'')
+            raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
         field, op, value = match.groups()
         if field not in fields:
             known = ", ".join(f'"{name}"' for name in fields)
@@ -105,6 +118,7 @@ def _field_value(obj: Mapping[str, Any], path: str) -> str:
 def _field_check(path: str, value: str, *, negate: bool) -> Callable[[Mapping[str, Any]], bool]:
     def check(obj: Mapping[str, Any]) -> bool:
         return (_field_value(obj, path) == value) != negate
+
     return check
 
 
@@ -131,5 +145,12 @@ def selector_from_label_selector_object(selector: Mapping[str, Any]) -> Matcher:
     return matches
 
 
-__all__ = ["EVENT_FIELDS", "FIELDS", "Matcher", "StatusError", "parse_field_selector", "parse_label_selector",
-           "selector_from_label_selector_object"]
+__all__ = [
+    "EVENT_FIELDS",
+    "FIELDS",
+    "Matcher",
+    "StatusError",
+    "parse_field_selector",
+    "parse_label_selector",
+    "selector_from_label_selector_object",
+]

@@ -95,7 +95,9 @@ class Server:
             target = self.parse_target(request.path)
             call = self.describe(request, target)
             where = "vw" if target.vw is not None else ("service" if target.cluster == SERVICE_CLUSTER else "workspace")
-            decision = self.sim.faults.decide(verb=call.verb, resource=call.resource, cluster=target.label, target=where)
+            decision = self.sim.faults.decide(
+                verb=call.verb, resource=call.resource, cluster=target.label, target=where
+            )
             if decision.delay:
                 await asyncio.sleep(decision.delay)
             if decision.error is not None:
@@ -111,12 +113,31 @@ class Server:
             self.log(request, target, call, response.status, started, wall, fault)
         return response
 
-    def log(self, request: web.Request, target: Target | None, call: Call, status: int, started: float, wall: float,
-            fault: str = "") -> None:
-        self.sim.requests.append(RequestRecord(
-            method=request.method, path=request.path, query=request.query_string, verb=call.verb, resource=call.resource,
-            cluster=target.label if target else "", virtual_workspace=bool(target and target.vw), status=status,
-            duration=time.monotonic() - started, started=wall, fault=fault))
+    def log(
+        self,
+        request: web.Request,
+        target: Target | None,
+        call: Call,
+        status: int,
+        started: float,
+        wall: float,
+        fault: str = "",
+    ) -> None:
+        self.sim.requests.append(
+            RequestRecord(
+                method=request.method,
+                path=request.path,
+                query=request.query_string,
+                verb=call.verb,
+                resource=call.resource,
+                cluster=target.label if target else "",
+                virtual_workspace=bool(target and target.vw),
+                status=status,
+                duration=time.monotonic() - started,
+                started=wall,
+                fault=fault,
+            )
+        )
 
     @staticmethod
     def injected(status: int, retry_after: int, call: Call) -> StatusError:
@@ -125,8 +146,12 @@ class Server:
         if status == 409:
             return errors.conflict(group="", plural=call.resource or "objects", name="", why="injected conflict")
         if status == 503:
-            return StatusError(503, "ServiceUnavailable", "the server is currently unable to handle the request",
-                               headers={"Retry-After": str(retry_after)})
+            return StatusError(
+                503,
+                "ServiceUnavailable",
+                "the server is currently unable to handle the request",
+                headers={"Retry-After": str(retry_after)},
+            )
         if status == 500:
             return errors.internal()
         return StatusError(status, "InternalError", f"injected fault with status {status}")
@@ -160,7 +185,12 @@ class Server:
         rest = target.rest
         if (len(rest) >= 3 and rest[0] == "api") or (len(rest) >= 4 and rest[0] == "apis"):
             res = rest[2:] if rest[0] == "api" else rest[3:]
-            if res and res[0] == "namespaces" and len(res) >= 3 and not (len(res) == 3 and res[2] in ("status", "finalize")):
+            if (
+                res
+                and res[0] == "namespaces"
+                and len(res) >= 3
+                and not (len(res) == 3 and res[2] in ("status", "finalize"))
+            ):
                 res = res[2:]
             plural, has_name = res[0], len(res) > 1
             method = request.method
@@ -185,7 +215,9 @@ class Server:
         assert target.cluster is not None
         return self.sim.world.catalog.served(target.cluster)
 
-    async def dispatch(self, request: web.Request, target: Target, call: Call, *, started: float, wall: float) -> web.StreamResponse:
+    async def dispatch(
+        self, request: web.Request, target: Target, call: Call, *, started: float, wall: float
+    ) -> web.StreamResponse:
         rest = target.rest
         if call.verb == "discovery":
             return self.discovery(request, target)
@@ -223,18 +255,27 @@ class Server:
             assert served is not None
             if target.cluster is None:
                 if call.verb not in ("list", "watch"):
-                    raise errors.bad_request("a concrete logical cluster is required for this request, not \"*\"")
+                    raise errors.bad_request('a concrete logical cluster is required for this request, not "*"')
                 if namespace is not None:
-                    raise errors.bad_request(f"cross-cluster LIST and WATCH are required to be cross-namespace, not scoped to namespace {namespace}")
-            target.vw.authorize(cluster=target.cluster, served=served, verb=call.verb, namespace=namespace or "", name=name)
-        visible: Callable[[Obj], bool] = target.vw.visible(served) if target.vw is not None and served is not None else (lambda o: True)
+                    raise errors.bad_request(
+                        f"cross-cluster LIST and WATCH are required to be cross-namespace, not scoped to namespace {namespace}"
+                    )
+            target.vw.authorize(
+                cluster=target.cluster, served=served, verb=call.verb, namespace=namespace or "", name=name
+            )
+        visible: Callable[[Obj], bool] = (
+            target.vw.visible(served) if target.vw is not None and served is not None else (lambda o: True)
+        )
         ns = namespace or ""
         world = self.sim.world
         query = request.query
         manager = query.get("fieldManager") or _manager_from_agent(request.headers.get("User-Agent", ""))
         dry_run = query.get("dryRun") == "All"
-        form = (metadata_only.requested_form(request.headers.get("Accept", ""), verb=call.verb)
-                if call.verb in ("get", "list", "watch") else None)
+        form = (
+            metadata_only.requested_form(request.headers.get("Accept", ""), verb=call.verb)
+            if call.verb in ("get", "list", "watch")
+            else None
+        )
         if call.verb == "get":
             assert target.cluster is not None
             obj = world.get(rdef, target.cluster, ns, name)
@@ -245,8 +286,9 @@ class Server:
         if call.verb == "list":
             return self.list(request, rdef, target, namespace, version, visible, partial=form is not None)
         if call.verb == "watch":
-            return await self.watch(request, rdef, target, namespace, version, visible, call, started, wall,
-                                    partial=form is not None)
+            return await self.watch(
+                request, rdef, target, namespace, version, visible, call, started, wall, partial=form is not None
+            )
         assert target.cluster is not None
         cluster = target.cluster
         if call.verb == "create":
@@ -260,8 +302,9 @@ class Server:
                 raise errors.method_not_allowed()
             self._check_existing_visible(rdef, cluster, ns, name, visible)
             body = await self.body(request)
-            obj = world.update(rdef, cluster, ns, name, body, version=version, manager=manager, subresource=sub,
-                               dry_run=dry_run)
+            obj = world.update(
+                rdef, cluster, ns, name, body, version=version, manager=manager, subresource=sub, dry_run=dry_run
+            )
             return json_response(world.render(rdef, obj, version))
         if call.verb == "patch":
             if not name:
@@ -274,9 +317,19 @@ class Server:
                 self._check_existing_visible(rdef, cluster, ns, name, visible)
             raw = await request.read()
             body = _decode(raw, yaml_ok=patch_type == "apply")
-            obj = world.patch(rdef, cluster, ns, name, patch_type=patch_type, body=body, version=version,
-                              manager=query.get("fieldManager") or (None if patch_type == "apply" else manager),
-                              subresource=sub, force=query.get("force") in ("true", "1"), dry_run=dry_run)
+            obj = world.patch(
+                rdef,
+                cluster,
+                ns,
+                name,
+                patch_type=patch_type,
+                body=body,
+                version=version,
+                manager=query.get("fieldManager") or (None if patch_type == "apply" else manager),
+                subresource=sub,
+                force=query.get("force") in ("true", "1"),
+                dry_run=dry_run,
+            )
             return json_response(world.render(rdef, obj, version))
         if call.verb == "delete":
             self._check_existing_visible(rdef, cluster, ns, name, visible)
@@ -284,8 +337,15 @@ class Server:
             options = _decode(raw, yaml_ok=False) if raw.strip() else {}
             options = options or {}
             propagation = request.query.get("propagationPolicy") or options.get("propagationPolicy")
-            obj = world.delete(rdef, cluster, ns, name, preconditions=options.get("preconditions"), dry_run=dry_run,
-                               propagation=propagation)
+            obj = world.delete(
+                rdef,
+                cluster,
+                ns,
+                name,
+                preconditions=options.get("preconditions"),
+                dry_run=dry_run,
+                propagation=propagation,
+            )
             return json_response(world.render(rdef, obj, version))
         if call.verb == "deletecollection":
             match = self._matcher(request, rdef, visible)
@@ -293,11 +353,19 @@ class Server:
             for (_, obj_ns, obj_name), obj in list(world.store.iter(rdef.storage_key, cluster, namespace)):
                 if match(obj):
                     deleted.append(world.render(rdef, world.delete(rdef, cluster, obj_ns, obj_name), version))
-            return json_response({"apiVersion": rdef.api_version(version), "kind": rdef.list_kind,
-                                  "metadata": {"resourceVersion": str(world.store.rv)}, "items": deleted})
+            return json_response(
+                {
+                    "apiVersion": rdef.api_version(version),
+                    "kind": rdef.list_kind,
+                    "metadata": {"resourceVersion": str(world.store.rv)},
+                    "items": deleted,
+                }
+            )
         raise errors.method_not_allowed()
 
-    def _check_existing_visible(self, rdef: ResourceDef, cluster: str, ns: str, name: str, visible: Callable[[Obj], bool]) -> None:
+    def _check_existing_visible(
+        self, rdef: ResourceDef, cluster: str, ns: str, name: str, visible: Callable[[Obj], bool]
+    ) -> None:
         existing = self.sim.world.store.get(rdef.storage_key, cluster, ns if rdef.namespaced else "", name)
         if existing is not None and not visible(existing):
             raise errors.not_found(group=rdef.group, plural=rdef.plural, name=name)
@@ -308,7 +376,9 @@ class Server:
             raise errors.unsupported_media_type(content_type)
         return _decode(await request.read(), yaml_ok=content_type == "application/yaml")
 
-    def _matcher(self, request: web.Request, rdef: ResourceDef, visible: Callable[[Obj], bool]) -> Callable[[Obj], bool]:
+    def _matcher(
+        self, request: web.Request, rdef: ResourceDef, visible: Callable[[Obj], bool]
+    ) -> Callable[[Obj], bool]:
         labels = parse_label_selector(request.query.get("labelSelector"))
         events = rdef.group == "" and rdef.plural == "events"
         fields = parse_field_selector(request.query.get("fieldSelector"), fields=EVENT_FIELDS if events else FIELDS)
@@ -324,12 +394,16 @@ class Server:
         if not rest:
             return json_response({"paths": ["/api", "/api/v1", "/apis", "/version"]})
         if rest == ["version"]:
-            return json_response({"major": "1", "minor": "31", "gitVersion": "v1.31.0+kcpsim", "platform": "linux/amd64"})
+            return json_response(
+                {"major": "1", "minor": "31", "gitVersion": "v1.31.0+kcpsim", "platform": "linux/amd64"}
+            )
         if rest == ["api"]:
             return json_response(discovery.api_versions())
         if rest == ["api", "v1"]:
             body = discovery.resource_list(served, "", "v1", verbs_for=verbs_for)
-            return json_response(body or {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "v1", "resources": []})
+            return json_response(
+                body or {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "v1", "resources": []}
+            )
         if rest == ["apis"]:
             return json_response(discovery.api_group_list(served))
         if len(rest) == 2 and rest[0] == "apis":
@@ -345,15 +419,30 @@ class Server:
         raise errors.resource_not_served()
 
     # ---- list and watch ------------------------------------------------------------------------
-    def list(self, request: web.Request, rdef: ResourceDef, target: Target, namespace: str | None, version: str,
-             visible: Callable[[Obj], bool], *, partial: bool = False) -> web.Response:
+    def list(
+        self,
+        request: web.Request,
+        rdef: ResourceDef,
+        target: Target,
+        namespace: str | None,
+        version: str,
+        visible: Callable[[Obj], bool],
+        *,
+        partial: bool = False,
+    ) -> web.Response:
         query = request.query
         try:
             limit = int(query.get("limit") or 0)
         except ValueError:
             raise errors.bad_request(f"invalid limit: {query.get('limit')}") from None
-        result = self.sim.world.list(rdef, target.cluster, namespace, match=self._matcher(request, rdef, visible), limit=limit,
-                                     continue_token=query.get("continue"))
+        result = self.sim.world.list(
+            rdef,
+            target.cluster,
+            namespace,
+            match=self._matcher(request, rdef, visible),
+            limit=limit,
+            continue_token=query.get("continue"),
+        )
         meta: dict[str, Any] = {"resourceVersion": str(result.rv)}
         if result.continue_token:
             meta["continue"] = result.continue_token
@@ -361,12 +450,24 @@ class Server:
         items = [world.render(rdef, obj, version) for obj in result.items]
         if partial:
             return json_response(metadata_only.partial_list(meta, items))
-        return json_response({"apiVersion": rdef.api_version(version), "kind": rdef.list_kind, "metadata": meta,
-                              "items": items})
+        return json_response(
+            {"apiVersion": rdef.api_version(version), "kind": rdef.list_kind, "metadata": meta, "items": items}
+        )
 
-    async def watch(self, request: web.Request, rdef: ResourceDef, target: Target, namespace: str | None, version: str,
-                    visible: Callable[[Obj], bool], call: Call, started: float, wall: float, *,
-                    partial: bool = False) -> web.StreamResponse:
+    async def watch(
+        self,
+        request: web.Request,
+        rdef: ResourceDef,
+        target: Target,
+        namespace: str | None,
+        version: str,
+        visible: Callable[[Obj], bool],
+        call: Call,
+        started: float,
+        wall: float,
+        *,
+        partial: bool = False,
+    ) -> web.StreamResponse:
         query = request.query
         match = self._matcher(request, rdef, visible)
         store = self.sim.world.store
@@ -379,7 +480,11 @@ class Server:
             raise errors.bad_request(f"invalid resource version or timeout: {rv_text!r}") from None
         backlog: list[tuple[str, Obj]] = []
         if since is None:
-            backlog = [("ADDED", obj) for _, obj in store.sorted_items(rdef.storage_key, target.cluster, namespace) if match(obj)]
+            backlog = [
+                ("ADDED", obj)
+                for _, obj in store.sorted_items(rdef.storage_key, target.cluster, namespace)
+                if match(obj)
+            ]
             history: list[Event] | None = []
         else:
             history = store.history_since(since)
@@ -442,7 +547,7 @@ class Server:
                 await response.write(chunk)
             interval = self.sim.config.bookmark_interval
             max_age = self.sim.faults.plan.watch_max_seconds
-            deadline = time.monotonic() + min(t for t in (timeout, max_age, 10 ** 9) if t is not None)
+            deadline = time.monotonic() + min(t for t in (timeout, max_age, 10**9) if t is not None)
             next_bookmark = time.monotonic() + interval
             while not self.closing:
                 wait = deadline - time.monotonic()
@@ -460,9 +565,11 @@ class Server:
                         item = watcher.queue.get_nowait()
                 except TimeoutError:
                     if bookmarks and time.monotonic() >= next_bookmark:
-                        mark = {"apiVersion": metadata_only.API_VERSION if partial else api_version,
-                                "kind": metadata_only.PARTIAL if partial else rdef.kind,
-                                "metadata": {"resourceVersion": str(store.rv)}}
+                        mark = {
+                            "apiVersion": metadata_only.API_VERSION if partial else api_version,
+                            "kind": metadata_only.PARTIAL if partial else rdef.kind,
+                            "metadata": {"resourceVersion": str(store.rv)},
+                        }
                         await response.write(b'{"type":"BOOKMARK","object":' + _encode(mark) + b"}\n")
                         next_bookmark = time.monotonic() + interval
                     continue
@@ -513,7 +620,7 @@ class Server:
 
     # ---- admin ---------------------------------------------------------------------------------
     async def admin(self, request: web.Request) -> web.StreamResponse:
-        path = request.path[len("/_kcpsim/"):].strip("/")
+        path = request.path[len("/_kcpsim/") :].strip("/")
         sim = self.sim
         try:
             if path == "requests":

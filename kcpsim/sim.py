@@ -83,8 +83,9 @@ class KcpSim:
         self._stopped = asyncio.Event()
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self.server.handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5,
-                                   handler_cancellation=True)  # notice watchers that hang up
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=0.5, handler_cancellation=True
+        )  # notice watchers that hang up
         await self._runner.setup()
         await self._bind(self.config.port)
         self.kcp.base_url = self.base_url
@@ -93,6 +94,7 @@ class KcpSim:
             seed(self.kcp, self.config.topology)
         elif self.world.resolve("root") is None:
             from kcpsim.topology import add_workspace_cluster
+
             add_workspace_cluster(self.kcp, path="root", parent=None, name="root", workspace_type="root:root")
         loop = asyncio.get_running_loop()
         self.world.schedule = loop.call_later
@@ -100,8 +102,9 @@ class KcpSim:
 
     async def _bind(self, port: int) -> None:
         assert self._runner is not None
-        self._site = web.TCPSite(self._runner, self.config.host, port, ssl_context=self.tls.context if self.tls else None,
-                                 reuse_address=True)
+        self._site = web.TCPSite(
+            self._runner, self.config.host, port, ssl_context=self.tls.context if self.tls else None, reuse_address=True
+        )
         await self._site.start()
         server = self._site._server
         assert server is not None
@@ -204,8 +207,10 @@ class KcpSim:
 
     def set_controller_delay(self, seconds: float) -> None:
         """Make kcp's controllers act in rounds `seconds` apart from now on (0: instant)."""
+
         def apply() -> None:
             self.world.controller_delay = seconds
+
         self.call(apply)
 
     def set_history_size(self, size: int) -> None:
@@ -228,6 +233,7 @@ class KcpSim:
 
         def run() -> str:
             from kcpsim.topology import WorkspaceSpec, _workspace_object, add_workspace_cluster
+
             ws = WorkspaceSpec(name)
             path, org = topo.workspace_path(ws), topo.org_cluster_name()
             cluster = add_workspace_cluster(self.kcp, path=path, parent=org)
@@ -251,10 +257,14 @@ class KcpSim:
         cluster: dict[str, Any] = {"server": server}
         if self.tls:
             cluster["certificate-authority-data"] = base64.b64encode(self.tls.ca_pem).decode()
-        return {"apiVersion": "v1", "kind": "Config", "current-context": name,
-                "clusters": [{"name": name, "cluster": cluster}],
-                "users": [{"name": name, "user": {"token": "kcpsim"}}],
-                "contexts": [{"name": name, "context": {"cluster": name, "user": name}}]}
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": name,
+            "clusters": [{"name": name, "cluster": cluster}],
+            "users": [{"name": name, "user": {"token": "kcpsim"}}],
+            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+        }
 
     def config_for(self, server: str) -> KubeConfig:
         config = self.kubeconfig_dict(server)
@@ -286,8 +296,10 @@ class KcpSim:
     def write_kubeconfigs(self, directory: Path) -> dict[str, Path]:
         """service.kubeconfig, kcp.kubeconfig (org workspace) and one per consumer workspace."""
         directory.mkdir(parents=True, exist_ok=True)
-        files = {"service": (self.base_url, "service.kubeconfig"),
-                 "kcp": (self.workspace_url(self.topology.org), "kcp.kubeconfig")}
+        files = {
+            "service": (self.base_url, "service.kubeconfig"),
+            "kcp": (self.workspace_url(self.topology.org), "kcp.kubeconfig"),
+        }
         for ws in self.topology.workspaces:
             files[ws.name] = (self.workspace_url(self.topology.workspace_path(ws)), f"{ws.name}.kubeconfig")
         written = {}
@@ -299,8 +311,17 @@ class KcpSim:
 
     def describe(self) -> dict[str, Any]:
         topo = self.topology
-        return {"serviceCluster": self.base_url, "org": {"path": topo.org, "cluster": topo.org_cluster_name(),
-                                                         "url": self.workspace_url(topo.org)},
-                "virtualWorkspace": vw_url(self.base_url, topo.org_cluster_name(), topo.export),
-                "workspaces": [{"name": ws.name, "path": topo.workspace_path(ws), "cluster": topo.workspace_cluster(ws),
-                                "url": self.workspace_url(topo.workspace_path(ws))} for ws in topo.workspaces]}
+        return {
+            "serviceCluster": self.base_url,
+            "org": {"path": topo.org, "cluster": topo.org_cluster_name(), "url": self.workspace_url(topo.org)},
+            "virtualWorkspace": vw_url(self.base_url, topo.org_cluster_name(), topo.export),
+            "workspaces": [
+                {
+                    "name": ws.name,
+                    "path": topo.workspace_path(ws),
+                    "cluster": topo.workspace_cluster(ws),
+                    "url": self.workspace_url(topo.workspace_path(ws)),
+                }
+                for ws in topo.workspaces
+            ],
+        }

@@ -92,7 +92,9 @@ class Store:
     def get_by_key(self, storage_key: str, key: ObjKey) -> Obj:
         return self._objects[storage_key][key[0]][(key[1], key[2])]
 
-    def sorted_items(self, storage_key: str, cluster: str | None, namespace: str | None = None) -> list[tuple[ObjKey, Obj]]:
+    def sorted_items(
+        self, storage_key: str, cluster: str | None, namespace: str | None = None
+    ) -> list[tuple[ObjKey, Obj]]:
         return [(key, self.get_by_key(storage_key, key)) for key in self.sorted_keys(storage_key, cluster, namespace)]
 
     def clusters_with(self, storage_key: str) -> list[str]:

@@ -21,8 +21,11 @@ from kcpsim.store import Obj
 if TYPE_CHECKING:
     from kcpsim.world import World
 
-FIXTURE_CLUSTERS = {"root:myorg": "abc123xyz", "root:myorg:team-a": "k7v2m9x4q1w8z3r5",
-                    "root:myorg:team-b": "p4n8c2l6t0y9h1j3"}
+FIXTURE_CLUSTERS = {
+    "root:myorg": "abc123xyz",
+    "root:myorg:team-a": "k7v2m9x4q1w8z3r5",
+    "root:myorg:team-b": "p4n8c2l6t0y9h1j3",
+}
 
 
 @attrs.frozen
@@ -75,12 +78,25 @@ def create(kcp: Kcp, cluster: str, group: str, plural: str, body: Obj, *, versio
     world = kcp.world
     rdef = _rdef(world, cluster, group, plural)
     with kcp.system():
-        return world.create(rdef, cluster, body["metadata"].get("namespace", ""), body,
-                            version=version or rdef.versions[0], manager="kcp")
+        return world.create(
+            rdef,
+            cluster,
+            body["metadata"].get("namespace", ""),
+            body,
+            version=version or rdef.versions[0],
+            manager="kcp",
+        )
 
 
-def add_workspace_cluster(kcp: Kcp, *, path: str, parent: str | None, owner: Obj | None = None,
-                          name: str = "", workspace_type: str = "root:universal") -> str:
+def add_workspace_cluster(
+    kcp: Kcp,
+    *,
+    path: str,
+    parent: str | None,
+    owner: Obj | None = None,
+    name: str = "",
+    workspace_type: str = "root:universal",
+) -> str:
     """Register a logical cluster for `path` and create its `LogicalCluster` named `cluster`."""
     world = kcp.world
     name = name or FIXTURE_CLUSTERS.get(path) or cluster_name_for(path)
@@ -90,32 +106,74 @@ def add_workspace_cluster(kcp: Kcp, *, path: str, parent: str | None, owner: Obj
         annotations["kcp.io/path"] = path
     spec: dict[str, Any] = {}
     if parent is not None:
-        spec["owner"] = {"apiVersion": "tenancy.kcp.io/v1alpha1", "resource": "workspaces",
-                         "name": path.rsplit(":", 1)[-1], "cluster": parent,
-                         "uid": (owner or {}).get("metadata", {}).get("uid", world.new_uid())}
-    obj = create(kcp, name, "core.kcp.io", "logicalclusters", {
-        "apiVersion": "core.kcp.io/v1alpha1", "kind": "LogicalCluster",
-        "metadata": {"name": "cluster", "annotations": annotations, "finalizers": ["core.kcp.io/logicalcluster-deletion"]},
-        "spec": spec})
+        spec["owner"] = {
+            "apiVersion": "tenancy.kcp.io/v1alpha1",
+            "resource": "workspaces",
+            "name": path.rsplit(":", 1)[-1],
+            "cluster": parent,
+            "uid": (owner or {}).get("metadata", {}).get("uid", world.new_uid()),
+        }
+    obj = create(
+        kcp,
+        name,
+        "core.kcp.io",
+        "logicalclusters",
+        {
+            "apiVersion": "core.kcp.io/v1alpha1",
+            "kind": "LogicalCluster",
+            "metadata": {
+                "name": "cluster",
+                "annotations": annotations,
+                "finalizers": ["core.kcp.io/logicalcluster-deletion"],
+            },
+            "spec": spec,
+        },
+    )
     _namespace(kcp, name, "default")  # kcp creates `default` in every workspace
     rdef = _rdef(world, name, "core.kcp.io", "logicalclusters")
     with kcp.system():
-        world.update(rdef, name, "", "cluster", {**obj, "status": {"URL": f"{kcp.base_url}/clusters/{name}", "phase": "Ready",
-                                                                   "conditions": []}},
-                     version="v1alpha1", manager="kcp", subresource="status")
+        world.update(
+            rdef,
+            name,
+            "",
+            "cluster",
+            {**obj, "status": {"URL": f"{kcp.base_url}/clusters/{name}", "phase": "Ready", "conditions": []}},
+            version="v1alpha1",
+            manager="kcp",
+            subresource="status",
+        )
     return name
 
 
 def _workspace_object(kcp: Kcp, parent: str, name: str, cluster: str, path: str, ws_type: tuple[str, str]) -> None:
-    obj = create(kcp, parent, "tenancy.kcp.io", "workspaces", {
-        "apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace",
-        "metadata": {"name": name, "annotations": {"internal.tenancy.kcp.io/cluster": cluster}},
-        "spec": {"type": {"name": ws_type[1], "path": ws_type[0]}, "cluster": cluster,
-                 "URL": f"{kcp.base_url}/clusters/{path}"}})
+    obj = create(
+        kcp,
+        parent,
+        "tenancy.kcp.io",
+        "workspaces",
+        {
+            "apiVersion": "tenancy.kcp.io/v1alpha1",
+            "kind": "Workspace",
+            "metadata": {"name": name, "annotations": {"internal.tenancy.kcp.io/cluster": cluster}},
+            "spec": {
+                "type": {"name": ws_type[1], "path": ws_type[0]},
+                "cluster": cluster,
+                "URL": f"{kcp.base_url}/clusters/{path}",
+            },
+        },
+    )
     rdef = _rdef(kcp.world, parent, "tenancy.kcp.io", "workspaces")
     with kcp.system():
-        kcp.world.update(rdef, parent, "", name, {**obj, "status": {"phase": "Ready"}}, version="v1alpha1", manager="kcp",
-                         subresource="status")
+        kcp.world.update(
+            rdef,
+            parent,
+            "",
+            name,
+            {**obj, "status": {"phase": "Ready"}},
+            version="v1alpha1",
+            manager="kcp",
+            subresource="status",
+        )
 
 
 def _namespace(kcp: Kcp, cluster: str, name: str) -> None:
@@ -125,23 +183,47 @@ def _namespace(kcp: Kcp, cluster: str, name: str) -> None:
 def schema_for(topology: Topology) -> Obj:
     group = topology.group
     return {
-        "apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIResourceSchema",
+        "apiVersion": "apis.kcp.io/v1alpha1",
+        "kind": "APIResourceSchema",
         "metadata": {"name": f"v5f2a9c1e.certificates.{group}"},
-        "spec": {"group": group, "names": {"plural": "certificates", "singular": "certificate", "kind": "Certificate",
-                                           "listKind": "CertificateList", "shortNames": ["cert"]},
-                 "scope": "Namespaced",
-                 "versions": [{"name": "v1alpha1", "served": True, "storage": True,
-                               "schema": {"type": "object", "properties": {
-                                   "apiVersion": {"type": "string"}, "kind": {"type": "string"},
-                                   "metadata": {"type": "object"},
-                                   "spec": {"type": "object", "properties": {"commonName": {"type": "string"},
-                                                                             "secretName": {"type": "string"}},
-                                            "required": ["commonName"]},
-                                   "status": {"type": "object", "properties": {"phase": {"type": "string"}}}}},
-                               "subresources": {"status": {}},
-                               "additionalPrinterColumns": [
-                                   {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
-                                   {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}]}}
+        "spec": {
+            "group": group,
+            "names": {
+                "plural": "certificates",
+                "singular": "certificate",
+                "kind": "Certificate",
+                "listKind": "CertificateList",
+                "shortNames": ["cert"],
+            },
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1alpha1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "type": "object",
+                        "properties": {
+                            "apiVersion": {"type": "string"},
+                            "kind": {"type": "string"},
+                            "metadata": {"type": "object"},
+                            "spec": {
+                                "type": "object",
+                                "properties": {"commonName": {"type": "string"}, "secretName": {"type": "string"}},
+                                "required": ["commonName"],
+                            },
+                            "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
+                        },
+                    },
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": [
+                        {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
+                        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                    ],
+                }
+            ],
+        },
+    }
 
 
 def seed_service_cluster(kcp: Kcp) -> None:
@@ -163,18 +245,38 @@ def seed(kcp: Kcp, topology: Topology) -> None:
     if parent is not None:
         _workspace_object(kcp, parent, topology.org.rsplit(":", 1)[-1], org, topology.org, ("root", "organization"))
     _namespace(kcp, org, "kcp-system")
-    create(kcp, org, "", "secrets", {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-                                     "metadata": {"name": topology.export, "namespace": "kcp-system"},
-                                     "data": {"key": base64.b64encode(topology.identity_key.encode()).decode()}})
+    create(
+        kcp,
+        org,
+        "",
+        "secrets",
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "Opaque",
+            "metadata": {"name": topology.export, "namespace": "kcp-system"},
+            "data": {"key": base64.b64encode(topology.identity_key.encode()).decode()},
+        },
+    )
     spec: dict[str, Any] = {"identity": {"secretRef": {"namespace": "kcp-system", "name": topology.export}}}
     if topology.with_schema:
         schema = create(kcp, org, "apis.kcp.io", "apiresourceschemas", schema_for(topology))
         spec["latestResourceSchemas"] = [schema["metadata"]["name"]]
     if topology.claims:
         spec["permissionClaims"] = [{"group": "", "resource": r, "all": True} for r in topology.claims]
-    create(kcp, org, "apis.kcp.io", "apiexports", {"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExport",
-                                                   "metadata": {"name": topology.export}, "spec": spec},
-           version="v1alpha1")
+    create(
+        kcp,
+        org,
+        "apis.kcp.io",
+        "apiexports",
+        {
+            "apiVersion": "apis.kcp.io/v1alpha1",
+            "kind": "APIExport",
+            "metadata": {"name": topology.export},
+            "spec": spec,
+        },
+        version="v1alpha1",
+    )
     for ws in topology.workspaces:
         path = topology.workspace_path(ws)
         cluster = topology.workspace_cluster(ws)
@@ -191,9 +293,15 @@ def bind(kcp: Kcp, *, cluster: str, org: str, export: str, accept_claims: bool =
     claims = []
     if found is not None and accept_claims:
         for claim in (found[1].get("spec") or {}).get("permissionClaims") or []:
-            claims.append({"group": claim.get("group", ""), "resource": claim["resource"], "all": True, "state": "Accepted"})
-    body: Obj = {"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIBinding", "metadata": {"name": export},
-                 "spec": {"reference": {"export": {"path": org, "name": export}}}}
+            claims.append(
+                {"group": claim.get("group", ""), "resource": claim["resource"], "all": True, "state": "Accepted"}
+            )
+    body: Obj = {
+        "apiVersion": "apis.kcp.io/v1alpha1",
+        "kind": "APIBinding",
+        "metadata": {"name": export},
+        "spec": {"reference": {"export": {"path": org, "name": export}}},
+    }
     if claims:
         body["spec"]["permissionClaims"] = claims
     return create(kcp, cluster, "apis.kcp.io", "apibindings", body, version="v1alpha1")
@@ -205,11 +313,28 @@ def _samples(kcp: Kcp, topology: Topology) -> None:
         cluster = topology.workspace_cluster(ws)
         if kcp.world.store.get("/namespaces", cluster, "", namespace) is None:
             _namespace(kcp, cluster, namespace)
-        create(kcp, cluster, "", "secrets", {
-            "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-            "metadata": {"name": f"{name}-tls", "namespace": namespace},
-            "data": {"tls.crt": base64.b64encode(b"cert").decode(), "tls.key": base64.b64encode(b"key").decode()}})
-        create(kcp, cluster, topology.group, "certificates", {
-            "apiVersion": f"{topology.group}/v1alpha1", "kind": "Certificate",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"commonName": f"{name}.{ws.name}.example", "secretName": f"{name}-tls"}})
+        create(
+            kcp,
+            cluster,
+            "",
+            "secrets",
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "type": "kubernetes.io/tls",
+                "metadata": {"name": f"{name}-tls", "namespace": namespace},
+                "data": {"tls.crt": base64.b64encode(b"cert").decode(), "tls.key": base64.b64encode(b"key").decode()},
+            },
+        )
+        create(
+            kcp,
+            cluster,
+            topology.group,
+            "certificates",
+            {
+                "apiVersion": f"{topology.group}/v1alpha1",
+                "kind": "Certificate",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {"commonName": f"{name}.{ws.name}.example", "secretName": f"{name}-tls"},
+            },
+        )

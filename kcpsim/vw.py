@@ -93,16 +93,25 @@ class VirtualWorkspace:
     def authorize(self, *, cluster: str | None, served: Served, verb: str, namespace: str, name: str) -> None:
         rdef = served.rdef
         if served.role == "bindings" and verb not in _READ_VERBS:
-            raise self._forbidden(rdef, verb, namespace, name, "write access to APIBinding is not allowed from virtual workspace")
+            raise self._forbidden(
+                rdef, verb, namespace, name, "write access to APIBinding is not allowed from virtual workspace"
+            )
         if cluster is None:
             return
         binding = self._binding_in(cluster)
         if binding is None:
-            raise self._forbidden(rdef, verb, namespace, name, "could not find suitable APIBinding in target logical cluster")
+            raise self._forbidden(
+                rdef, verb, namespace, name, "could not find suitable APIBinding in target logical cluster"
+            )
         if served.role == "exported":
-            bound = {(b.get("group", ""), b.get("resource")) for b in (binding.get("status") or {}).get("boundResources") or []}
+            bound = {
+                (b.get("group", ""), b.get("resource"))
+                for b in (binding.get("status") or {}).get("boundResources") or []
+            }
             if (rdef.group, rdef.plural) not in bound:
-                raise self._forbidden(rdef, verb, namespace, name, "failed to find suitable reason to allow access in APIBinding")
+                raise self._forbidden(
+                    rdef, verb, namespace, name, "failed to find suitable reason to allow access in APIBinding"
+                )
         elif served.role == "claimed":
             for claim in (binding.get("spec") or {}).get("permissionClaims") or []:
                 key = (claim.get("group") or "", claim.get("resource") or "", claim.get("identityHash") or "")
@@ -111,7 +120,9 @@ class VirtualWorkspace:
                 verbs = set(claim.get("verbs") or ["*"])
                 if ("*" in verbs or verb in verbs) and ("*" in served.verbs or verb in served.verbs):
                     return
-            raise self._forbidden(rdef, verb, namespace, name, "failed to find suitable reason to allow access in APIBinding")
+            raise self._forbidden(
+                rdef, verb, namespace, name, "failed to find suitable reason to allow access in APIBinding"
+            )
 
     def _binding_in(self, cluster: str) -> Obj | None:
         for _, binding in self.world.store.iter(BINDING_KEY, cluster):
@@ -127,5 +138,9 @@ class VirtualWorkspace:
     def _forbidden(rdef: ResourceDef, verb: str, namespace: str, name: str, why: str) -> errors.StatusError:
         where = f' in the namespace "{namespace}"' if namespace else ""
         group = f'API group "{rdef.group}"'
-        return errors.forbidden(group=rdef.group, plural=rdef.plural, name=name,
-                                why=f'User "kcpsim" cannot {verb} resource "{rdef.plural}" in {group}{where}: {why}')
+        return errors.forbidden(
+            group=rdef.group,
+            plural=rdef.plural,
+            name=name,
+            why=f'User "kcpsim" cannot {verb} resource "{rdef.plural}" in {group}{where}: {why}',
+        )

@@ -23,8 +23,9 @@ T = TypeVar("T")
 class _Attempts(Generic[T]):
     """The bookkeeping both flavours share: the deadline and why the last attempt did not count."""
 
-    def __init__(self, check: Callable[[], T | None], *, what: str, timeout: float,
-                 guard: Callable[[], None] | None) -> None:
+    def __init__(
+        self, check: Callable[[], T | None], *, what: str, timeout: float, guard: Callable[[], None] | None
+    ) -> None:
         self.check = check
         self.what = what
         self.timeout = timeout
@@ -53,8 +54,14 @@ class _Attempts(Generic[T]):
         return AssertionError(f"timed out after {self.timeout:g} s waiting for {self.what}: {self.reason}")
 
 
-def eventually(check: Callable[[], T | None], *, what: str, timeout: float = 10.0,
-               guard: Callable[[], None] | None = None, interval: float = 0.02) -> T:
+def eventually(
+    check: Callable[[], T | None],
+    *,
+    what: str,
+    timeout: float = 10.0,
+    guard: Callable[[], None] | None = None,
+    interval: float = 0.02,
+) -> T:
     """Poll `check` until it returns a truthy value (returned) or `timeout` seconds pass."""
     attempts = _Attempts(check, what=what, timeout=timeout, guard=guard)
     while True:
@@ -66,8 +73,14 @@ def eventually(check: Callable[[], T | None], *, what: str, timeout: float = 10.
         time.sleep(interval)
 
 
-async def eventually_async(check: Callable[[], T | None], *, what: str, timeout: float = 10.0,
-                           guard: Callable[[], None] | None = None, interval: float = 0.02) -> T:
+async def eventually_async(
+    check: Callable[[], T | None],
+    *,
+    what: str,
+    timeout: float = 10.0,
+    guard: Callable[[], None] | None = None,
+    interval: float = 0.02,
+) -> T:
     """`eventually` for a check whose condition tasks on the running event loop bring about."""
     attempts = _Attempts(check, what=what, timeout=timeout, guard=guard)
     while True:
@@ -79,8 +92,14 @@ async def eventually_async(check: Callable[[], T | None], *, what: str, timeout:
         await asyncio.sleep(interval)
 
 
-def consistently(check: Callable[[], object], *, what: str, duration: float,
-                 guard: Callable[[], None] | None = None, interval: float = 0.1) -> None:
+def consistently(
+    check: Callable[[], object],
+    *,
+    what: str,
+    duration: float,
+    guard: Callable[[], None] | None = None,
+    interval: float = 0.1,
+) -> None:
     """`check` must hold (not raise, return truthy) on every attempt for `duration` seconds."""
     deadline = time.monotonic() + duration
     while True:

@@ -157,8 +157,16 @@ class World:
             raise errors.not_found(group=rdef.group, plural=rdef.plural, name=name)
         return obj
 
-    def list(self, rdef: ResourceDef, cluster: str | None, namespace: str | None, *,
-             match: Callable[[Obj], bool], limit: int, continue_token: str | None) -> ListResult:
+    def list(
+        self,
+        rdef: ResourceDef,
+        cluster: str | None,
+        namespace: str | None,
+        *,
+        match: Callable[[Obj], bool],
+        limit: int,
+        continue_token: str | None,
+    ) -> ListResult:
         start_after: tuple[str, str, str] | None = None
         list_rv = self.store.rv
         if continue_token:
@@ -168,10 +176,14 @@ class World:
                 cluster_key, ns_key, name_key = (str(part) for part in decoded["start"])
                 start_after = (cluster_key, ns_key, name_key)
             except (ValueError, KeyError, TypeError):
-                raise errors.bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)") from None
+                raise errors.bad_request(
+                    "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+                ) from None
             if list_rv < self.store.compacted_rv:
-                raise errors.gone("The provided continue parameter is too old to display a consistent list result. "
-                                  "You can start a new list without the continue parameter.")
+                raise errors.gone(
+                    "The provided continue parameter is too old to display a consistent list result. "
+                    "You can start a new list without the continue parameter."
+                )
         items: list[Obj] = []
         token = ""
         keys = self.store.sorted_keys(rdef.storage_key, cluster, namespace)
@@ -183,16 +195,29 @@ class World:
                 continue
             if limit and len(items) == limit:
                 last = _meta(items[-1])
-                last_key = (last.get("annotations", {}).get(CLUSTER_ANNOTATION, "") if cluster is None else cluster,
-                            last.get("namespace") or "", last["name"])
+                last_key = (
+                    last.get("annotations", {}).get(CLUSTER_ANNOTATION, "") if cluster is None else cluster,
+                    last.get("namespace") or "",
+                    last["name"],
+                )
                 token = base64.urlsafe_b64encode(json.dumps({"rv": list_rv, "start": list(last_key)}).encode()).decode()
                 break
             items.append(obj)
         return ListResult(items=items, rv=list_rv, continue_token=token)
 
     # ---- writes --------------------------------------------------------------------------------
-    def create(self, rdef: ResourceDef, cluster: str, namespace: str, body: Obj, *, version: str,
-               manager: str, dry_run: bool = False, apply_config: Obj | None = None) -> Obj:
+    def create(
+        self,
+        rdef: ResourceDef,
+        cluster: str,
+        namespace: str,
+        body: Obj,
+        *,
+        version: str,
+        manager: str,
+        dry_run: bool = False,
+        apply_config: Obj | None = None,
+    ) -> Obj:
         if not isinstance(body, dict):
             raise errors.bad_request("the body of the request must be a JSON object")
         self._check_type(rdef, body, version)
@@ -200,10 +225,17 @@ class World:
         meta = _meta(obj)
         ns = self._check_namespace_of(rdef, meta, namespace)
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + "".join(self._rng.choice(string.ascii_lowercase + string.digits) for _ in range(5))
+            meta["name"] = meta["generateName"] + "".join(
+                self._rng.choice(string.ascii_lowercase + string.digits) for _ in range(5)
+            )
         name = meta.get("name") or ""
         if not name:
-            raise errors.invalid(group=rdef.group, kind=rdef.kind, name="", causes=[("metadata.name", "Required value: name or generateName is required")])
+            raise errors.invalid(
+                group=rdef.group,
+                kind=rdef.kind,
+                name="",
+                causes=[("metadata.name", "Required value: name or generateName is required")],
+            )
         self._check_name(rdef, name)
         if rdef.namespaced:
             self._check_namespace_usable(cluster, ns)
@@ -239,9 +271,22 @@ class World:
         self.settle()
         return stored
 
-    def update(self, rdef: ResourceDef, cluster: str, namespace: str, name: str, body: Obj, *, version: str,
-               manager: str, subresource: str = "", dry_run: bool = False, require_rv: bool = True,
-               old: Obj | None = None, managed_fields_done: bool = False) -> Obj:
+    def update(
+        self,
+        rdef: ResourceDef,
+        cluster: str,
+        namespace: str,
+        name: str,
+        body: Obj,
+        *,
+        version: str,
+        manager: str,
+        subresource: str = "",
+        dry_run: bool = False,
+        require_rv: bool = True,
+        old: Obj | None = None,
+        managed_fields_done: bool = False,
+    ) -> Obj:
         ns = namespace if rdef.namespaced else ""
         old = old if old is not None else self.get(rdef, cluster, ns, name)
         if not isinstance(body, dict):
@@ -250,19 +295,31 @@ class World:
         incoming = self._to_storage(rdef, clone(body), version, old)
         meta = _meta(incoming)
         if meta.get("name") and meta["name"] != name:
-            raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
+            raise errors.bad_request(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
+            )
         if rdef.namespaced and meta.get("namespace") and meta["namespace"] != ns:
-            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
         old_meta = old["metadata"]
         body_rv = str(meta.get("resourceVersion") or "")
         if not body_rv and require_rv and not rdef.unconditional_update:
-            raise errors.invalid(group=rdef.group, kind=rdef.kind, name=name,
-                                 causes=[("metadata.resourceVersion", "Invalid value: 0x0: must be specified for an update")])
+            raise errors.invalid(
+                group=rdef.group,
+                kind=rdef.kind,
+                name=name,
+                causes=[("metadata.resourceVersion", "Invalid value: 0x0: must be specified for an update")],
+            )
         if body_rv and body_rv != old_meta["resourceVersion"]:
             raise errors.conflict(group=rdef.group, plural=rdef.plural, name=name)
         if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
-            raise errors.conflict(group=rdef.group, plural=rdef.plural, name=name,
-                                  why=f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: {old_meta.get('uid')}")
+            raise errors.conflict(
+                group=rdef.group,
+                plural=rdef.plural,
+                name=name,
+                why=f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: {old_meta.get('uid')}",
+            )
         if subresource == "status":
             new = clone(old)
             if "status" in incoming:
@@ -293,8 +350,17 @@ class World:
         if old_meta.get("deletionTimestamp"):
             added = [f for f in new_meta.get("finalizers") or [] if f not in (old_meta.get("finalizers") or [])]
             if added:
-                raise errors.invalid(group=rdef.group, kind=rdef.kind, name=name, causes=[(
-                    "metadata.finalizers", f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {json.dumps(added)}")])
+                raise errors.invalid(
+                    group=rdef.group,
+                    kind=rdef.kind,
+                    name=name,
+                    causes=[
+                        (
+                            "metadata.finalizers",
+                            f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {json.dumps(added)}",
+                        )
+                    ],
+                )
         new = self._validate_schema(rdef, _defaults(rdef, new), version)
         schema = rdef.schema_for(version) or rdef.schema_for(rdef.versions[0])
         if schema and subresource != "status":
@@ -328,9 +394,21 @@ class World:
         self.settle()
         return stored
 
-    def patch(self, rdef: ResourceDef, cluster: str, namespace: str, name: str, *, patch_type: str, body: Any,
-              version: str, manager: str | None, subresource: str = "", force: bool = False,
-              dry_run: bool = False) -> Obj:
+    def patch(
+        self,
+        rdef: ResourceDef,
+        cluster: str,
+        namespace: str,
+        name: str,
+        *,
+        patch_type: str,
+        body: Any,
+        version: str,
+        manager: str | None,
+        subresource: str = "",
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> Obj:
         ns = namespace if rdef.namespaced else ""
         old = self.store.get(rdef.storage_key, cluster, ns, name)
         if patch_type == "apply":
@@ -344,14 +422,26 @@ class World:
                 config = {**body, "metadata": {**(body.get("metadata") or {}), "name": name}}
                 if rdef.namespaced:
                     config["metadata"]["namespace"] = ns
-                return self.create(rdef, cluster, ns, config, version=version, manager=manager, dry_run=dry_run,
-                                   apply_config=config)
+                return self.create(
+                    rdef, cluster, ns, config, version=version, manager=manager, dry_run=dry_run, apply_config=config
+                )
             current = self.render(rdef, old, version)
             merged = patching.apply(current, body, manager=manager, force=force, subresource=subresource)
             rv = str((body.get("metadata") or {}).get("resourceVersion") or old["metadata"]["resourceVersion"])
             merged["metadata"]["resourceVersion"] = rv
-            return self.update(rdef, cluster, ns, name, merged, version=version, manager=manager,
-                               subresource=subresource, dry_run=dry_run, old=old, managed_fields_done=True)
+            return self.update(
+                rdef,
+                cluster,
+                ns,
+                name,
+                merged,
+                version=version,
+                manager=manager,
+                subresource=subresource,
+                dry_run=dry_run,
+                old=old,
+                managed_fields_done=True,
+            )
         if old is None:
             raise errors.not_found(group=rdef.group, plural=rdef.plural, name=name)
         current = self.render(rdef, old, version)
@@ -368,12 +458,30 @@ class World:
         if not isinstance(patched, dict):
             raise errors.bad_request("the patch must result in an object")
         _meta(patched).setdefault("resourceVersion", old["metadata"]["resourceVersion"])
-        return self.update(rdef, cluster, ns, name, patched, version=version, manager=manager or "unknown",
-                           subresource=subresource, dry_run=dry_run, old=old)
+        return self.update(
+            rdef,
+            cluster,
+            ns,
+            name,
+            patched,
+            version=version,
+            manager=manager or "unknown",
+            subresource=subresource,
+            dry_run=dry_run,
+            old=old,
+        )
 
-    def delete(self, rdef: ResourceDef, cluster: str, namespace: str, name: str, *,
-               preconditions: dict[str, Any] | None = None, dry_run: bool = False,
-               propagation: str | None = None) -> Obj:
+    def delete(
+        self,
+        rdef: ResourceDef,
+        cluster: str,
+        namespace: str,
+        name: str,
+        *,
+        preconditions: dict[str, Any] | None = None,
+        dry_run: bool = False,
+        propagation: str | None = None,
+    ) -> Obj:
         ns = namespace if rdef.namespaced else ""
         old = self.get(rdef, cluster, ns, name)
         if propagation == "Orphan" and not dry_run:
@@ -381,11 +489,19 @@ class World:
         meta = old["metadata"]
         pre = preconditions or {}
         if pre.get("uid") and pre["uid"] != meta.get("uid"):
-            raise errors.conflict(group=rdef.group, plural=rdef.plural, name=name,
-                                  why=f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {meta.get('uid')}")
+            raise errors.conflict(
+                group=rdef.group,
+                plural=rdef.plural,
+                name=name,
+                why=f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {meta.get('uid')}",
+            )
         if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
-            raise errors.conflict(group=rdef.group, plural=rdef.plural, name=name,
-                                  why=f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, ResourceVersion in object meta: {meta.get('resourceVersion')}")
+            raise errors.conflict(
+                group=rdef.group,
+                plural=rdef.plural,
+                name=name,
+                why=f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, ResourceVersion in object meta: {meta.get('resourceVersion')}",
+            )
         ctx = WriteContext(self, rdef, cluster, "DELETE", "", old, old)
         for mutator in self.mutators:
             mutator(ctx)
@@ -414,16 +530,22 @@ class World:
     def _check_type(rdef: ResourceDef, body: Obj, version: str) -> None:
         expected = rdef.api_version(version)
         if body.get("apiVersion") not in (None, "", expected):
-            raise errors.bad_request(f"the API version in the data ({body['apiVersion']}) does not match the expected API version ({expected})")
+            raise errors.bad_request(
+                f"the API version in the data ({body['apiVersion']}) does not match the expected API version ({expected})"
+            )
         if body.get("kind") not in (None, "", rdef.kind):
-            raise errors.bad_request(f"the kind in the data ({body['kind']}) does not match the expected kind ({rdef.kind})")
+            raise errors.bad_request(
+                f"the kind in the data ({body['kind']}) does not match the expected kind ({rdef.kind})"
+            )
 
     def _check_namespace_of(self, rdef: ResourceDef, meta: dict[str, Any], namespace: str) -> str:
         if not rdef.namespaced:
             meta.pop("namespace", None)
             return ""
         if meta.get("namespace") and namespace and meta["namespace"] != namespace:
-            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
         ns = namespace or meta.get("namespace") or ""
         meta["namespace"] = ns
         return str(ns)
@@ -443,10 +565,22 @@ class World:
         if ns_obj is None:
             raise errors.not_found(group="", plural="namespaces", name=namespace)
         if ns_obj["metadata"].get("deletionTimestamp"):
-            raise errors.StatusError(403, "Forbidden", f"unable to create new content in namespace {namespace} because it is being terminated",
-                                     details={"name": namespace, "kind": "namespaces",
-                                              "causes": [{"reason": "NamespaceTerminating", "message": f"namespace {namespace} is being terminated",
-                                                          "field": "metadata.namespace"}]})
+            raise errors.StatusError(
+                403,
+                "Forbidden",
+                f"unable to create new content in namespace {namespace} because it is being terminated",
+                details={
+                    "name": namespace,
+                    "kind": "namespaces",
+                    "causes": [
+                        {
+                            "reason": "NamespaceTerminating",
+                            "message": f"namespace {namespace} is being terminated",
+                            "field": "metadata.namespace",
+                        }
+                    ],
+                },
+            )
 
     def _validate_schema(self, rdef: ResourceDef, obj: Obj, version: str) -> Obj:
         schema = rdef.schema_for(version) or rdef.schema_for(rdef.versions[0])
@@ -473,9 +607,11 @@ class World:
         def strip(obj: Obj) -> Obj:
             meta = {k: v for k, v in obj["metadata"].items() if k not in ("managedFields", "resourceVersion")}
             # Ownership changes are real changes; only the timestamps of entries are not.
-            meta["managedFields"] = [{k: v for k, v in e.items() if k != "time"}
-                                     for e in obj["metadata"].get("managedFields") or []]
+            meta["managedFields"] = [
+                {k: v for k, v in e.items() if k != "time"} for e in obj["metadata"].get("managedFields") or []
+            ]
             return {**obj, "metadata": meta}
+
         return strip(old) == strip(new)
 
     # ---- controllers ---------------------------------------------------------------------------

@@ -21,17 +21,23 @@ ASYNC_TEST_TIMEOUT = 60
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.function) \
-                and item.get_closest_marker("timeout") is None:
+        if (
+            isinstance(item, pytest.Function)
+            and inspect.iscoroutinefunction(item.function)
+            and item.get_closest_marker("timeout") is None
+        ):
             item.add_marker(pytest.mark.timeout(ASYNC_TEST_TIMEOUT))
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "fake_clock: run this async test on an event loop with a fake clock "
-                                       "(tests/fake_clock.py)")
+    config.addinivalue_line(
+        "markers", "fake_clock: run this async test on an event loop with a fake clock (tests/fake_clock.py)"
+    )
 
 
-def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> Mapping[str, Callable[[], asyncio.AbstractEventLoop]]:
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> Mapping[str, Callable[[], asyncio.AbstractEventLoop]]:
     if item.get_closest_marker("fake_clock") is not None:
         return {"fake-clock": FakeClockLoop}
     return {"asyncio": asyncio.new_event_loop}

@@ -36,10 +36,24 @@ def run_mypy(root: Path, *, cache: Path) -> subprocess.CompletedProcess[str]:
     """mypy --strict (the settings of pyproject.toml) over `servlet`, linked under `root`, and `kcpsim`."""
     tree = link_tree(root)
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"),
-         "--cache-dir", str(cache), "-p", "servlet", "-p", "kcpsim"],
-        cwd=tree, env={**os.environ, "MYPYPATH": f"{tree}{os.pathsep}{REPO}"},
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(REPO / "pyproject.toml"),
+            "--cache-dir",
+            str(cache),
+            "-p",
+            "servlet",
+            "-p",
+            "kcpsim",
+        ],
+        cwd=tree,
+        env={**os.environ, "MYPYPATH": f"{tree}{os.pathsep}{REPO}"},
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 

@@ -41,8 +41,18 @@ def exported_schemas(export: Mapping[str, Any] | None) -> set[str]:
 class ExportController:
     """Keeps the APIExport `name` listing every published schema."""
 
-    def __init__(self, *, name: str, catalog: Catalog, schemas: Cache, exports: Cache, org: OrgWorkspace,
-                 board: StatusBoard, on_exported: Callable[[], None], log: FieldLogger) -> None:
+    def __init__(
+        self,
+        *,
+        name: str,
+        catalog: Catalog,
+        schemas: Cache,
+        exports: Cache,
+        org: OrgWorkspace,
+        board: StatusBoard,
+        on_exported: Callable[[], None],
+        log: FieldLogger,
+    ) -> None:
         self.name = name
         self._catalog = catalog
         self._schemas = schemas
@@ -67,9 +77,14 @@ class ExportController:
         export = self.export()
         if export is None:
             for entry in entries:
-                self._board.report(entry.name, Condition.false(
-                    ConditionType.EXPORTED, reason="ExportNotFound",
-                    message=f"the APIExport {self.name} does not exist in the org workspace (KDP creates it)"))
+                self._board.report(
+                    entry.name,
+                    Condition.false(
+                        ConditionType.EXPORTED,
+                        reason="ExportNotFound",
+                        message=f"the APIExport {self.name} does not exist in the org workspace (KDP creates it)",
+                    ),
+                )
             return
         related_kinds = {item.kind for entry in published if entry.published for item in entry.published.spec.related}
         change = plan_export(
@@ -81,8 +96,12 @@ class ExportController:
             written = await self._org.patch_export(self.name, change.patch, resource_version=resource_version(export))
             self._exports.wrote(self.key, written)
             export = written
-            self._log.info("export updated", apiexport=self.name, action="patchExport",
-                           schemas=sorted(change.spec.get(SCHEMAS_FIELD) or []))
+            self._log.info(
+                "export updated",
+                apiexport=self.name,
+                action="patchExport",
+                schemas=sorted(change.spec.get(SCHEMAS_FIELD) or []),
+            )
         listed = exported_schemas(export)
         for entry in entries:
             keeper = taken.get(entry.name)
@@ -94,31 +113,42 @@ class ExportController:
         self._on_exported()
 
     def _schema_exists(self, entry: Entry) -> bool:
-        return entry.projected is not None and self._schemas.get(
-            self._schemas.key(entry.projected.schema_name)) is not None
+        return (
+            entry.projected is not None
+            and self._schemas.get(self._schemas.key(entry.projected.schema_name)) is not None
+        )
 
     def _condition(self, entry: Entry, listed: set[str]) -> Condition:
         if entry.projected is None:
-            return Condition.false(ConditionType.EXPORTED, reason="NotPublished",
-                                   message="nothing is exported until the PublishedResource is valid")
+            return Condition.false(
+                ConditionType.EXPORTED,
+                reason="NotPublished",
+                message="nothing is exported until the PublishedResource is valid",
+            )
         schema = entry.projected.schema_name
         if schema in listed:
-            return Condition.true(ConditionType.EXPORTED, reason="Exported",
-                                  message=f"APIExport {self.name} serves {schema}")
+            return Condition.true(
+                ConditionType.EXPORTED, reason="Exported", message=f"APIExport {self.name} serves {schema}"
+            )
         if not self._schema_exists(entry):
-            return Condition.false(ConditionType.EXPORTED, reason="SchemaNotPublished",
-                                   message=f"waiting for APIResourceSchema {schema}")
+            return Condition.false(
+                ConditionType.EXPORTED, reason="SchemaNotPublished", message=f"waiting for APIResourceSchema {schema}"
+            )
         resource = schema_resource(schema)
         other = sorted(name for name in listed if schema_resource(name) == resource)
         return Condition.false(
-            ConditionType.EXPORTED, reason="ResourceTaken",
+            ConditionType.EXPORTED,
+            reason="ResourceTaken",
             message=f"APIExport {self.name} already serves {resource} with {', '.join(other) or 'another schema'}; "
-            "kcp allows one schema per resource")
+            "kcp allows one schema per resource",
+        )
 
     def _taken(self, *, schema: str, keeper: str) -> Condition:
         return Condition.false(
-            ConditionType.EXPORTED, reason="ResourceTaken",
+            ConditionType.EXPORTED,
+            reason="ResourceTaken",
             message=f"PublishedResource {keeper} already publishes {schema_resource(schema)} with the same "
             f"APIResourceSchema {schema}; kcp allows one schema per resource, and the oldest PublishedResource "
             "(by creationTimestamp, then name) keeps it: delete this one, or re-create it with another "
-            "projection.kind or projection.plural")
+            "projection.kind or projection.plural",
+        )

@@ -53,8 +53,14 @@ class _Overlay:
 class Cache:
     """Reads over one informer, plus the servlet's own writes not seen by the informer yet."""
 
-    def __init__(self, informer: Informer, *, index: IndexFunction | None = None, cluster: str = "",
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        informer: Informer,
+        *,
+        index: IndexFunction | None = None,
+        cluster: str = "",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.informer = informer
         #: The logical cluster every object of a one-workspace cache carries (kcp sets
         #: `kcp.io/cluster` on all of them, the org workspace's included); "" elsewhere.
@@ -152,8 +158,11 @@ class Cache:
 
     def _on_event(self, event: Event) -> None:
         pending = self._overlay.get(event.key)
-        if (pending is not None and event.type is not EventType.DELETED
-                and resource_version(event.obj) == resource_version(pending.obj) != ""):
+        if (
+            pending is not None
+            and event.type is not EventType.DELETED
+            and resource_version(event.obj) == resource_version(pending.obj) != ""
+        ):
             event = attrs.evolve(event, own=True)
         if pending is not None and resource_version(event.obj) != pending.replaced:
             del self._overlay[event.key]
@@ -196,8 +205,14 @@ class InformerPool:
         self._caches: dict[tuple[str, str, str, bool], Cache] = {}
         self._users: dict[tuple[str, str, str, bool], int] = {}
 
-    def acquire(self, source: WatchSource[Any], *, label_selector: str | None = None,
-                index: IndexFunction | None = None, cluster: str = "") -> Cache:
+    def acquire(
+        self,
+        source: WatchSource[Any],
+        *,
+        label_selector: str | None = None,
+        index: IndexFunction | None = None,
+        cluster: str = "",
+    ) -> Cache:
         """The cache for `source` (started on first use); every acquire needs one `release`.
 
         `cluster`: the logical cluster of a one-workspace source (see `Cache.cluster`)."""

@@ -20,8 +20,7 @@ from typing import Any
 from attrs import frozen
 
 from servlet.app.controllers.caches import Cache, resource_version
-from servlet.core.apiexport import SchemaClaim
-from servlet.core.apiexport import schema_taken_by as core_schema_taken_by
+from servlet.core.apiexport import SchemaClaim, schema_taken_by as core_schema_taken_by
 from servlet.core.hashing import canonical_json
 from servlet.core.model import Problem, PublishedResource, ServletIdentity
 from servlet.core.parsing import ParseResult, parse_published_resource
@@ -65,7 +64,9 @@ def schema_taken_by(entries: Iterable[Entry]) -> dict[str, str]:
     """For each entry whose schema an older PublishedResource publishes: that one's name (`core.apiexport`)."""
     return core_schema_taken_by(
         SchemaClaim(published_resource=entry.name, schema_name=entry.projected.schema_name, created=entry.created)
-        for entry in entries if entry.projected is not None)
+        for entry in entries
+        if entry.projected is not None
+    )
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -101,8 +102,11 @@ class Catalog:
     def names_for_crd(self, crd: Mapping[str, Any]) -> list[str]:
         """The PublishedResources that name this CRD (by group and kind)."""
         identity = crd_identity(crd)
-        return sorted(str(_metadata(obj).get("name") or "") for obj in self._published.objects()
-                      if published_identity(obj) == identity)
+        return sorted(
+            str(_metadata(obj).get("name") or "")
+            for obj in self._published.objects()
+            if published_identity(obj) == identity
+        )
 
     def forget(self, name: str, uid: str = "") -> None:
         self._memo.pop(name, None)
@@ -134,8 +138,9 @@ class Catalog:
             return parsed, False
         return first[1], first[0] != spec_text
 
-    def _compute(self, obj: Mapping[str, Any], parsed: ParseResult, *, changed: bool,
-                 crd: Mapping[str, Any] | None) -> Entry:
+    def _compute(
+        self, obj: Mapping[str, Any], parsed: ParseResult, *, changed: bool, crd: Mapping[str, Any] | None
+    ) -> Entry:
         meta = _metadata(obj)
         name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
         generation = meta.get("generation")
@@ -143,11 +148,24 @@ class Catalog:
         created = str(meta.get("creationTimestamp") or "")
         change_problems: tuple[Problem, ...] = ()
         if changed:
-            change_problems = (Problem(
-                field="spec", message="was changed after the PublishedResource was created; the servlet keeps "
-                "serving the spec it saw first (delete and re-create the PublishedResource to publish something else)"),)
-        resolution = resolve(parsed=parsed, crd=crd, api_group=self.servlet.api_group,
-                             crds_from="on the service cluster")
+            change_problems = (
+                Problem(
+                    field="spec",
+                    message="was changed after the PublishedResource was created; the servlet keeps "
+                    "serving the spec it saw first (delete and re-create the PublishedResource to publish something else)",
+                ),
+            )
+        resolution = resolve(
+            parsed=parsed, crd=crd, api_group=self.servlet.api_group, crds_from="on the service cluster"
+        )
         reason = resolution.reason or (SPEC_CHANGED if change_problems else "")
-        return Entry(name=name, uid=uid, generation=generation, created=created, published=resolution.published,
-                     projected=resolution.projected, problems=(*resolution.problems, *change_problems), reason=reason)
+        return Entry(
+            name=name,
+            uid=uid,
+            generation=generation,
+            created=created,
+            published=resolution.published,
+            projected=resolution.projected,
+            problems=(*resolution.problems, *change_problems),
+            reason=reason,
+        )

@@ -102,28 +102,69 @@ class LeadingControllers:
 
         def queue(controller: str, handler: Callable[[str], Any], keys: Callable[[], list[str]]) -> WorkQueue[str]:
             return controller_queue(
-                controller=controller, name=controller, handler=handler, metrics=shared.metrics,
-                depths=shared.depths, log=shared.log.bind(controller=controller),
-                resync_every=resync, resync_keys=keys if resync else None)
+                controller=controller,
+                name=controller,
+                handler=handler,
+                metrics=shared.metrics,
+                depths=shared.depths,
+                log=shared.log.bind(controller=controller),
+                resync_every=resync,
+                resync_keys=keys if resync else None,
+            )
 
-        self.status = StatusController(board=self.board, published=caches.published, service=shared.service,
-                                       now=shared.now, log=shared.log.bind(controller="status"), events=shared.events)
+        self.status = StatusController(
+            board=self.board,
+            published=caches.published,
+            service=shared.service,
+            now=shared.now,
+            log=shared.log.bind(controller="status"),
+            events=shared.events,
+        )
         self.schemas = schemas.SchemaController(
-            catalog=catalog, schemas=caches.schemas, org=shared.org, board=self.board,
+            catalog=catalog,
+            schemas=caches.schemas,
+            org=shared.org,
+            board=self.board,
             on_published=lambda: self.export_queue.add(apiexport.KEY),
-            log=shared.log.bind(controller=schemas.CONTROLLER))
+            log=shared.log.bind(controller=schemas.CONTROLLER),
+        )
         self.export = apiexport.ExportController(
-            name=shared.export_name, catalog=catalog, schemas=caches.schemas, exports=caches.exports, org=shared.org,
-            board=self.board, on_exported=lambda: self.sync_queue.add(syncmanager.KEY),
-            log=shared.log.bind(controller=apiexport.CONTROLLER))
+            name=shared.export_name,
+            catalog=catalog,
+            schemas=caches.schemas,
+            exports=caches.exports,
+            org=shared.org,
+            board=self.board,
+            on_exported=lambda: self.sync_queue.add(syncmanager.KEY),
+            log=shared.log.bind(controller=apiexport.CONTROLLER),
+        )
         env = SyncEnvironment(
-            servlet_name=shared.servlet_name, pool=shared.pool, sources=shared.sources, executor=shared.executor,
-            service=shared.service, vw=shared.vw, board=self.board, metrics=shared.metrics, depths=shared.depths, log=shared.log,
-            local_namespaces=caches.local_namespaces, delete_orphans=options.delete_orphans,
-            resync_period=resync, workers=options.sync_workers, events=shared.events)
+            servlet_name=shared.servlet_name,
+            pool=shared.pool,
+            sources=shared.sources,
+            executor=shared.executor,
+            service=shared.service,
+            vw=shared.vw,
+            board=self.board,
+            metrics=shared.metrics,
+            depths=shared.depths,
+            log=shared.log,
+            local_namespaces=caches.local_namespaces,
+            delete_orphans=options.delete_orphans,
+            resync_period=resync,
+            workers=options.sync_workers,
+            events=shared.events,
+        )
         self.manager = syncmanager.SyncManager(
-            export_name=shared.export_name, catalog=catalog, exports=caches.exports, slices=caches.slices,
-            location=shared.location, env=env, board=self.board, log=shared.log.bind(controller=syncmanager.CONTROLLER))
+            export_name=shared.export_name,
+            catalog=catalog,
+            exports=caches.exports,
+            slices=caches.slices,
+            location=shared.location,
+            env=env,
+            board=self.board,
+            log=shared.log.bind(controller=syncmanager.CONTROLLER),
+        )
 
         self.status_queue = queue("status", self.status.reconcile, catalog.names)
         self.schema_queue = queue(schemas.CONTROLLER, self.schemas.reconcile, catalog.names)

@@ -26,9 +26,19 @@ def _describe(key: RemoteKey) -> str:
 
 
 class OrphanScan:
-    def __init__(self, *, name: str, context: SyncContext, remote: Cache, local: Cache,
-                 remote_keys: Callable[[], list[RemoteKey]], executor: ActionExecutor, metrics: Metrics,
-                 log: FieldLogger, delete: bool) -> None:
+    def __init__(
+        self,
+        *,
+        name: str,
+        context: SyncContext,
+        remote: Cache,
+        local: Cache,
+        remote_keys: Callable[[], list[RemoteKey]],
+        executor: ActionExecutor,
+        metrics: Metrics,
+        log: FieldLogger,
+        delete: bool,
+    ) -> None:
         self._name = name
         self._context = context
         self._remote = remote
@@ -48,20 +58,28 @@ class OrphanScan:
             raise Requeue("caches are not synced yet")
         context = self._context
         orphans = find_orphans(
-            servlet_name=context.servlet.name, remote_resource=context.projected.remote,
-            local_objects=self._local.objects(), remote_keys=self._remote_keys(),
+            servlet_name=context.servlet.name,
+            remote_resource=context.projected.remote,
+            local_objects=self._local.objects(),
+            remote_keys=self._remote_keys(),
         )
         self._metrics.set_orphaned_objects(published_resource=self._name, count=len(orphans))
         current = {(orphan.local.namespace, orphan.local.name) for orphan in orphans}
         for orphan in orphans:
             if (orphan.local.namespace, orphan.local.name) not in self._reported:
                 self._log.warning(
-                    "orphaned local object: its remote object is gone" + (
-                        ", deleting it (--delete-orphans)" if self._delete else
-                        "; kept (start with --delete-orphans to delete such objects)"),
-                    object=f"{orphan.local.namespace}/{orphan.local.name}" if orphan.local.namespace
+                    "orphaned local object: its remote object is gone"
+                    + (
+                        ", deleting it (--delete-orphans)"
+                        if self._delete
+                        else "; kept (start with --delete-orphans to delete such objects)"
+                    ),
+                    object=f"{orphan.local.namespace}/{orphan.local.name}"
+                    if orphan.local.namespace
                     else orphan.local.name,
-                    workspace=orphan.remote.cluster, remote=_describe(orphan.remote))
+                    workspace=orphan.remote.cluster,
+                    remote=_describe(orphan.remote),
+                )
         self._reported = current
         if not self._delete:
             return

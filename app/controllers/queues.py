@@ -90,11 +90,21 @@ def controller_queue(
         else:
             result = ReconcileResult.ERROR
             metrics.count_error(controller=controller, kind=error_kind(error))
-            log.warning("reconcile failed, will retry", key=str(key), error=str(error) or repr(error),
-                        error_kind=error_kind(error))
+            log.warning(
+                "reconcile failed, will retry",
+                key=str(key),
+                error=str(error) or repr(error),
+                error_kind=error_kind(error),
+            )
         metrics.observe_reconcile(controller=controller, result=result, seconds=seconds)
 
     return WorkQueue(
-        name=name, handler=handler, workers=workers, backoff=backoff, resync_every=resync_every,
-        resync_keys=resync_keys, on_done=done, on_depth=depths.hook(controller=controller, queue=name),
+        name=name,
+        handler=handler,
+        workers=workers,
+        backoff=backoff,
+        resync_every=resync_every,
+        resync_keys=resync_keys,
+        on_done=done,
+        on_depth=depths.hook(controller=controller, queue=name),
     )

@@ -28,11 +28,11 @@ from servlet.app.controllers.caches import Cache, resource_version
 from servlet.app.controllers.links import RelatedObjectKey
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.runtime.informer import Event, EventType, ObjectKey, is_partial
-from servlet.core.actions import Side, related_resource_type
 from servlet.core.errors import Forbidden
 from servlet.core.gather import UNREADABLE, Answer, ObjectAt
 from servlet.core.model import RelatedKind, ResourceType
 from servlet.core.ports import ServiceCluster, VirtualWorkspace, WatchSource, WatchSources
+from servlet.core.targets import Side, related_resource_type
 
 Object = dict[str, Any]
 Fetch = Callable[[ObjectKey], Awaitable["Object | None"]]
@@ -81,8 +81,9 @@ class RelatedContents:
 
     def _on_event(self, event: Event) -> None:
         held = self._held.get(event.key)
-        if held is not None and (event.type is EventType.DELETED
-                                 or resource_version(held) != resource_version(event.obj)):
+        if held is not None and (
+            event.type is EventType.DELETED or resource_version(held) != resource_version(event.obj)
+        ):
             del self._held[event.key]  # stale: the next read fetches it again, if any primary still reads it
 
 
@@ -97,9 +98,16 @@ def _marked_deleting(held: Object, current: Object) -> Object:
 class RelatedCaches:
     """The related kinds of one sync worker, on both sides: metadata caches and held contents."""
 
-    def __init__(self, *, kinds: Iterable[RelatedKind], acquire: Callable[[WatchSource[Any]], Cache],
-                 sources: WatchSources[Any], service: ServiceCluster, vw: VirtualWorkspace,
-                 log: FieldLogger) -> None:
+    def __init__(
+        self,
+        *,
+        kinds: Iterable[RelatedKind],
+        acquire: Callable[[WatchSource[Any]], Cache],
+        sources: WatchSources[Any],
+        service: ServiceCluster,
+        vw: VirtualWorkspace,
+        log: FieldLogger,
+    ) -> None:
         self._service = service
         self._vw = vw
         self._log = log
@@ -121,8 +129,9 @@ class RelatedCaches:
 
     def held_names(self) -> list[tuple[str, str]]:
         """(side, name) of every whole related object held, for diagnostics and tests."""
-        return sorted((side.value, key.name) for (side, _), contents in self.contents.items()
-                      for key in contents.held_keys())
+        return sorted(
+            (side.value, key.name) for (side, _), contents in self.contents.items() for key in contents.held_keys()
+        )
 
     def caches(self) -> dict[tuple[Side, RelatedKind], Cache]:
         return {where: contents.cache for where, contents in self.contents.items()}
@@ -143,13 +152,18 @@ class RelatedCaches:
         if found is None:
             return None
         kind, contents = found
-        watched.append(RelatedObjectKey(side=read.side, kind=kind, cluster=read.cluster,
-                                        namespace=read.namespace, name=read.name))
+        watched.append(
+            RelatedObjectKey(side=read.side, kind=kind, cluster=read.cluster, namespace=read.namespace, name=read.name)
+        )
         try:
             return await contents.get(ObjectKey(cluster=read.cluster, namespace=read.namespace, name=read.name))
         except Forbidden as refused:
-            self._log.warning("cannot read a related object; its copy is kept", workspace=read.cluster or None,
-                              target=f"{read.resource.plural} {read.namespace}/{read.name}", reason=str(refused))
+            self._log.warning(
+                "cannot read a related object; its copy is kept",
+                workspace=read.cluster or None,
+                target=f"{read.resource.plural} {read.namespace}/{read.name}",
+                reason=str(refused),
+            )
             return UNREADABLE
 
     def forget(self, unread: Iterable[RelatedObjectKey]) -> None:
@@ -161,10 +175,13 @@ class RelatedCaches:
 
     def _fetcher(self, side: Side, resource: ResourceType) -> Fetch:
         if side is Side.LOCAL:
+
             async def fetch_local(key: ObjectKey) -> Object | None:
                 return await self._service.get(resource, namespace=key.namespace, name=key.name)
+
             return fetch_local
 
         async def fetch_remote(key: ObjectKey) -> Object | None:
             return await self._vw.get(resource, cluster=key.cluster, namespace=key.namespace, name=key.name)
+
         return fetch_remote

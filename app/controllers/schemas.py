@@ -39,8 +39,16 @@ def valid_condition(entry: Entry) -> Condition:
 class SchemaController:
     """Reconciles one PublishedResource (by name): its APIResourceSchema exists in the org workspace."""
 
-    def __init__(self, *, catalog: Catalog, schemas: Cache, org: OrgWorkspace, board: StatusBoard,
-                 on_published: Callable[[], None], log: FieldLogger) -> None:
+    def __init__(
+        self,
+        *,
+        catalog: Catalog,
+        schemas: Cache,
+        org: OrgWorkspace,
+        board: StatusBoard,
+        on_published: Callable[[], None],
+        log: FieldLogger,
+    ) -> None:
         self._catalog = catalog
         self._schemas = schemas
         self._org = org
@@ -73,27 +81,52 @@ class SchemaController:
         valid = valid_condition(entry)
         projected = entry.projected
         if projected is None:
-            self._board.report(name, valid, Condition.false(
-                ConditionType.SCHEMA_PUBLISHED, reason=NOT_PUBLISHED,
-                message="nothing can be published until the PublishedResource is valid"))
+            self._board.report(
+                name,
+                valid,
+                Condition.false(
+                    ConditionType.SCHEMA_PUBLISHED,
+                    reason=NOT_PUBLISHED,
+                    message="nothing can be published until the PublishedResource is valid",
+                ),
+            )
             return
         schema_name = projected.schema_name
         if self._schemas.get(self._schemas.key(schema_name)) is None:
             try:
                 created = await self._org.create_schema(schema_manifest(projected))
             except AlreadyExists as exc:
-                self._board.report(name, valid, Condition.false(
-                    ConditionType.SCHEMA_PUBLISHED, reason="SchemaNameTaken",
-                    message=f"an APIResourceSchema named {schema_name} with a different spec already exists: {exc.message}"))
+                self._board.report(
+                    name,
+                    valid,
+                    Condition.false(
+                        ConditionType.SCHEMA_PUBLISHED,
+                        reason="SchemaNameTaken",
+                        message=f"an APIResourceSchema named {schema_name} with a different spec already exists: {exc.message}",
+                    ),
+                )
                 return
             except ApiFailure as exc:
-                self._board.report(name, valid, Condition.false(
-                    ConditionType.SCHEMA_PUBLISHED, reason="CreateFailed",
-                    message=f"creating APIResourceSchema {schema_name} failed: {exc}"))
+                self._board.report(
+                    name,
+                    valid,
+                    Condition.false(
+                        ConditionType.SCHEMA_PUBLISHED,
+                        reason="CreateFailed",
+                        message=f"creating APIResourceSchema {schema_name} failed: {exc}",
+                    ),
+                )
                 raise
             self._schemas.wrote(self._schemas.key(schema_name), created, created=True)
             self._log.info("schema published", published_resource=name, schema=schema_name, action="createSchema")
-        self._board.report(name, valid, Condition.true(
-            ConditionType.SCHEMA_PUBLISHED, reason="Published",
-            message=f"APIResourceSchema {schema_name} exists in the org workspace"), schema_name=schema_name)
+        self._board.report(
+            name,
+            valid,
+            Condition.true(
+                ConditionType.SCHEMA_PUBLISHED,
+                reason="Published",
+                message=f"APIResourceSchema {schema_name} exists in the org workspace",
+            ),
+            schema_name=schema_name,
+        )
         self._on_published()

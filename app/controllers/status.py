@@ -67,8 +67,16 @@ class StatusBoard:
 class StatusController:
     """Reconciles one PublishedResource's status (by name) from the board; writes only changes."""
 
-    def __init__(self, *, board: StatusBoard, published: Cache, service: ServiceCluster, now: Callable[[], str],
-                 log: FieldLogger, events: EventRecorder | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        board: StatusBoard,
+        published: Cache,
+        service: ServiceCluster,
+        now: Callable[[], str],
+        log: FieldLogger,
+        events: EventRecorder | None = None,
+    ) -> None:
         self._board = board
         self._published = published
         self._service = service
@@ -101,9 +109,15 @@ class StatusController:
         self._published.wrote(key, written)
         if self._events is not None:
             regarding = InvolvedObject(resource=PUBLISHED_RESOURCE_TYPE, name=name, uid=str(metadata.get("uid") or ""))
-            for event in condition_events(before=parse_conditions(status if isinstance(status, dict) else None),
-                                          after=parse_conditions(patch["status"])):
+            for event in condition_events(
+                before=parse_conditions(status if isinstance(status, dict) else None),
+                after=parse_conditions(patch["status"]),
+            ):
                 self._events.record(regarding, event)
         ready = next((c for c in patch["status"].get("conditions", []) if c.get("type") == "Ready"), None)
-        self._log.info("status updated", published_resource=name,
-                       ready=ready.get("status") if ready else None, reason=ready.get("reason") if ready else None)
+        self._log.info(
+            "status updated",
+            published_resource=name,
+            ready=ready.get("status") if ready else None,
+            reason=ready.get("reason") if ready else None,
+        )

@@ -60,7 +60,7 @@ from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
 from servlet.app.runtime.informer import ObjectKey
 from servlet.app.runtime.workqueue import WorkQueue
-from servlet.core.actions import NAMESPACE_TYPE, Conflict, Release, Side
+from servlet.core.actions import Conflict, Release, Side
 from servlet.core.conditions import Condition, ConditionType
 from servlet.core.gather import admitted, computed_local_key
 from servlet.core.keys import remote_key_of
@@ -68,6 +68,7 @@ from servlet.core.model import LocalKey, RemoteKey
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object
 from servlet.core.ports import ActionExecutor, InvolvedObject, ServiceCluster, VirtualWorkspace, WatchSources
 from servlet.core.releases import finalizer_releases
+from servlet.core.targets import NAMESPACE_TYPE
 
 ORPHANS_KEY = "orphans"
 # A remote deletion is followed by the local one within moments; looking for orphans a little
@@ -121,11 +122,19 @@ class SyncWorker:
         self._unsubscribe: list[Callable[[], None]] = []
         self._remote_namespaces: Cache | None = None
         # A naming template may read the whole remote object: the cache's current version.
-        self._book = ObjectBook(compute_name=lambda key: computed_local_key(
-            context, key, remote_object=self._remote.get(object_key(key))), clock=time.monotonic)
-        self._reporter = SyncReporter(name=name, servlet_name=env.servlet_name, metrics=env.metrics, log=self._log,
-                                      events=env.events, regarding=self._regarding,
-                                      primary_kind=context.projected.local.kind)
+        self._book = ObjectBook(
+            compute_name=lambda key: computed_local_key(context, key, remote_object=self._remote.get(object_key(key))),
+            clock=time.monotonic,
+        )
+        self._reporter = SyncReporter(
+            name=name,
+            servlet_name=env.servlet_name,
+            metrics=env.metrics,
+            log=self._log,
+            events=env.events,
+            regarding=self._regarding,
+            primary_kind=context.projected.local.kind,
+        )
         self._tally = SyncTally(name=name, board=env.board, total=self._synced_objects_total, clock=time.monotonic)
         self._task: asyncio.Task[None] | None = None
         self._started = False
@@ -135,35 +144,82 @@ class SyncWorker:
         # local name must be known before the remote object gets a finalizer (a conflict writes nothing).
         self._local = self._acquire(env.sources.service_source(projected.local), index=link_value)
         self.related = RelatedCaches(
-            kinds=(item.kind for item in context.published.spec.related), acquire=self._acquire,
-            sources=env.sources, service=env.service, vw=env.vw, log=self._log)
+            kinds=(item.kind for item in context.published.spec.related),
+            acquire=self._acquire,
+            sources=env.sources,
+            service=env.service,
+            vw=env.vw,
+            log=self._log,
+        )
         if self.related:
             self._remote_namespaces = self._acquire(env.sources.virtual_workspace_source(NAMESPACE_TYPE))
         self._reader = SnapshotReader(
-            context=context, remote=self._remote, local=self._local, names=self._book.names, related=self.related,
-            local_namespaces=env.local_namespaces, remote_namespaces=self._remote_namespaces,
-            service=env.service, vw=env.vw, log=self._log)
+            context=context,
+            remote=self._remote,
+            local=self._local,
+            names=self._book.names,
+            related=self.related,
+            local_namespaces=env.local_namespaces,
+            remote_namespaces=self._remote_namespaces,
+            service=env.service,
+            vw=env.vw,
+            log=self._log,
+        )
         self._execution = PlanExecution(
-            context=context, executor=env.executor, book=self._book, reporter=self._reporter, remote=self._remote,
-            local=self._local, related=self.related, local_namespaces=env.local_namespaces,
-            remote_namespaces=self._remote_namespaces, namespace_locks=env.namespace_locks)
+            context=context,
+            executor=env.executor,
+            book=self._book,
+            reporter=self._reporter,
+            remote=self._remote,
+            local=self._local,
+            related=self.related,
+            local_namespaces=env.local_namespaces,
+            remote_namespaces=self._remote_namespaces,
+            namespace_locks=env.namespace_locks,
+        )
         self._orphans = OrphanScan(
-            name=name, context=context, remote=self._remote, local=self._local, remote_keys=self._remote_keys,
-            executor=env.executor, metrics=env.metrics, log=self._log, delete=env.delete_orphans)
+            name=name,
+            context=context,
+            remote=self._remote,
+            local=self._local,
+            remote_keys=self._remote_keys,
+            executor=env.executor,
+            metrics=env.metrics,
+            log=self._log,
+            delete=env.delete_orphans,
+        )
         queue_name = f"sync/{name}"
         self.queue: WorkQueue[RemoteKey] = controller_queue(
-            controller=CONTROLLER, name=queue_name, handler=self._reconcile, metrics=env.metrics, depths=env.depths,
-            log=self._log, workers=env.workers,
-            resync_every=env.resync_period, resync_keys=self._remote_keys if env.resync_period else None,
+            controller=CONTROLLER,
+            name=queue_name,
+            handler=self._reconcile,
+            metrics=env.metrics,
+            depths=env.depths,
+            log=self._log,
+            workers=env.workers,
+            resync_every=env.resync_period,
+            resync_keys=self._remote_keys if env.resync_period else None,
         )
         self._orphan_queue: WorkQueue[str] = controller_queue(
-            controller=CONTROLLER, name=f"{queue_name}/orphans", handler=self._scan_orphans, metrics=env.metrics,
-            depths=env.depths, log=self._log,
-            resync_every=env.resync_period, resync_keys=(lambda: [ORPHANS_KEY]) if env.resync_period else None,
+            controller=CONTROLLER,
+            name=f"{queue_name}/orphans",
+            handler=self._scan_orphans,
+            metrics=env.metrics,
+            depths=env.depths,
+            log=self._log,
+            resync_every=env.resync_period,
+            resync_keys=(lambda: [ORPHANS_KEY]) if env.resync_period else None,
         )
-        wakes = SyncWakes(context=context, servlet_name=env.servlet_name, queue=self.queue, book=self._book,
-                          remote=self._remote, local=self._local, reporter=self._reporter,
-                          remote_gone=self._schedule_orphan_scan)
+        wakes = SyncWakes(
+            context=context,
+            servlet_name=env.servlet_name,
+            queue=self.queue,
+            book=self._book,
+            remote=self._remote,
+            local=self._local,
+            reporter=self._reporter,
+            remote_gone=self._schedule_orphan_scan,
+        )
         self._unsubscribe.append(self._remote.subscribe(wakes.on_remote))
         self._unsubscribe.append(self._local.subscribe(wakes.on_local))
         for (side, kind), cache in self.related.caches().items():
@@ -190,9 +246,14 @@ class SyncWorker:
 
     async def _run(self) -> None:
         env = self._env
-        env.board.report(self.name, Condition.false(
-            ConditionType.SYNCING, reason="CachesNotSynced",
-            message=f"waiting for the caches of {self._describe_resources()} to fill"))
+        env.board.report(
+            self.name,
+            Condition.false(
+                ConditionType.SYNCING,
+                reason="CachesNotSynced",
+                message=f"waiting for the caches of {self._describe_resources()} to fill",
+            ),
+        )
         await asyncio.gather(*(cache.wait_synced() for cache in self.caches))
         self.queue.start()
         self._orphan_queue.start()
@@ -200,17 +261,23 @@ class SyncWorker:
         for remote in self._remote.objects():
             self._book.names.index(remote_key_of(remote))
         for obj in self._local.objects():
-            self._reporter.count_managed(ObjectKey(cluster="", namespace=obj["metadata"].get("namespace", ""),
-                                                   name=obj["metadata"]["name"]), obj)
+            self._reporter.count_managed(
+                ObjectKey(cluster="", namespace=obj["metadata"].get("namespace", ""), name=obj["metadata"]["name"]), obj
+            )
         for key in self._remote_keys():
             self.queue.add(key)
         self._orphan_queue.add(ORPHANS_KEY)
         self._reporter.start_counting()
-        env.board.report(self.name, Condition.true(
-            ConditionType.SYNCING, reason="Syncing", message=f"syncing {self._describe_resources()}"))
+        env.board.report(
+            self.name,
+            Condition.true(ConditionType.SYNCING, reason="Syncing", message=f"syncing {self._describe_resources()}"),
+        )
         self._tally.report()
-        self._log.info("sync worker started", remote=self.context.projected.remote.api_version,
-                       local=self.context.projected.local.api_version)
+        self._log.info(
+            "sync worker started",
+            remote=self.context.projected.remote.api_version,
+            local=self.context.projected.local.api_version,
+        )
 
     async def stop(self, *, timeout: float = 5.0) -> None:
         """Stop taking work, let in-flight reconciles finish (up to `timeout`), release the caches."""
@@ -238,15 +305,18 @@ class SyncWorker:
 
     def _describe_resources(self) -> str:
         projected = self.context.projected
-        return (f"{projected.remote.plural}.{projected.remote.group} in every workspace and "
-                f"{projected.local.plural}.{projected.local.group} on the service cluster")
+        return (
+            f"{projected.remote.plural}.{projected.remote.group} in every workspace and "
+            f"{projected.local.plural}.{projected.local.group} on the service cluster"
+        )
 
     def _regarding(self, key: RemoteKey) -> InvolvedObject:
         """The user's object `key`, as its Events name it (the uid from the cache, when it has it)."""
         remote = self._remote.get(object_key(key)) or {}
         uid = str((remote.get("metadata") or {}).get("uid") or "")
-        return InvolvedObject(resource=self.context.projected.remote, name=key.name, namespace=key.namespace,
-                              uid=uid, cluster=key.cluster)
+        return InvolvedObject(
+            resource=self.context.projected.remote, name=key.name, namespace=key.namespace, uid=uid, cluster=key.cluster
+        )
 
     def _synced_objects_total(self) -> int:
         """The objects `spec.filter` admits: the N of "k of N objects fail to sync"."""
@@ -286,9 +356,16 @@ class SyncWorker:
             reports = await self._execution.execute(key, plan)
             self._book.set_reported(key, reports)
             self._tally.note(key, reports[0].reason if reports else None)
-            conflict = next((report.target for report in reports
-                             if report.type == Conflict.type and report.target is not None
-                             and report.target.resource == self.context.projected.local), None)
+            conflict = next(
+                (
+                    report.target
+                    for report in reports
+                    if report.type == Conflict.type
+                    and report.target is not None
+                    and report.target.resource == self.context.projected.local
+                ),
+                None,
+            )
             self._book.names.wait(key, None if conflict is None else LocalKey(conflict.namespace, conflict.name))
             if plan.waiting:
                 raise Requeue(plan.waiting)

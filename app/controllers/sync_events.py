@@ -31,8 +31,18 @@ from servlet.core.model import LocalKey, RelatedKind, RemoteKey
 class SyncWakes:
     """Turns one sync worker's cache events into keys for its `queue` (see the module's docstring)."""
 
-    def __init__(self, *, context: SyncContext, servlet_name: str, queue: WorkQueue[RemoteKey], book: ObjectBook,
-                 remote: Cache, local: Cache, reporter: SyncReporter, remote_gone: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        *,
+        context: SyncContext,
+        servlet_name: str,
+        queue: WorkQueue[RemoteKey],
+        book: ObjectBook,
+        remote: Cache,
+        local: Cache,
+        reporter: SyncReporter,
+        remote_gone: Callable[[], None],
+    ) -> None:
         self._context = context
         self._servlet_name = servlet_name
         self._queue = queue
@@ -86,8 +96,13 @@ class SyncWakes:
 
     def related_handler(self, side: Side, kind: RelatedKind) -> Callable[[Event], None]:
         def handle(event: Event) -> None:
-            related = RelatedObjectKey(side=side, kind=kind, cluster=event.key.cluster if side is Side.REMOTE else "",
-                                       namespace=event.key.namespace, name=event.key.name)
+            related = RelatedObjectKey(
+                side=side,
+                kind=kind,
+                cluster=event.key.cluster if side is Side.REMOTE else "",
+                namespace=event.key.namespace,
+                name=event.key.name,
+            )
             for key in self._book.related.primaries(related):
                 self._queue.add(key)
 

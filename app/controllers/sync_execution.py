@@ -26,7 +26,6 @@ from servlet.app.controllers.related_contents import RelatedCaches
 from servlet.app.controllers.sync_reports import SyncReporter, describe
 from servlet.app.runtime.informer import ObjectKey
 from servlet.core.actions import (
-    NAMESPACE_TYPE,
     Action,
     Adopt,
     Create,
@@ -43,22 +42,35 @@ from servlet.core.errors import AlreadyExists
 from servlet.core.model import RemoteKey
 from servlet.core.plan import ObjectPlan
 from servlet.core.ports import ActionExecutor
+from servlet.core.targets import NAMESPACE_TYPE
 
 # A create that meets an object the cache does not hold yet: plan again once the watch caught up.
 ALREADY_EXISTS_RETRY = 0.5
 
 
 def target_key(target: ObjectRef) -> ObjectKey:
-    return ObjectKey(cluster=target.cluster if target.side is Side.REMOTE else "", namespace=target.namespace,
-                     name=target.name)
+    return ObjectKey(
+        cluster=target.cluster if target.side is Side.REMOTE else "", namespace=target.namespace, name=target.name
+    )
 
 
 class PlanExecution:
     """Executes the plans of one sync worker's objects against its caches (see the module's docstring)."""
 
-    def __init__(self, *, context: SyncContext, executor: ActionExecutor, book: ObjectBook, reporter: SyncReporter,
-                 remote: Cache, local: Cache, related: RelatedCaches, local_namespaces: Cache,
-                 remote_namespaces: Cache | None, namespace_locks: dict[tuple[Side, ObjectKey], asyncio.Lock]) -> None:
+    def __init__(
+        self,
+        *,
+        context: SyncContext,
+        executor: ActionExecutor,
+        book: ObjectBook,
+        reporter: SyncReporter,
+        remote: Cache,
+        local: Cache,
+        related: RelatedCaches,
+        local_namespaces: Cache,
+        remote_namespaces: Cache | None,
+        namespace_locks: dict[tuple[Side, ObjectKey], asyncio.Lock],
+    ) -> None:
         self._context = context
         self._executor = executor
         self._book = book
@@ -94,8 +106,9 @@ class PlanExecution:
             if not isinstance(action, Create):
                 raise
             # Created by someone else a moment ago: the local cache will show it; plan again then.
-            raise Requeue(f"{action.target.namespace}/{action.target.name} appeared before the create",
-                          after=ALREADY_EXISTS_RETRY) from error
+            raise Requeue(
+                f"{action.target.namespace}/{action.target.name} appeared before the create", after=ALREADY_EXISTS_RETRY
+            ) from error
         self._remember(key, action, result)
         if isinstance(action, Patch):
             self._book.fights.sent(key)

@@ -37,9 +37,20 @@ from servlet.core.ports import ServiceCluster, VirtualWorkspace
 
 
 class SnapshotReader:
-    def __init__(self, *, context: SyncContext, remote: Cache, local: Cache, names: LocalNames,
-                 related: RelatedCaches, local_namespaces: Cache, remote_namespaces: Cache | None,
-                 service: ServiceCluster, vw: VirtualWorkspace, log: FieldLogger) -> None:
+    def __init__(
+        self,
+        *,
+        context: SyncContext,
+        remote: Cache,
+        local: Cache,
+        names: LocalNames,
+        related: RelatedCaches,
+        local_namespaces: Cache,
+        remote_namespaces: Cache | None,
+        service: ServiceCluster,
+        vw: VirtualWorkspace,
+        log: FieldLogger,
+    ) -> None:
         self._context = context
         self._remote = remote
         self._local = local
@@ -80,8 +91,11 @@ class SnapshotReader:
         if isinstance(read, LinkedCopies):
             return self._local.lookup(read.labels)
         if isinstance(read, SameLocalName):
-            return [obj for holder in self._names.holders(read.local)
-                    if (obj := self._remote.get(ObjectKey(holder.cluster, holder.namespace, holder.name))) is not None]
+            return [
+                obj
+                for holder in self._names.holders(read.local)
+                if (obj := self._remote.get(ObjectKey(holder.cluster, holder.namespace, holder.name))) is not None
+            ]
         if isinstance(read, NamespaceAt):
             return self._namespace_exists(read.side, read.cluster, read.name)
         object_at = ObjectKey(cluster=read.cluster, namespace=read.namespace, name=read.name)
@@ -96,8 +110,12 @@ class SnapshotReader:
                 return await self._service.get(read.resource, namespace=read.namespace, name=read.name)
             return await self._vw.get(read.resource, cluster=read.cluster, namespace=read.namespace, name=read.name)
         except Forbidden as refused:
-            self._log.warning("cannot read a related object; its copy is kept", workspace=read.cluster or None,
-                              target=f"{read.resource.plural} {read.namespace}/{read.name}", reason=str(refused))
+            self._log.warning(
+                "cannot read a related object; its copy is kept",
+                workspace=read.cluster or None,
+                target=f"{read.resource.plural} {read.namespace}/{read.name}",
+                reason=str(refused),
+            )
             return UNREADABLE
 
     def _namespace_exists(self, side: Side, cluster: str, name: str) -> bool:

@@ -37,9 +37,17 @@ def describe(key: RemoteKey) -> str:
 class SyncReporter:
     """Logs and metrics of the sync worker of one PublishedResource (`name`)."""
 
-    def __init__(self, *, name: str, servlet_name: str, metrics: Metrics, log: FieldLogger,
-                 events: EventRecorder | None = None,
-                 regarding: Callable[[RemoteKey], InvolvedObject] | None = None, primary_kind: str = "") -> None:
+    def __init__(
+        self,
+        *,
+        name: str,
+        servlet_name: str,
+        metrics: Metrics,
+        log: FieldLogger,
+        events: EventRecorder | None = None,
+        regarding: Callable[[RemoteKey], InvolvedObject] | None = None,
+        primary_kind: str = "",
+    ) -> None:
         self._name = name
         self._servlet_name = servlet_name
         self._metrics = metrics
@@ -67,34 +75,55 @@ class SyncReporter:
         report = Report(type=action.type, target=action.target, identifier=action.identifier, reason=action.reason)
         where = action.target.to_dict() if action.target is not None else None
         if report in known:
-            self._log.debug("still not writing", object=describe(key), workspace=key.cluster, action=action.type,
-                           target=where)
+            self._log.debug(
+                "still not writing", object=describe(key), workspace=key.cluster, action=action.type, target=where
+            )
             return report
         if isinstance(action, Conflict):
             self._metrics.count_sync_conflict(published_resource=self._name)
-            self._log.warning("conflict: not writing", object=describe(key), workspace=key.cluster,
-                             action=action.type, target=where, identifier=action.identifier or None,
-                             reason=action.reason)
+            self._log.warning(
+                "conflict: not writing",
+                object=describe(key),
+                workspace=key.cluster,
+                action=action.type,
+                target=where,
+                identifier=action.identifier or None,
+                reason=action.reason,
+            )
         else:
             self._metrics.count_error(controller=CONTROLLER, kind="plan")
-            self._log.warning("cannot sync", object=describe(key), workspace=key.cluster, action=action.type,
-                             target=where, field=action.field or None, identifier=action.identifier or None,
-                             reason=action.reason)
+            self._log.warning(
+                "cannot sync",
+                object=describe(key),
+                workspace=key.cluster,
+                action=action.type,
+                target=where,
+                field=action.field or None,
+                identifier=action.identifier or None,
+                reason=action.reason,
+            )
         self._record(key, action)
         return report
 
     def fight_started(self, key: RemoteKey, action: Patch, *, wait: float) -> None:
         self._metrics.count_sync_fight(published_resource=self._name)
-        self._log.warning("another writer keeps changing the local copy back; backing off",
-                         object=describe(key), workspace=key.cluster, target=action.target.to_dict(),
-                         fields=sorted(k for k in action.patch if k != "metadata"), wait=round(wait, 1))
+        self._log.warning(
+            "another writer keeps changing the local copy back; backing off",
+            object=describe(key),
+            workspace=key.cluster,
+            target=action.target.to_dict(),
+            fields=sorted(k for k in action.patch if k != "metadata"),
+            wait=round(wait, 1),
+        )
 
     # -- the managed-objects gauge -------------------------------------------------------------
 
     def count_managed(self, key: ObjectKey, obj: dict[str, Any] | None) -> None:
         """Whether the local object at `key` (None: deleted) carries this servlet's label."""
-        mine = obj is not None and ((obj.get("metadata") or {}).get("labels") or {}).get(
-            metadata.SERVLET_LABEL) == self._servlet_name
+        mine = (
+            obj is not None
+            and ((obj.get("metadata") or {}).get("labels") or {}).get(metadata.SERVLET_LABEL) == self._servlet_name
+        )
         if mine:
             self._managed.add(key)
         else:

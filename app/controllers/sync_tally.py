@@ -31,8 +31,15 @@ def describe_failure(key: RemoteKey) -> str:
 class SyncTally:
     """The failing objects of one PublishedResource (`name`), reported to `board` now and then."""
 
-    def __init__(self, *, name: str, board: StatusBoard, total: Callable[[], int], clock: Callable[[], float],
-                 interval: float = REPORT_INTERVAL) -> None:
+    def __init__(
+        self,
+        *,
+        name: str,
+        board: StatusBoard,
+        total: Callable[[], int],
+        clock: Callable[[], float],
+        interval: float = REPORT_INTERVAL,
+    ) -> None:
         self._name = name
         self._board = board
         self._total = total
@@ -48,7 +55,7 @@ class SyncTally:
         if failure is None:
             self._failures.pop(key, None)
         else:
-            self._failures[key] = failure if len(failure) <= REASON_LIMIT else failure[:REASON_LIMIT - 3] + "..."
+            self._failures[key] = failure if len(failure) <= REASON_LIMIT else failure[: REASON_LIMIT - 3] + "..."
         self._schedule()
 
     def forget(self, key: RemoteKey) -> None:

@@ -67,16 +67,29 @@ class _Releasing:
     def of(cls, worker: SyncWorker) -> _Releasing:
         releases = worker.releases()
         local = worker.context.projected.local
-        return cls(releases=releases, total=len(releases), remote=worker.context.projected.remote,
-                   crd=f"{local.plural}.{local.group}")
+        return cls(
+            releases=releases,
+            total=len(releases),
+            remote=worker.context.projected.remote,
+            crd=f"{local.plural}.{local.group}",
+        )
 
 
 class SyncManager:
     """Starts and stops `SyncWorker`s so exactly the exported PublishedResources are synced."""
 
-    def __init__(self, *, export_name: str, catalog: Catalog, exports: Cache, slices: Cache,
-                 location: VirtualWorkspaceLocation, env: SyncEnvironment, board: StatusBoard,
-                 log: FieldLogger) -> None:
+    def __init__(
+        self,
+        *,
+        export_name: str,
+        catalog: Catalog,
+        exports: Cache,
+        slices: Cache,
+        location: VirtualWorkspaceLocation,
+        env: SyncEnvironment,
+        board: StatusBoard,
+        log: FieldLogger,
+    ) -> None:
         self._export_name = export_name
         self._catalog = catalog
         self._exports = exports
@@ -99,10 +112,15 @@ class SyncManager:
         if url is None:
             await self.stop()
             for entry in entries:
-                self._board.report(entry.name, Condition.false(
-                    ConditionType.SYNCING, reason="WaitingForVirtualWorkspace",
-                    message="kcp has not published the APIExport's virtual workspace URL yet "
-                    "(it does once a workspace binds the export)"))
+                self._board.report(
+                    entry.name,
+                    Condition.false(
+                        ConditionType.SYNCING,
+                        reason="WaitingForVirtualWorkspace",
+                        message="kcp has not published the APIExport's virtual workspace URL yet "
+                        "(it does once a workspace binds the export)",
+                    ),
+                )
             return
         if url.rstrip("/") != self._location.virtual_workspace_url:
             await self.stop()
@@ -110,9 +128,12 @@ class SyncManager:
             self._log.info("virtual workspace found", url=url)
 
         choice = choose_workers(
-            (Candidate(name=entry.name, context=entry.context(self._catalog.servlet), created=entry.created)
-             for entry in entries),
-            exported=exported_schemas(export))
+            (
+                Candidate(name=entry.name, context=entry.context(self._catalog.servlet), created=entry.created)
+                for entry in entries
+            ),
+            exported=exported_schemas(export),
+        )
         for name, condition in choice.held.items():
             self._board.report(name, condition)
         unsyncable = {entry.name: entry for entry in entries if entry.name in choice.unsyncable}
@@ -133,8 +154,11 @@ class SyncManager:
             worker = self.workers[name]
             shared = name in choice.orphan_scan_off
             if shared and worker.orphans_enabled:
-                self._log.warning("orphan detection is off: another PublishedResource publishes the same local "
-                                  "resource", published_resource=name, local=context.projected.local.api_version)
+                self._log.warning(
+                    "orphan detection is off: another PublishedResource publishes the same local resource",
+                    published_resource=name,
+                    local=context.projected.local.api_version,
+                )
             worker.orphans_enabled = not shared
         for name in list(self._released):
             if name not in unsyncable:
@@ -149,21 +173,29 @@ class SyncManager:
         pending, done = self._to_release.get(entry.name), self._released.get(entry.name)
         note = ""
         if pending is not None:
-            note = (f"; taking the servlet's finalizer off the {pending.total} object(s) that have it, "
-                    "so they can be deleted meanwhile")
+            note = (
+                f"; taking the servlet's finalizer off the {pending.total} object(s) that have it, "
+                "so they can be deleted meanwhile"
+            )
         elif done is not None:
-            note = (f"; the servlet's finalizers were released from the {done.total} object(s) that had them, "
-                    "so they can be deleted meanwhile")
+            note = (
+                f"; the servlet's finalizers were released from the {done.total} object(s) that had them, "
+                "so they can be deleted meanwhile"
+            )
         if entry.reason != CRD_NOT_FOUND:
-            return Condition.false(ConditionType.SYNCING, reason="NotPublished",
-                                   message=f"nothing is synced until the PublishedResource is valid{note}")
+            return Condition.false(
+                ConditionType.SYNCING,
+                reason="NotPublished",
+                message=f"nothing is synced until the PublishedResource is valid{note}",
+            )
         known = pending or done
         if known is not None:
             missing = f"CustomResourceDefinition {known.crd} is gone from the service cluster (or being deleted)"
         else:  # no worker ran since this process started: the catalog's words (its first problem)
             missing = entry.problems[0].message
-        return Condition.false(ConditionType.SYNCING, reason=CRD_NOT_FOUND,
-                               message=f"{missing}: nothing is synced until it is back{note}")
+        return Condition.false(
+            ConditionType.SYNCING, reason=CRD_NOT_FOUND, message=f"{missing}: nothing is synced until it is back{note}"
+        )
 
     async def _release_stopped(self, *, still_there: set[str], unsyncable: Mapping[str, Entry]) -> None:
         for name, releasing in list(self._to_release.items()):
@@ -184,8 +216,11 @@ class SyncManager:
             if name not in still_there:
                 self._log.info("released the objects of a deleted PublishedResource", published_resource=name)
                 continue
-            self._log.info("released the objects of a PublishedResource nothing syncs now", published_resource=name,
-                           objects=releasing.total)
+            self._log.info(
+                "released the objects of a PublishedResource nothing syncs now",
+                published_resource=name,
+                objects=releasing.total,
+            )
             entry = unsyncable.get(name)
             if entry is not None:
                 self._released[name] = releasing

@@ -61,10 +61,20 @@ class _Bucket:
 class EventRecorder:
     """Records Events without ever making the caller wait (see the module's docstring)."""
 
-    def __init__(self, *, writer: EventWriter, monotonic: Callable[[], float], now: Callable[[], str],
-                 metrics: Metrics, log: FieldLogger, can_write: Callable[[], bool] = lambda: True,
-                 capacity: int = CAPACITY, burst: int = BURST, refill: float = REFILL_SECONDS,
-                 window: float = WINDOW_SECONDS) -> None:
+    def __init__(
+        self,
+        *,
+        writer: EventWriter,
+        monotonic: Callable[[], float],
+        now: Callable[[], str],
+        metrics: Metrics,
+        log: FieldLogger,
+        can_write: Callable[[], bool] = lambda: True,
+        capacity: int = CAPACITY,
+        burst: int = BURST,
+        refill: float = REFILL_SECONDS,
+        window: float = WINDOW_SECONDS,
+    ) -> None:
         self._writer = writer
         self._can_write = can_write
         self._monotonic = monotonic
@@ -135,12 +145,18 @@ class EventRecorder:
                 self._metrics.count_event(result=EventResult.FAILED)
                 if cluster:
                     self._refused_until[cluster] = self._monotonic() + REFUSED_SECONDS
-                self._log.debug("events refused; not asking again for a while", workspace=cluster or None,
-                                error=str(error))
+                self._log.debug(
+                    "events refused; not asking again for a while", workspace=cluster or None, error=str(error)
+                )
             except Exception as error:
                 self._metrics.count_event(result=EventResult.FAILED)
-                self._log.debug("event not recorded", reason=event.reason, object=event.regarding.name,
-                                workspace=event.regarding.cluster or None, error=str(error))
+                self._log.debug(
+                    "event not recorded",
+                    reason=event.reason,
+                    object=event.regarding.name,
+                    workspace=event.regarding.cluster or None,
+                    error=str(error),
+                )
 
     async def write(self, event: EventRecord) -> None:
         """Write one Event now: a repeat within the window counts up the Event written before."""

@@ -37,7 +37,10 @@ _FIELDS_ATTRIBUTE = "servlet_fields"
 _HANDLER_MARK = "servlet_handler"
 # A record's own attributes; everything else on a record came in through `extra=`.
 _RECORD_ATTRIBUTES = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
-    "message", "asctime", "taskName", _FIELDS_ATTRIBUTE,
+    "message",
+    "asctime",
+    "taskName",
+    _FIELDS_ATTRIBUTE,
 }
 _RESERVED_KEYS = ("time", "level", "logger", "message", "exception", "stack")
 
@@ -144,8 +147,9 @@ class FieldLogger:
     def _log(self, level: int, message: str, fields: Mapping[str, object], *, exc_info: bool = False) -> None:
         if self.logger.isEnabledFor(level):
             # stacklevel 3: the record points at our caller, not at this method or its wrapper.
-            self.logger.log(level, message, exc_info=exc_info, stacklevel=3,
-                            extra={_FIELDS_ATTRIBUTE: {**self.fields, **fields}})
+            self.logger.log(
+                level, message, exc_info=exc_info, stacklevel=3, extra={_FIELDS_ATTRIBUTE: {**self.fields, **fields}}
+            )
 
 
 def get_logger(name: str, **fields: object) -> FieldLogger:
@@ -156,9 +160,7 @@ def get_logger(name: str, **fields: object) -> FieldLogger:
 
 def record_fields(record: logging.LogRecord) -> dict[str, object]:
     """A record's structured fields, redacted: FieldLogger fields plus anything from `extra=`."""
-    fields: dict[str, object] = {
-        key: value for key, value in record.__dict__.items() if key not in _RECORD_ATTRIBUTES
-    }
+    fields: dict[str, object] = {key: value for key, value in record.__dict__.items() if key not in _RECORD_ATTRIBUTES}
     bound = getattr(record, _FIELDS_ATTRIBUTE, None)
     if isinstance(bound, Mapping):
         fields.update(bound)
@@ -234,7 +236,10 @@ class ConsoleFormatter(logging.Formatter):
 
 
 def configure_logging(
-    *, log_format: LogFormat, level: int | str = logging.INFO, stream: TextIO | None = None,
+    *,
+    log_format: LogFormat,
+    level: int | str = logging.INFO,
+    stream: TextIO | None = None,
 ) -> logging.Handler:
     """Send all logging to `stream` (default stderr) in `log_format`; returns the handler.
 

@@ -37,8 +37,21 @@ ASYNCIO_TASKS = "servlet_asyncio_tasks"
 
 # The names as they appear in the exposition (counters with their `_total`), for the docs check.
 METRIC_NAMES: tuple[str, ...] = (
-    RECONCILES, RECONCILE_DURATION, WORKQUEUE_DEPTH, API_REQUESTS, WATCH_RESTARTS, WATCH_RELISTS,
-    MANAGED_OBJECTS, SYNC_CONFLICTS, SYNC_FIGHTS, ORPHANED_OBJECTS, ORPHANS_DELETED, ERRORS, EVENTS, LEADER, BUILD_INFO,
+    RECONCILES,
+    RECONCILE_DURATION,
+    WORKQUEUE_DEPTH,
+    API_REQUESTS,
+    WATCH_RESTARTS,
+    WATCH_RELISTS,
+    MANAGED_OBJECTS,
+    SYNC_CONFLICTS,
+    SYNC_FIGHTS,
+    ORPHANED_OBJECTS,
+    ORPHANS_DELETED,
+    ERRORS,
+    EVENTS,
+    LEADER,
+    BUILD_INFO,
     ASYNCIO_TASKS,
 )
 
@@ -96,62 +109,88 @@ class Metrics:
         self._hot_series: dict[tuple[object, ...], Any] = {}
         registry = self.registry
         self._reconciles = Counter(
-            _counter_name(RECONCILES), "Reconciles finished, by controller and result.",
-            ["controller", "result"], registry=registry,
+            _counter_name(RECONCILES),
+            "Reconciles finished, by controller and result.",
+            ["controller", "result"],
+            registry=registry,
         )
         self._reconcile_duration = Histogram(
-            RECONCILE_DURATION, "Time one reconcile took, by controller.",
-            ["controller"], buckets=DURATION_BUCKETS, registry=registry,
+            RECONCILE_DURATION,
+            "Time one reconcile took, by controller.",
+            ["controller"],
+            buckets=DURATION_BUCKETS,
+            registry=registry,
         )
         self._workqueue_depth = Gauge(
-            WORKQUEUE_DEPTH, "Keys waiting in a controller's work queue.", ["controller"], registry=registry,
+            WORKQUEUE_DEPTH,
+            "Keys waiting in a controller's work queue.",
+            ["controller"],
+            registry=registry,
         )
         self._api_requests = Counter(
             _counter_name(API_REQUESTS),
             "API requests by target (service, org, vw), verb and HTTP status code ('error' when no response).",
-            ["target", "verb", "code"], registry=registry,
+            ["target", "verb", "code"],
+            registry=registry,
         )
         self._watch_restarts = Counter(
-            _counter_name(WATCH_RESTARTS), "Watches that ended and were started again, by resource.",
-            ["resource"], registry=registry,
+            _counter_name(WATCH_RESTARTS),
+            "Watches that ended and were started again, by resource.",
+            ["resource"],
+            registry=registry,
         )
         self._watch_relists = Counter(
-            _counter_name(WATCH_RELISTS), "Full relists after an expired or broken watch, by resource.",
-            ["resource"], registry=registry,
+            _counter_name(WATCH_RELISTS),
+            "Full relists after an expired or broken watch, by resource.",
+            ["resource"],
+            registry=registry,
         )
         self._managed_objects = Gauge(
-            MANAGED_OBJECTS, "Local objects kept in sync, by PublishedResource.",
-            ["published_resource"], registry=registry,
+            MANAGED_OBJECTS,
+            "Local objects kept in sync, by PublishedResource.",
+            ["published_resource"],
+            registry=registry,
         )
         self._sync_conflicts = Counter(
             _counter_name(SYNC_CONFLICTS),
             "Local objects in the way that the servlet cannot prove are its own, by PublishedResource.",
-            ["published_resource"], registry=registry,
+            ["published_resource"],
+            registry=registry,
         )
         self._sync_fights = Counter(
             _counter_name(SYNC_FIGHTS),
             "Local copies another writer kept changing back, so the servlet backed off, by PublishedResource.",
-            ["published_resource"], registry=registry,
+            ["published_resource"],
+            registry=registry,
         )
         self._orphaned_objects = Gauge(
-            ORPHANED_OBJECTS, "Local copies whose workspace object is gone for good, by PublishedResource.",
-            ["published_resource"], registry=registry,
+            ORPHANED_OBJECTS,
+            "Local copies whose workspace object is gone for good, by PublishedResource.",
+            ["published_resource"],
+            registry=registry,
         )
         self._orphans_deleted = Counter(
-            _counter_name(ORPHANS_DELETED), "Orphaned local copies deleted (--delete-orphans), by PublishedResource.",
-            ["published_resource"], registry=registry,
+            _counter_name(ORPHANS_DELETED),
+            "Orphaned local copies deleted (--delete-orphans), by PublishedResource.",
+            ["published_resource"],
+            registry=registry,
         )
         self._errors = Counter(
-            _counter_name(ERRORS), "Errors by controller and kind (a short fixed word such as conflict or transient).",
-            ["controller", "kind"], registry=registry,
+            _counter_name(ERRORS),
+            "Errors by controller and kind (a short fixed word such as conflict or transient).",
+            ["controller", "kind"],
+            registry=registry,
         )
         self._events = Counter(
-            _counter_name(EVENTS), "Kubernetes Events the servlet meant to record, by what became of them.",
-            ["result"], registry=registry,
+            _counter_name(EVENTS),
+            "Kubernetes Events the servlet meant to record, by what became of them.",
+            ["result"],
+            registry=registry,
         )
         self._leader = Gauge(LEADER, "1 while this replica holds the leader Lease, else 0.", registry=registry)
-        build_info = Gauge(BUILD_INFO, "Always 1; the servlet's version is in the label.", ["version"],
-                           registry=registry)
+        build_info = Gauge(
+            BUILD_INFO, "Always 1; the servlet's version is in the label.", ["version"], registry=registry
+        )
         build_info.labels(version=version).set(1)
         # Read when scraped: the scrape is served on the daemon's event loop. A count that keeps
         # growing under steady load is a leak (the reliability suite watches it).
@@ -211,7 +250,13 @@ class Metrics:
 
     def forget_published_resource(self, name: str) -> None:
         """Drop the series of a PublishedResource that is gone, so its last values do not linger."""
-        for metric in (self._managed_objects, self._sync_conflicts, self._sync_fights, self._orphaned_objects, self._orphans_deleted):
+        for metric in (
+            self._managed_objects,
+            self._sync_conflicts,
+            self._sync_fights,
+            self._orphaned_objects,
+            self._orphans_deleted,
+        ):
             with contextlib.suppress(KeyError):  # never recorded for this PublishedResource
                 metric.remove(name)
 

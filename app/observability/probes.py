@@ -26,8 +26,7 @@ from aiohttp import web
 from attrs import frozen
 
 from servlet.app.observability.logs import get_logger
-from servlet.app.observability.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from servlet.app.observability.metrics import Metrics
+from servlet.app.observability.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE, Metrics
 from servlet.core.model import Problem
 
 Check = Callable[[], tuple[bool, str]]
@@ -153,7 +152,6 @@ class Heartbeat:
         return True, ""
 
 
-
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -187,7 +185,12 @@ class ProbeServer:
     when both are the same fixed host:port)."""
 
     def __init__(
-        self, *, checks: HealthChecks, metrics: Metrics, health_address: Address, metrics_address: Address,
+        self,
+        *,
+        checks: HealthChecks,
+        metrics: Metrics,
+        health_address: Address,
+        metrics_address: Address,
     ) -> None:
         self._checks = checks
         self._metrics = metrics
@@ -234,13 +237,15 @@ class ProbeServer:
         return self
 
     async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None,
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
     ) -> None:
         await self.stop()
 
     def _metrics_response(self) -> web.Response:
-        return web.Response(body=self._metrics.render(),
-                            headers={"Content-Type": METRICS_CONTENT_TYPE, **_NO_STORE})
+        return web.Response(body=self._metrics.render(), headers={"Content-Type": METRICS_CONTENT_TYPE, **_NO_STORE})
 
     async def _listen(self, address: Address, routes: dict[str, Callable[[], web.Response]]) -> Address:
         app = web.Application()

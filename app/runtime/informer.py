@@ -231,11 +231,15 @@ class Informer:
                 if isinstance(exc, NotFound) and not listed_once:
                     # Not served yet: usually its CRD is not installed. `retry_now()` cuts the pause
                     # short the moment that CRD appears.
-                    _log.warning("waiting for the resource to be served (is its CRD installed?)",
-                                 extra={"informer": self.name, "error": str(exc), "retry_in": delay})
+                    _log.warning(
+                        "waiting for the resource to be served (is its CRD installed?)",
+                        extra={"informer": self.name, "error": str(exc), "retry_in": delay},
+                    )
                 else:
-                    _log.warning("list/watch failed, relisting after a pause",
-                                 extra={"informer": self.name, "error": str(exc), "retry_in": delay})
+                    _log.warning(
+                        "list/watch failed, relisting after a pause",
+                        extra={"informer": self.name, "error": str(exc), "retry_in": delay},
+                    )
                 self._alive()
                 await self._pause(delay)
 
@@ -275,7 +279,9 @@ class Informer:
         token = ""
         while True:
             page = await self._collection.list_page(
-                limit=self._page_size, continue_token=token, label_selector=self._label_selector,
+                limit=self._page_size,
+                continue_token=token,
+                label_selector=self._label_selector,
                 metadata_only=self.metadata_only,
             )
             # Every page of one paginated list carries the same snapshot version; keep the first.

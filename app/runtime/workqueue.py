@@ -154,9 +154,7 @@ class WorkQueue(Generic[K]):
         """Start the workers (and the resync timer) on the running event loop."""
         if self._tasks:
             raise RuntimeError(f"work queue {self.name} is already started")
-        self._tasks = [
-            asyncio.create_task(self._work(), name=f"{self.name}-worker-{i}") for i in range(self._workers)
-        ]
+        self._tasks = [asyncio.create_task(self._work(), name=f"{self.name}-worker-{i}") for i in range(self._workers)]
         if self._resync_every is not None:
             self._resync_task = asyncio.create_task(self._resync_loop(), name=f"{self.name}-resync")
         self._report_depth()

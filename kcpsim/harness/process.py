@@ -41,8 +41,7 @@ def servlet_executable() -> list[str]:
 
 def child_environment() -> dict[str, str]:
     """This environment without proxies or SERVLET_* settings that would change the flags' meaning."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.lower().endswith("_proxy") and not k.startswith("SERVLET_")}
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and not k.startswith("SERVLET_")}
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
     env["PYTHONUNBUFFERED"] = "1"
     return env
@@ -75,15 +74,27 @@ class ServletProcess:
     def command(self) -> list[str]:
         service, kcp = self.world.kubeconfigs(self.options.token, kcp_server=self.options.kcp_server)
         return [
-            *servlet_executable(), "run",
-            "--kubeconfig", str(service), "--kcp-kubeconfig", str(kcp),
-            "--name", self.options.name, "--api-group", self.world.group,
-            "--apiexport", self.options.apiexport or self.world.export,
-            "--namespace", SERVLET_NAMESPACE,
+            *servlet_executable(),
+            "run",
+            "--kubeconfig",
+            str(service),
+            "--kcp-kubeconfig",
+            str(kcp),
+            "--name",
+            self.options.name,
+            "--api-group",
+            self.world.group,
+            "--apiexport",
+            self.options.apiexport or self.world.export,
+            "--namespace",
+            SERVLET_NAMESPACE,
             "--leader-election" if self.options.leader_election else "--no-leader-election",
-            "--metrics-address", f"127.0.0.1:{self.metrics_port}",
-            "--health-address", f"127.0.0.1:{self.health_port}",
-            "--log-format", "json",
+            "--metrics-address",
+            f"127.0.0.1:{self.metrics_port}",
+            "--health-address",
+            f"127.0.0.1:{self.health_port}",
+            "--log-format",
+            "json",
             *(("--delete-orphans",) if self.options.delete_orphans else ()),
             *self.options.extra,
         ]
@@ -91,9 +102,15 @@ class ServletProcess:
     def launch(self) -> ServletProcess:
         """Start the process and return at once."""
         with self.log_path.open("ab") as log:
-            self._process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                             stdin=subprocess.DEVNULL, env=child_environment(),
-                                             cwd=self.world.directory, start_new_session=True)
+            self._process = subprocess.Popen(
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=child_environment(),
+                cwd=self.world.directory,
+                start_new_session=True,
+            )
         return self
 
     def wait(self, *, timeout: float) -> int | None:
@@ -107,8 +124,13 @@ class ServletProcess:
     def start(self, *, ready_timeout: float = 20.0) -> ServletProcess:
         """Start and wait until `/healthz` answers; a process that exits first fails at once."""
         self.launch()
-        eventually(lambda: self.probe("/healthz") == 200, timeout=ready_timeout, interval=0.1,
-                   what=f"servlet {self.label} to answer /healthz on port {self.health_port}", guard=self.check_alive)
+        eventually(
+            lambda: self.probe("/healthz") == 200,
+            timeout=ready_timeout,
+            interval=0.1,
+            what=f"servlet {self.label} to answer /healthz on port {self.health_port}",
+            guard=self.check_alive,
+        )
         return self
 
     @property
@@ -183,11 +205,33 @@ class ServletProcess:
         return " / ".join(lines[-3:]) if lines else "(no output)"
 
 
-def run_servlet_plan(world: World, *, token: str = "plan", name: str = "tom",
-                     extra: Sequence[str] = (), timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+def run_servlet_plan(
+    world: World, *, token: str = "plan", name: str = "tom", extra: Sequence[str] = (), timeout: float = 60.0
+) -> subprocess.CompletedProcess[str]:
     """`servlet plan` in live mode with the same connection flags as `run`."""
     service, kcp = world.kubeconfigs(token)
-    command = [*servlet_executable(), "plan", "--kubeconfig", str(service), "--kcp-kubeconfig", str(kcp),
-               "--name", name, "--api-group", world.group, "--apiexport", world.export, *extra]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=child_environment(),
-                          cwd=world.directory, stdin=subprocess.DEVNULL, check=False)
+    command = [
+        *servlet_executable(),
+        "plan",
+        "--kubeconfig",
+        str(service),
+        "--kcp-kubeconfig",
+        str(kcp),
+        "--name",
+        name,
+        "--api-group",
+        world.group,
+        "--apiexport",
+        world.export,
+        *extra,
+    ]
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=child_environment(),
+        cwd=world.directory,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )

@@ -57,8 +57,7 @@ class CallerLog:
             response = await inner(request)
             token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
             with self._lock:
-                self._calls.append(Call(token=token, method=request.method, path=request.path,
-                                        status=response.status))
+                self._calls.append(Call(token=token, method=request.method, path=request.path, status=response.status))
             return response
 
         sim.server.handle = handle  # type: ignore[method-assign]
@@ -70,8 +69,11 @@ class CallerLog:
     def writes(self, *, token: str | None = None, ignore: Iterable[str] = ()) -> list[Call]:
         """Write requests (POST, PUT, PATCH, DELETE), leaving out paths containing any of `ignore`."""
         skipped = tuple(ignore)
-        return [c for c in self.calls(token=token)
-                if c.method in WRITE_METHODS and not any(part in c.path for part in skipped)]
+        return [
+            c
+            for c in self.calls(token=token)
+            if c.method in WRITE_METHODS and not any(part in c.path for part in skipped)
+        ]
 
 
 class ApiCallFailed(AssertionError):
@@ -82,14 +84,22 @@ class Rest:
     """Plain JSON over HTTP to kcpsim, as `kubectl` would do it for a user; dicts in and out."""
 
     def __init__(self, base_url: str) -> None:
-        self._client = httpx2.Client(base_url=base_url, trust_env=False, timeout=10,
-                                     headers={"Authorization": "Bearer e2e-test"})
+        self._client = httpx2.Client(
+            base_url=base_url, trust_env=False, timeout=10, headers={"Authorization": "Bearer e2e-test"}
+        )
 
     def close(self) -> None:
         self._client.close()
 
-    def _send(self, method: str, path: str, body: Any = None, *,
-              content_type: str = "application/json", allow: Sequence[int] = ()) -> httpx2.Response:
+    def _send(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        allow: Sequence[int] = (),
+    ) -> httpx2.Response:
         content = json.dumps(body) if body is not None else None
         headers = {"Content-Type": content_type} if content is not None else {}
         response = self._client.request(method, path, content=content, headers=headers)
@@ -128,9 +138,13 @@ def resource_path(*, group: str, version: str, plural: str, namespace: str = "",
     return f"{path}/{name}" if name else path
 
 
-_PLURALS = {("v1", "Namespace"): "namespaces", ("v1", "Secret"): "secrets", ("v1", "ConfigMap"): "configmaps",
-            ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): "customresourcedefinitions",
-            ("services.kdp.k8c.io/v1alpha1", "PublishedResource"): "publishedresources"}
+_PLURALS = {
+    ("v1", "Namespace"): "namespaces",
+    ("v1", "Secret"): "secrets",
+    ("v1", "ConfigMap"): "configmaps",
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): "customresourcedefinitions",
+    ("services.kdp.k8c.io/v1alpha1", "PublishedResource"): "publishedresources",
+}
 
 
 def load_yaml(path: Path) -> list[dict[str, Any]]:
@@ -172,8 +186,9 @@ class World:
         """Create a service-cluster object (CRD, PublishedResource, Namespace, Secret, ...)."""
         key = (document["apiVersion"], document["kind"])
         group, _, version = document["apiVersion"].rpartition("/")
-        path = resource_path(group=group, version=version, plural=_PLURALS[key],
-                             namespace=document["metadata"].get("namespace", ""))
+        path = resource_path(
+            group=group, version=version, plural=_PLURALS[key], namespace=document["metadata"].get("namespace", "")
+        )
         return self.rest.create(path, document)
 
     def ensure_namespace(self, name: str, *, workspace: str | None = None) -> None:
@@ -197,8 +212,9 @@ class World:
         self.sim.stop()
 
 
-def start_world(directory: Path, *, topology: Topology | None = None,
-                before_start: Callable[[KcpSim], None] | None = None) -> World:
+def start_world(
+    directory: Path, *, topology: Topology | None = None, before_start: Callable[[KcpSim], None] | None = None
+) -> World:
     """kcpsim with the default topology but no schema in the export yet (the servlet adds it),
     the PublishedResource CRD installed and the servlet's namespace created.
 

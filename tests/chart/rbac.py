@@ -48,15 +48,20 @@ def _rules(role: Mapping[str, Any]) -> set[tuple[str, str, str]]:
 
 
 def _binds(binding: Mapping[str, Any], *, service_account: str, namespace: str) -> bool:
-    return any(s.get("kind") == "ServiceAccount" and s.get("name") == service_account
-               and s.get("namespace") == namespace for s in binding.get("subjects") or [])
+    return any(
+        s.get("kind") == "ServiceAccount" and s.get("name") == service_account and s.get("namespace") == namespace
+        for s in binding.get("subjects") or []
+    )
 
 
 def granted(documents: Iterable[Mapping[str, Any]], *, service_account: str, namespace: str) -> set[Grant]:
     """Every grant the rendered RBAC gives the ServiceAccount `namespace/service_account`."""
     documents = list(documents)
-    roles = {(d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"]): d
-             for d in documents if d["kind"] in ("Role", "ClusterRole")}
+    roles = {
+        (d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"]): d
+        for d in documents
+        if d["kind"] in ("Role", "ClusterRole")
+    }
     grants: set[Grant] = set()
     for binding in documents:
         if binding["kind"] not in ("RoleBinding", "ClusterRoleBinding"):
@@ -107,8 +112,11 @@ def documented(values: Mapping[str, Any], *, namespace: str, text: str | None = 
         assert scope_cell in ("cluster", "release namespace", "namespace `default`"), f"unknown scope {scope_cell!r}"
         where = {"cluster": "", "release namespace": namespace}.get(scope_cell, "default")
         if group_cell.startswith("each `publishedResources[].apiGroup`"):
-            pairs = [(entry["apiGroup"], plural) for entry in values.get("publishedResources") or []
-                     for plural in entry["resources"]]
+            pairs = [
+                (entry["apiGroup"], plural)
+                for entry in values.get("publishedResources") or []
+                for plural in entry["resources"]
+            ]
         else:
             (group,) = _CODE.findall(group_cell)
             group = "" if group == '""' else group
@@ -116,4 +124,3 @@ def documented(values: Mapping[str, Any], *, namespace: str, text: str | None = 
             pairs = [(group, resource)]
         grants |= {Grant(group=g, resource=r, verb=v, namespace=where) for g, r in pairs for v in verbs}
     return grants
-

@@ -74,8 +74,9 @@ def as_api_request(method: str, path: str, query: str) -> ApiRequest | None:
     if rest[0] == "namespaces" and len(rest) >= 3 and rest[2] not in ("status", "finalize"):
         namespace, rest = rest[1], rest[2:]
     resource = rest[0] if len(rest) < 3 else f"{rest[0]}/{rest[2]}"
-    return ApiRequest(verb=_verb(method, named=len(rest) >= 2, query=query), group=group, resource=resource,
-                      namespace=namespace)
+    return ApiRequest(
+        verb=_verb(method, named=len(rest) >= 2, query=query), group=group, resource=resource, namespace=namespace
+    )
 
 
 class ServiceClusterRecorder:
@@ -94,8 +95,9 @@ class ServiceClusterRecorder:
             if not request.path.startswith(KCP_PREFIXES) and not request.path.startswith("/_kcpsim/"):
                 token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
                 with self._lock:
-                    self._requests.append(RawRequest(token=token, method=request.method, path=request.path,
-                                                     query=request.query_string))
+                    self._requests.append(
+                        RawRequest(token=token, method=request.method, path=request.path, query=request.query_string)
+                    )
             return await inner(request)
 
         sim.server.handle = handle  # type: ignore[method-assign]

@@ -43,9 +43,11 @@ CERTIFICATES = {"apiGroup": "cert-manager.io", "resources": ["certificates"], "r
 
 # The documented example (charts/servlet/README.md): a corporate proxy and a private CA bundle.
 PROXY_AND_CA: dict[str, Any] = {
-    "extraEnv": [{"name": "HTTPS_PROXY", "value": "http://proxy.corp.example:3128"},
-                 {"name": "NO_PROXY", "value": "10.0.0.0/8,.svc,.cluster.local"},
-                 {"name": "SSL_CERT_FILE", "value": "/etc/servlet/ca/ca.crt"}],
+    "extraEnv": [
+        {"name": "HTTPS_PROXY", "value": "http://proxy.corp.example:3128"},
+        {"name": "NO_PROXY", "value": "10.0.0.0/8,.svc,.cluster.local"},
+        {"name": "SSL_CERT_FILE", "value": "/etc/servlet/ca/ca.crt"},
+    ],
     "extraVolumes": [{"name": "corporate-ca", "configMap": {"name": "corporate-ca"}}],
     "extraVolumeMounts": [{"name": "corporate-ca", "mountPath": "/etc/servlet/ca", "readOnly": True}],
 }
@@ -109,15 +111,36 @@ def kinds(documents: list[dict[str, Any]]) -> list[str]:
 
 _DURATION = {"type": "string", "pattern": r"^(0|(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$"}
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
-_RELABEL_ACTIONS = ["Replace", "Keep", "Drop", "HashMod", "LabelMap", "LabelDrop", "LabelKeep", "Lowercase",
-                    "Uppercase", "KeepEqual", "DropEqual"]
+_RELABEL_ACTIONS = [
+    "Replace",
+    "Keep",
+    "Drop",
+    "HashMod",
+    "LabelMap",
+    "LabelDrop",
+    "LabelKeep",
+    "Lowercase",
+    "Uppercase",
+    "KeepEqual",
+    "DropEqual",
+]
 # monitoring.coreos.com/v1 RelabelConfig.
-_RELABELINGS = {"type": "array", "items": {
-    "type": "object", "additionalProperties": False,
-    "properties": {"sourceLabels": {"type": "array", "items": {"type": "string"}}, "separator": {"type": "string"},
-                   "targetLabel": {"type": "string"}, "regex": {"type": "string"}, "modulus": {"type": "integer"},
-                   "replacement": {"type": "string"},
-                   "action": {"enum": _RELABEL_ACTIONS + [action.lower() for action in _RELABEL_ACTIONS]}}}}
+_RELABELINGS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "sourceLabels": {"type": "array", "items": {"type": "string"}},
+            "separator": {"type": "string"},
+            "targetLabel": {"type": "string"},
+            "regex": {"type": "string"},
+            "modulus": {"type": "integer"},
+            "replacement": {"type": "string"},
+            "action": {"enum": _RELABEL_ACTIONS + [action.lower() for action in _RELABEL_ACTIONS]},
+        },
+    },
+}
 # monitoring.coreos.com/v1 ServiceMonitor, only the fields this chart writes, unknown ones rejected.
 SERVICE_MONITOR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -127,23 +150,46 @@ SERVICE_MONITOR_SCHEMA: dict[str, Any] = {
         "apiVersion": {"const": "monitoring.coreos.com/v1"},
         "kind": {"const": "ServiceMonitor"},
         "metadata": {
-            "type": "object", "required": ["name"], "additionalProperties": False,
+            "type": "object",
+            "required": ["name"],
+            "additionalProperties": False,
             "properties": {"name": {"type": "string"}, "namespace": {"type": "string"}, "labels": _STRING_MAP},
         },
         "spec": {
-            "type": "object", "required": ["selector", "endpoints"], "additionalProperties": False,
+            "type": "object",
+            "required": ["selector", "endpoints"],
+            "additionalProperties": False,
             "properties": {
-                "selector": {"type": "object", "additionalProperties": False,
-                             "properties": {"matchLabels": _STRING_MAP}},
-                "namespaceSelector": {"type": "object", "additionalProperties": False,
-                                      "properties": {"any": {"type": "boolean"},
-                                                     "matchNames": {"type": "array", "items": {"type": "string"}}}},
-                "endpoints": {"type": "array", "minItems": 1, "items": {
-                    "type": "object", "additionalProperties": False,
-                    "properties": {"port": {"type": "string"}, "path": {"type": "string"},
-                                   "scheme": {"enum": ["http", "https"]},
-                                   "interval": _DURATION, "scrapeTimeout": _DURATION,
-                                   "relabelings": _RELABELINGS, "metricRelabelings": _RELABELINGS}}},
+                "selector": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {"matchLabels": _STRING_MAP},
+                },
+                "namespaceSelector": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "any": {"type": "boolean"},
+                        "matchNames": {"type": "array", "items": {"type": "string"}},
+                    },
+                },
+                "endpoints": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "port": {"type": "string"},
+                            "path": {"type": "string"},
+                            "scheme": {"enum": ["http", "https"]},
+                            "interval": _DURATION,
+                            "scrapeTimeout": _DURATION,
+                            "relabelings": _RELABELINGS,
+                            "metricRelabelings": _RELABELINGS,
+                        },
+                    },
+                },
             },
         },
     },

@@ -56,25 +56,48 @@ def test_a_recreate_strategy_carries_no_rolling_update() -> None:
 
 
 def test_probe_timings_are_set_and_a_probe_can_be_dropped() -> None:
-    container = _container(render(with_required(probes={
-        "startup": {"failureThreshold": 90, "initialDelaySeconds": 3}, "liveness": {"enabled": False}})))
+    container = _container(
+        render(
+            with_required(
+                probes={"startup": {"failureThreshold": 90, "initialDelaySeconds": 3}, "liveness": {"enabled": False}}
+            )
+        )
+    )
 
-    assert container["startupProbe"] == {"httpGet": {"path": "/healthz", "port": "health"}, "initialDelaySeconds": 3,
-                                         "periodSeconds": 2, "timeoutSeconds": 1, "failureThreshold": 90}
+    assert container["startupProbe"] == {
+        "httpGet": {"path": "/healthz", "port": "health"},
+        "initialDelaySeconds": 3,
+        "periodSeconds": 2,
+        "timeoutSeconds": 1,
+        "failureThreshold": 90,
+    }
     assert "livenessProbe" not in container
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
 
 
 def test_a_probe_endpoint_is_not_a_value() -> None:
     assert "at '/probes/liveness': additional properties 'httpGet' not allowed" in render_error(
-        with_required(probes={"liveness": {"httpGet": {"path": "/"}}}))
+        with_required(probes={"liveness": {"httpGet": {"path": "/"}}})
+    )
 
 
 def test_the_service_monitor_can_live_elsewhere_and_relabel() -> None:
     relabel = [{"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"}]
-    monitor = one(render(with_required(metrics={"serviceMonitor": {
-        "enabled": True, "namespace": "monitoring", "relabelings": relabel, "metricRelabelings": relabel}})),
-        "ServiceMonitor")
+    monitor = one(
+        render(
+            with_required(
+                metrics={
+                    "serviceMonitor": {
+                        "enabled": True,
+                        "namespace": "monitoring",
+                        "relabelings": relabel,
+                        "metricRelabelings": relabel,
+                    }
+                }
+            )
+        ),
+        "ServiceMonitor",
+    )
 
     assert monitor["metadata"]["namespace"] == "monitoring"
     assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["kdp-system"]}, "it scrapes the release namespace"

@@ -23,16 +23,18 @@ from tests.chart.test_chart_manifests import SCENARIOS
 def _helm3() -> str | None:
     for candidate in (Path(sys.executable).parent / "helm", shutil.which("helm")):
         if candidate and Path(candidate).exists():
-            version = subprocess.run([str(candidate), "version", "--short"], capture_output=True, text=True,
-                                     check=False).stdout
+            version = subprocess.run(
+                [str(candidate), "version", "--short"], capture_output=True, text=True, check=False
+            ).stdout
             if version.startswith("v3."):
                 return str(candidate)
     return None
 
 
 HELM3 = _helm3()
-needs_helm3 = pytest.mark.skipif(HELM3 is None, reason="no Helm 3 CLI beside the interpreter or on the PATH "
-                                                       "(the dev extra installs one)")
+needs_helm3 = pytest.mark.skipif(
+    HELM3 is None, reason="no Helm 3 CLI beside the interpreter or on the PATH (the dev extra installs one)"
+)
 
 
 def _by_identity(documents: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -45,8 +47,12 @@ def test_helm_3_renders_what_helm_4_renders(scenario: str, tmp_path: Path) -> No
     assert HELM3 is not None
     values = tmp_path / "values.yaml"
     values.write_text(yaml.safe_dump(SCENARIOS[scenario]))
-    result = subprocess.run([HELM3, "template", RELEASE, str(CHART), "--namespace", NAMESPACE, "-f", str(values)],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [HELM3, "template", RELEASE, str(CHART), "--namespace", NAMESPACE, "-f", str(values)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     helm3 = [document for document in yaml.safe_load_all(result.stdout) if document]
 
@@ -56,10 +62,28 @@ def test_helm_3_renders_what_helm_4_renders(scenario: str, tmp_path: Path) -> No
 @needs_helm3
 def test_helm_3_stops_on_a_bad_value_with_the_same_message() -> None:
     assert HELM3 is not None
-    result = subprocess.run([HELM3, "template", RELEASE, str(CHART), "--namespace", NAMESPACE,
-                             "--set", "servlet.name=tom", "--set", "servlet.apiGroup=certificates.example.corp",
-                             "--set", "servlet.apiExport=certificates.example.corp",
-                             "--set", "kcpKubeconfig.secretName=kdp", "--set", "commonLabels.helm\\.sh/chart=x"],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [
+            HELM3,
+            "template",
+            RELEASE,
+            str(CHART),
+            "--namespace",
+            NAMESPACE,
+            "--set",
+            "servlet.name=tom",
+            "--set",
+            "servlet.apiGroup=certificates.example.corp",
+            "--set",
+            "servlet.apiExport=certificates.example.corp",
+            "--set",
+            "kcpKubeconfig.secretName=kdp",
+            "--set",
+            "commonLabels.helm\\.sh/chart=x",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode != 0
     assert "commonLabels.helm.sh/chart: the chart sets this label itself" in result.stderr

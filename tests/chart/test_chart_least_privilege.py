@@ -45,18 +45,22 @@ from tests.integration.e2e.manifests import (
 TOKENS = ("replica-1", "replica-2")
 CONFIGMAP = Resource("", "v1", "configmaps")
 # The CRDs the scenario publishes, as the service owner lists them in the chart's values.
-VALUES = with_required(publishedResources=[
-    {"apiGroup": "cert-manager.io", "resources": ["certificates"], "relatedKinds": ["Secret"]},
-    {"apiGroup": "example.com", "resources": ["widgets"], "relatedKinds": ["ConfigMap"]},
-])
+VALUES = with_required(
+    publishedResources=[
+        {"apiGroup": "cert-manager.io", "resources": ["certificates"], "relatedKinds": ["Secret"]},
+        {"apiGroup": "example.com", "resources": ["widgets"], "relatedKinds": ["ConfigMap"]},
+    ]
+)
 # Rendered grants no request in the scenario needed, and why they are still right.
 NOT_EXERCISED: dict[Grant, str] = {
-    Grant(group="", resource="configmaps", verb="get", namespace=""):
-        "confirms that a service-origin ConfigMap is gone before its workspace copy is deleted; the scenario's "
-        "ConfigMap comes from the workspace (the same read for Secrets is exercised)",
-    Grant(group="", resource="events", verb="patch", namespace="default"):
-        "counts up an Event about a PublishedResource recorded again within ten minutes; in the scenario each "
-        "condition changes once (tests/integration/test_events_recorder.py shows the repeat over HTTP)",
+    Grant(
+        group="", resource="configmaps", verb="get", namespace=""
+    ): "confirms that a service-origin ConfigMap is gone before its workspace copy is deleted; the scenario's "
+    "ConfigMap comes from the workspace (the same read for Secrets is exercised)",
+    Grant(
+        group="", resource="events", verb="patch", namespace="default"
+    ): "counts up an Event about a PublishedResource recorded again within ten minutes; in the scenario each "
+    "condition changes once (tests/integration/test_events_recorder.py shows the repeat over HTTP)",
 }
 
 
@@ -66,9 +70,18 @@ def b64(text: str) -> str:
 
 def widgets_with_platform_configmap() -> dict[str, Any]:
     """Widgets, each with the workspace ConfigMap named in its spec.note copied down."""
-    return published_resource("widgets", kind="Widget", related=[{
-        "identifier": "settings", "origin": "platform", "kind": "ConfigMap",
-        "reference": {"name": {"path": "spec.note"}}}])
+    return published_resource(
+        "widgets",
+        kind="Widget",
+        related=[
+            {
+                "identifier": "settings",
+                "origin": "platform",
+                "kind": "ConfigMap",
+                "reference": {"name": {"path": "spec.note"}},
+            }
+        ],
+    )
 
 
 def configmap(name: str, *, namespace: str, data: dict[str, str]) -> dict[str, Any]:
@@ -85,8 +98,9 @@ def _leader_token(e2e: E2E) -> str:
 def run_scenario(e2e: E2E) -> None:
     """Everything the servlet does on the service cluster in normal operation, once."""
     broken = published_resource("broken", kind="Widget", naming={"name": "$remoteNme"})
-    e2e.publish(certificate_crd(), certificates_with_platform_secret(), widget_crd(),
-                widgets_with_platform_configmap(), broken)
+    e2e.publish(
+        certificate_crd(), certificates_with_platform_secret(), widget_crd(), widgets_with_platform_configmap(), broken
+    )
     first = e2e.servlet(token=TOKENS[0])
     e2e.eventually(lambda: first.metric("servlet_leader") == [1.0], what="the first replica to lead")
     e2e.servlet(token=TOKENS[1])
@@ -101,66 +115,120 @@ def run_scenario(e2e: E2E) -> None:
     certificate = example_local_name(namespace="default", name="web")
     e2e.wait_local(CERTIFICATE, namespace=cluster, name=certificate)
     e2e.wait_local(SECRET, namespace=cluster, name="team-issuer-ca")
-    e2e.rest.merge_patch(e2e.remote_path("team-a", SECRET, namespace="default", name="team-issuer-ca"),
-                         {"data": {"ca.crt": b64("rotated ca")}})
-    e2e.eventually(lambda: (e2e.local(SECRET, namespace=cluster, name="team-issuer-ca") or {})
-                   .get("data", {}).get("ca.crt") == b64("rotated ca"), what="the rotated CA on the service cluster")
-    e2e.world.apply(secret("web-tls", namespace=cluster, type_="kubernetes.io/tls",
-                           data={"tls.crt": b64("crt"), "tls.key": b64("key")}))
-    e2e.eventually(lambda: e2e.remote("team-a", SECRET, namespace="default", name="web-tls"),
-                   what="the TLS Secret in the workspace")
+    e2e.rest.merge_patch(
+        e2e.remote_path("team-a", SECRET, namespace="default", name="team-issuer-ca"),
+        {"data": {"ca.crt": b64("rotated ca")}},
+    )
+    e2e.eventually(
+        lambda: (
+            (e2e.local(SECRET, namespace=cluster, name="team-issuer-ca") or {}).get("data", {}).get("ca.crt")
+            == b64("rotated ca")
+        ),
+        what="the rotated CA on the service cluster",
+    )
+    e2e.world.apply(
+        secret(
+            "web-tls", namespace=cluster, type_="kubernetes.io/tls", data={"tls.crt": b64("crt"), "tls.key": b64("key")}
+        )
+    )
+    e2e.eventually(
+        lambda: e2e.remote("team-a", SECRET, namespace="default", name="web-tls"),
+        what="the TLS Secret in the workspace",
+    )
     # The service removes the TLS Secret: confirmed gone with a read, its workspace copy goes too.
     e2e.rest.delete(SECRET.path(namespace=cluster, name="web-tls"))
-    e2e.eventually(lambda: e2e.remote("team-a", SECRET, namespace="default", name="web-tls") is None,
-                   what="the TLS Secret's copy to leave the workspace")
-    e2e.world.apply(secret("web-tls", namespace=cluster, type_="kubernetes.io/tls",
-                           data={"tls.crt": b64("crt"), "tls.key": b64("key")}))
-    e2e.eventually(lambda: e2e.remote("team-a", SECRET, namespace="default", name="web-tls"),
-                   what="the renewed TLS Secret in the workspace")
-    e2e.rest.merge_patch(CERTIFICATE.path(namespace=cluster, name=certificate) + "/status",
-                         {"status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    e2e.eventually(lambda: (e2e.remote("team-a", ZERTIFIKAT, namespace="default", name="web") or {})
-                   .get("status", {}).get("conditions"), what="the status in the workspace")
+    e2e.eventually(
+        lambda: e2e.remote("team-a", SECRET, namespace="default", name="web-tls") is None,
+        what="the TLS Secret's copy to leave the workspace",
+    )
+    e2e.world.apply(
+        secret(
+            "web-tls", namespace=cluster, type_="kubernetes.io/tls", data={"tls.crt": b64("crt"), "tls.key": b64("key")}
+        )
+    )
+    e2e.eventually(
+        lambda: e2e.remote("team-a", SECRET, namespace="default", name="web-tls"),
+        what="the renewed TLS Secret in the workspace",
+    )
+    e2e.rest.merge_patch(
+        CERTIFICATE.path(namespace=cluster, name=certificate) + "/status",
+        {"status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+    )
+    e2e.eventually(
+        lambda: (
+            (e2e.remote("team-a", ZERTIFIKAT, namespace="default", name="web") or {})
+            .get("status", {})
+            .get("conditions")
+        ),
+        what="the status in the workspace",
+    )
 
     # A widget with its workspace ConfigMap; then a spec change travels down.
-    e2e.rest.create(e2e.remote_path("team-a", CONFIGMAP, namespace="default"),
-                    configmap("blue", namespace="default", data={"color": "blue"}))
+    e2e.rest.create(
+        e2e.remote_path("team-a", CONFIGMAP, namespace="default"),
+        configmap("blue", namespace="default", data={"color": "blue"}),
+    )
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w1", namespace="default", size=1, note="blue"))
     widget = default_local_name(namespace="default", name="w1")
     e2e.wait_local(WIDGET, namespace=cluster, name=widget)
     e2e.wait_local(CONFIGMAP, namespace=cluster, name="blue")
-    e2e.rest.merge_patch(e2e.remote_path("team-a", CONFIGMAP, namespace="default", name="blue"),
-                         {"data": {"color": "navy"}})
-    e2e.eventually(lambda: (e2e.local(CONFIGMAP, namespace=cluster, name="blue") or {})
-                   .get("data", {}).get("color") == "navy", what="the changed ConfigMap on the service cluster")
+    e2e.rest.merge_patch(
+        e2e.remote_path("team-a", CONFIGMAP, namespace="default", name="blue"), {"data": {"color": "navy"}}
+    )
+    e2e.eventually(
+        lambda: (e2e.local(CONFIGMAP, namespace=cluster, name="blue") or {}).get("data", {}).get("color") == "navy",
+        what="the changed ConfigMap on the service cluster",
+    )
     e2e.patch_remote("team-a", REMOTE_WIDGET, namespace="default", name="w1", patch={"spec": {"size": 2}})
-    e2e.eventually(lambda: (e2e.local(WIDGET, namespace=cluster, name=widget) or {}).get("spec", {}).get("size") == 2,
-                   what="the changed spec on the local widget")
+    e2e.eventually(
+        lambda: (e2e.local(WIDGET, namespace=cluster, name=widget) or {}).get("spec", {}).get("size") == 2,
+        what="the changed spec on the local widget",
+    )
 
     # Local objects in the way that are not the servlet's: known from the cache, a conflict, never written.
     taken_widget = default_local_name(namespace="default", name="taken")
-    e2e.rest.create(WIDGET.path(namespace=cluster), {"apiVersion": "example.com/v1", "kind": "Widget",
-                                                     "metadata": {"name": taken_widget, "namespace": cluster},
-                                                     "spec": {"size": 9}})
+    e2e.rest.create(
+        WIDGET.path(namespace=cluster),
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": taken_widget, "namespace": cluster},
+            "spec": {"size": 9},
+        },
+    )
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "taken", namespace="default", size=1))
     taken_certificate = example_local_name(namespace="default", name="taken")
-    e2e.rest.create(CERTIFICATE.path(namespace=cluster), {
-        "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-        "metadata": {"name": taken_certificate, "namespace": cluster},
-        "spec": {"secretName": "other-tls", "issuerRef": {"name": "other"}}})
+    e2e.rest.create(
+        CERTIFICATE.path(namespace=cluster),
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": {"name": taken_certificate, "namespace": cluster},
+            "spec": {"secretName": "other-tls", "issuerRef": {"name": "other"}},
+        },
+    )
     e2e.create_remote("team-a", ZERTIFIKAT, zertifikat("taken"))
     for name in (taken_widget, taken_certificate):
-        e2e.eventually(lambda name=name: any("conflict: not writing" in line and name in line
-                                   for process in e2e.processes for line in process.log_text().splitlines()),
-                       what=f"the servlet to report the object in the way at {name}")
+        e2e.eventually(
+            lambda name=name: any(
+                "conflict: not writing" in line and name in line
+                for process in e2e.processes
+                for line in process.log_text().splitlines()
+            ),
+            what=f"the servlet to report the object in the way at {name}",
+        )
 
     # Deletion: local copies and the servlet's related copies go before the finalizer.
     e2e.rest.delete(e2e.remote_path("team-a", ZERTIFIKAT, namespace="default", name="web"))
-    e2e.eventually(lambda: e2e.remote("team-a", ZERTIFIKAT, namespace="default", name="web") is None,
-                   what="the deleted Zertifikat to be gone from the workspace")
+    e2e.eventually(
+        lambda: e2e.remote("team-a", ZERTIFIKAT, namespace="default", name="web") is None,
+        what="the deleted Zertifikat to be gone from the workspace",
+    )
     e2e.rest.delete(e2e.remote_path("team-a", REMOTE_WIDGET, namespace="default", name="w1"))
-    e2e.eventually(lambda: e2e.remote("team-a", REMOTE_WIDGET, namespace="default", name="w1") is None,
-                   what="the deleted widget to be gone from the workspace")
+    e2e.eventually(
+        lambda: e2e.remote("team-a", REMOTE_WIDGET, namespace="default", name="w1") is None,
+        what="the deleted widget to be gone from the workspace",
+    )
 
     # The leader stops (SIGTERM releases the Lease); the other replica takes over and works.
     leader = next(p for p in e2e.processes if p.options.token == _leader_token(e2e))
@@ -185,9 +253,11 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recording]:
     e2e = E2E(world)
     try:
         run_scenario(e2e)
-        yield Recording(requests=frozenset(recorder.api_requests(tokens=set(TOKENS))),
-                        non_resource_paths=frozenset(recorder.non_resource_paths(tokens=set(TOKENS))),
-                        cluster=world.cluster("team-a"))
+        yield Recording(
+            requests=frozenset(recorder.api_requests(tokens=set(TOKENS))),
+            non_resource_paths=frozenset(recorder.non_resource_paths(tokens=set(TOKENS))),
+            cluster=world.cluster("team-a"),
+        )
     finally:
         e2e.stop_all()
         world.stop()
@@ -210,16 +280,21 @@ def _needed(request: ApiRequest, grants: set[Grant]) -> Grant | None:
 
 def test_the_scenario_recorded_the_servlets_work(recording: Recording) -> None:
     # A recording that missed the servlet would make the next tests pass for nothing.
-    for expected in [ApiRequest("watch", "services.kdp.k8c.io", "publishedresources", ""),
-                     ApiRequest("create", "cert-manager.io", "certificates", recording.cluster),
-                     ApiRequest("update", "coordination.k8s.io", "leases", SERVLET_NAMESPACE)]:
+    for expected in [
+        ApiRequest("watch", "services.kdp.k8c.io", "publishedresources", ""),
+        ApiRequest("create", "cert-manager.io", "certificates", recording.cluster),
+        ApiRequest("update", "coordination.k8s.io", "leases", SERVLET_NAMESPACE),
+    ]:
         assert expected in recording.requests, f"not recorded: {expected.describe()}"
 
 
 def test_the_rendered_rbac_allows_every_request_the_servlet_made(recording: Recording) -> None:
     grants = _rendered_grants()
-    refused = sorted(r.describe() for r in recording.requests
-                     if not allows(grants, verb=r.verb, group=r.group, resource=r.resource, namespace=r.namespace))
+    refused = sorted(
+        r.describe()
+        for r in recording.requests
+        if not allows(grants, verb=r.verb, group=r.group, resource=r.resource, namespace=r.namespace)
+    )
     assert refused == []
 
 
@@ -237,32 +312,64 @@ def test_outside_resources_the_servlet_only_reads_discovery(recording: Recording
     assert {p for p in recording.non_resource_paths if not p.startswith(("/api", "/apis", "/version"))} == set()
 
 
-@pytest.mark.parametrize(("method", "path", "query", "expected"), [
-    ("GET", "/apis/services.kdp.k8c.io/v1alpha1/publishedresources", "watch=true&resourceVersion=5",
-     ApiRequest("watch", "services.kdp.k8c.io", "publishedresources", "")),
-    ("GET", "/apis/services.kdp.k8c.io/v1alpha1/publishedresources", "limit=500",
-     ApiRequest("list", "services.kdp.k8c.io", "publishedresources", "")),
-    ("PATCH", "/apis/services.kdp.k8c.io/v1alpha1/publishedresources/certs/status", "",
-     ApiRequest("patch", "services.kdp.k8c.io", "publishedresources/status", "")),
-    ("GET", "/apis/cert-manager.io/v1/certificates", "labelSelector=a%3Db",
-     ApiRequest("list", "cert-manager.io", "certificates", "")),
-    ("POST", "/apis/cert-manager.io/v1/namespaces/ws1/certificates", "",
-     ApiRequest("create", "cert-manager.io", "certificates", "ws1")),
-    ("DELETE", "/apis/cert-manager.io/v1/namespaces/ws1/certificates/web", "",
-     ApiRequest("delete", "cert-manager.io", "certificates", "ws1")),
-    ("DELETE", "/api/v1/namespaces/ws1/secrets", "", ApiRequest("deletecollection", "", "secrets", "ws1")),
-    ("POST", "/api/v1/namespaces", "", ApiRequest("create", "", "namespaces", "")),
-    ("GET", "/api/v1/namespaces/ws1", "", ApiRequest("get", "", "namespaces", "")),
-    ("PUT", "/api/v1/namespaces/ws1/finalize", "", ApiRequest("update", "", "namespaces/finalize", "")),
-    ("GET", "/api/v1/namespaces/ws1/configmaps/blue", "", ApiRequest("get", "", "configmaps", "ws1")),
-    ("PUT", "/apis/coordination.k8s.io/v1/namespaces/kdp-system/leases/tom", "",
-     ApiRequest("update", "coordination.k8s.io", "leases", "kdp-system")),
-    ("GET", "/apis", "", None),
-    ("GET", "/api/v1", "", None),
-    ("GET", "/version", "", None),
-])
-def test_a_request_is_read_as_the_rbac_authorizer_reads_it(method: str, path: str, query: str,
-                                                           expected: ApiRequest | None) -> None:
+@pytest.mark.parametrize(
+    ("method", "path", "query", "expected"),
+    [
+        (
+            "GET",
+            "/apis/services.kdp.k8c.io/v1alpha1/publishedresources",
+            "watch=true&resourceVersion=5",
+            ApiRequest("watch", "services.kdp.k8c.io", "publishedresources", ""),
+        ),
+        (
+            "GET",
+            "/apis/services.kdp.k8c.io/v1alpha1/publishedresources",
+            "limit=500",
+            ApiRequest("list", "services.kdp.k8c.io", "publishedresources", ""),
+        ),
+        (
+            "PATCH",
+            "/apis/services.kdp.k8c.io/v1alpha1/publishedresources/certs/status",
+            "",
+            ApiRequest("patch", "services.kdp.k8c.io", "publishedresources/status", ""),
+        ),
+        (
+            "GET",
+            "/apis/cert-manager.io/v1/certificates",
+            "labelSelector=a%3Db",
+            ApiRequest("list", "cert-manager.io", "certificates", ""),
+        ),
+        (
+            "POST",
+            "/apis/cert-manager.io/v1/namespaces/ws1/certificates",
+            "",
+            ApiRequest("create", "cert-manager.io", "certificates", "ws1"),
+        ),
+        (
+            "DELETE",
+            "/apis/cert-manager.io/v1/namespaces/ws1/certificates/web",
+            "",
+            ApiRequest("delete", "cert-manager.io", "certificates", "ws1"),
+        ),
+        ("DELETE", "/api/v1/namespaces/ws1/secrets", "", ApiRequest("deletecollection", "", "secrets", "ws1")),
+        ("POST", "/api/v1/namespaces", "", ApiRequest("create", "", "namespaces", "")),
+        ("GET", "/api/v1/namespaces/ws1", "", ApiRequest("get", "", "namespaces", "")),
+        ("PUT", "/api/v1/namespaces/ws1/finalize", "", ApiRequest("update", "", "namespaces/finalize", "")),
+        ("GET", "/api/v1/namespaces/ws1/configmaps/blue", "", ApiRequest("get", "", "configmaps", "ws1")),
+        (
+            "PUT",
+            "/apis/coordination.k8s.io/v1/namespaces/kdp-system/leases/tom",
+            "",
+            ApiRequest("update", "coordination.k8s.io", "leases", "kdp-system"),
+        ),
+        ("GET", "/apis", "", None),
+        ("GET", "/api/v1", "", None),
+        ("GET", "/version", "", None),
+    ],
+)
+def test_a_request_is_read_as_the_rbac_authorizer_reads_it(
+    method: str, path: str, query: str, expected: ApiRequest | None
+) -> None:
     assert as_api_request(method, path, query) == expected
 
 
@@ -270,4 +377,3 @@ def test_kcp_paths_are_not_taken_for_the_service_cluster() -> None:
     assert all(not p.startswith(KCP_PREFIXES) for p in ("/api/v1/secrets", "/apis/x.io/v1/ys"))
     assert "/clusters/root:myorg/api/v1/secrets".startswith(KCP_PREFIXES)
     assert "/services/apiexport/abc/certificates.example.corp/clusters/*/api/v1/secrets".startswith(KCP_PREFIXES)
-

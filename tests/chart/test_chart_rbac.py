@@ -25,25 +25,33 @@ def test_with_every_optional_rule_the_rbac_is_exactly_the_documented_table() -> 
     assert sorted(_grants(values)) == sorted(documented(values, namespace=NAMESPACE))
 
 
-@pytest.mark.parametrize("values", [
-    with_required(),
-    with_required(publishedResources=[CERTIFICATES]),
-    with_required(publishedResources=[WIDGETS], replicaCount=1, leaderElection={"enabled": False}),
-], ids=["no published resources", "certificates", "widgets without leader election"])
+@pytest.mark.parametrize(
+    "values",
+    [
+        with_required(),
+        with_required(publishedResources=[CERTIFICATES]),
+        with_required(publishedResources=[WIDGETS], replicaCount=1, leaderElection={"enabled": False}),
+    ],
+    ids=["no published resources", "certificates", "widgets without leader election"],
+)
 def test_the_rbac_never_grants_more_than_the_documented_table(values: dict[str, Any]) -> None:
     extra = _grants(values) - documented(values, namespace=NAMESPACE)
     assert sorted(g.describe() for g in extra) == []
 
 
-@pytest.mark.parametrize(("published", "expected"), [
-    ([], set()),
-    ([CERTIFICATES], {"secrets"}),
-    ([WIDGETS], {"configmaps"}),
-    ([CERTIFICATES, WIDGETS], {"configmaps", "secrets"}),
-    ([{**CERTIFICATES, "relatedKinds": []}], set()),
-])
+@pytest.mark.parametrize(
+    ("published", "expected"),
+    [
+        ([], set()),
+        ([CERTIFICATES], {"secrets"}),
+        ([WIDGETS], {"configmaps"}),
+        ([CERTIFICATES, WIDGETS], {"configmaps", "secrets"}),
+        ([{**CERTIFICATES, "relatedKinds": []}], set()),
+    ],
+)
 def test_secrets_and_configmaps_are_granted_only_for_related_kinds_in_use(
-        published: list[dict[str, Any]], expected: set[str]) -> None:
+    published: list[dict[str, Any]], expected: set[str]
+) -> None:
     grants = _grants(with_required(publishedResources=published))
     assert {g.resource for g in grants if g.resource in ("secrets", "configmaps")} == expected
 
@@ -53,7 +61,12 @@ def test_each_published_resource_gets_the_sync_verbs_and_nothing_on_its_status()
     for group, plural in [("cert-manager.io", "certificates"), ("example.com", "widgets"), ("example.com", "gadgets")]:
         # No `get`: every object of the type comes from the informer, the one in the way included.
         assert {g.verb for g in grants if (g.group, g.resource) == (group, plural)} == {
-            "list", "watch", "create", "patch", "delete"}
+            "list",
+            "watch",
+            "create",
+            "patch",
+            "delete",
+        }
         assert not [g for g in grants if g.group == group and g.resource.startswith(f"{plural}/")]
     # A group that is not listed gets nothing.
     assert not [g for g in grants if g.group == "acme.cert-manager.io"]
@@ -62,7 +75,9 @@ def test_each_published_resource_gets_the_sync_verbs_and_nothing_on_its_status()
 def test_the_leader_lease_is_granted_in_the_release_namespace_only() -> None:
     grants = _grants(with_required(), namespace="platform-sync")
     leases = {g for g in grants if g.resource == "leases"}
-    assert leases == {Grant("coordination.k8s.io", "leases", verb, "platform-sync") for verb in ("get", "create", "update")}
+    assert leases == {
+        Grant("coordination.k8s.io", "leases", verb, "platform-sync") for verb in ("get", "create", "update")
+    }
     assert allows(grants, verb="update", group="coordination.k8s.io", resource="leases", namespace="platform-sync")
     assert not allows(grants, verb="update", group="coordination.k8s.io", resource="leases", namespace="kube-system")
 

@@ -12,10 +12,15 @@ from typer.main import get_command
 from servlet.app.cli import app
 from tests.chart.rendering import CERTIFICATES, NAMESPACE, one, render, with_required
 
-EVERYTHING = with_required(kcpKubeconfig={"secretName": "kdp-kubeconfig", "context": "myorg"},
-                           publishedResources=[CERTIFICATES], metrics={"serviceMonitor": {"enabled": True}},
-                           podLabels={"tier": "control"}, publishedResourceSelector="team in (certs,pki)",
-                           deleteOrphans=True, logFormat="console")
+EVERYTHING = with_required(
+    kcpKubeconfig={"secretName": "kdp-kubeconfig", "context": "myorg"},
+    publishedResources=[CERTIFICATES],
+    metrics={"serviceMonitor": {"enabled": True}},
+    podLabels={"tier": "control"},
+    publishedResourceSelector="team in (certs,pki)",
+    deleteOrphans=True,
+    logFormat="console",
+)
 
 
 def _pod(documents: list[dict[str, Any]]) -> dict[str, Any]:
@@ -49,6 +54,7 @@ def _parsed_args(documents: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 # ---- selectors -------------------------------------------------------------------------------------
+
 
 def test_the_deployment_selects_its_own_pods_and_extra_pod_labels_do_not_change_the_selector() -> None:
     documents = render(EVERYTHING)
@@ -88,6 +94,7 @@ def test_the_service_monitor_scrapes_the_metrics_service_port() -> None:
 
 # ---- ports, probes and flags -----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("ports", [{}, {"metrics": {"port": 9090}, "health": {"port": 9091}}])
 def test_ports_and_probes_point_at_the_addresses_given_to_servlet_run(ports: dict[str, Any]) -> None:
     documents = render(with_required(**ports))
@@ -99,9 +106,11 @@ def test_ports_and_probes_point_at_the_addresses_given_to_servlet_run(ports: dic
     service_port = one(documents, "Service")["spec"]["ports"][0]
     assert service_port["targetPort"] == "metrics" and service_port["port"] == numbers["metrics"]
     probes = {name: container[name]["httpGet"] for name in ("startupProbe", "livenessProbe", "readinessProbe")}
-    assert probes == {"startupProbe": {"path": "/healthz", "port": "health"},
-                      "livenessProbe": {"path": "/healthz", "port": "health"},
-                      "readinessProbe": {"path": "/readyz", "port": "health"}}
+    assert probes == {
+        "startupProbe": {"path": "/healthz", "port": "health"},
+        "livenessProbe": {"path": "/healthz", "port": "health"},
+        "readinessProbe": {"path": "/readyz", "port": "health"},
+    }
 
 
 def test_the_kcp_kubeconfig_secret_is_mounted_where_the_flag_points() -> None:
@@ -119,9 +128,17 @@ def test_the_kcp_kubeconfig_secret_is_mounted_where_the_flag_points() -> None:
 
 def test_the_args_are_flags_of_servlet_run_with_the_values_given() -> None:
     params = _parsed_args(render(EVERYTHING))
-    expected = {"name": "tom", "api_group": "certificates.example.corp", "apiexport": "certificates.example.corp",
-                "namespace": NAMESPACE, "leader_election": True, "published_resource_selector": "team in (certs,pki)",
-                "metrics_address": ":8080", "health_address": ":8081", "delete_orphans": True}
+    expected = {
+        "name": "tom",
+        "api_group": "certificates.example.corp",
+        "apiexport": "certificates.example.corp",
+        "namespace": NAMESPACE,
+        "leader_election": True,
+        "published_resource_selector": "team in (certs,pki)",
+        "metrics_address": ":8080",
+        "health_address": ":8081",
+        "delete_orphans": True,
+    }
     assert {key: params.get(key) for key in expected} == expected
     assert str(params["kcp_kubeconfig"]) == "/etc/servlet/kcp/kubeconfig"
     assert params["kcp_context"] == "myorg"
@@ -130,10 +147,13 @@ def test_the_args_are_flags_of_servlet_run_with_the_values_given() -> None:
     assert not params.get("kubeconfig")
 
 
-@pytest.mark.parametrize(("values", "leader_election"), [
-    (with_required(), True),
-    (with_required(replicaCount=1, leaderElection={"enabled": False}), False),
-])
+@pytest.mark.parametrize(
+    ("values", "leader_election"),
+    [
+        (with_required(), True),
+        (with_required(replicaCount=1, leaderElection={"enabled": False}), False),
+    ],
+)
 def test_leader_election_follows_the_value(values: dict[str, Any], leader_election: bool) -> None:
     assert _parsed_args(render(values))["leader_election"] is leader_election
 
@@ -144,8 +164,12 @@ TUNING = {"--lease-duration", "--lease-renew-deadline", "--lease-retry-period", 
 
 
 def test_every_flag_of_servlet_run_is_set_by_the_chart_or_deliberately_left_out() -> None:
-    flags = {option for param in _run_command().params if param.param_type_name == "option"
-             for option in [*param.opts, *param.secondary_opts]}
+    flags = {
+        option
+        for param in _run_command().params
+        if param.param_type_name == "option"
+        for option in [*param.opts, *param.secondary_opts]
+    }
     used = {arg.split("=", 1)[0] for arg in _container(render(EVERYTHING))["args"][1:]}
     assert sorted(flags - used - TUNING - {"--kubeconfig", "--context", "--no-leader-election", "--help"}) == []
     assert sorted(used - flags) == []
@@ -161,6 +185,7 @@ def test_tuning_flags_pass_through_extra_args() -> None:
 
 
 # ---- pod security ----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("values", [with_required(), EVERYTHING], ids=["defaults", "everything on"])
 def test_the_pod_meets_the_restricted_pod_security_standard(values: dict[str, Any]) -> None:
@@ -190,11 +215,18 @@ def test_the_kubeconfig_is_readable_by_the_pods_group_only() -> None:
 
 # ---- image and replicas ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("image", "expected"), [
-    ({}, "kdp-servlet:0.1.0"),
-    ({"repository": "registry.example.corp/kdp-servlet", "tag": "1.2.3"}, "registry.example.corp/kdp-servlet:1.2.3"),
-    ({"tag": "1.2.3", "digest": "sha256:" + "b" * 64}, "kdp-servlet@sha256:" + "b" * 64),
-])
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        ({}, "kdp-servlet:0.1.0"),
+        (
+            {"repository": "registry.example.corp/kdp-servlet", "tag": "1.2.3"},
+            "registry.example.corp/kdp-servlet:1.2.3",
+        ),
+        ({"tag": "1.2.3", "digest": "sha256:" + "b" * 64}, "kdp-servlet@sha256:" + "b" * 64),
+    ],
+)
 def test_the_image_defaults_to_the_charts_app_version(image: dict[str, Any], expected: str) -> None:
     assert _container(render(with_required(image=image)))["image"] == expected
 
@@ -204,15 +236,30 @@ def test_two_replicas_roll_without_a_gap() -> None:
     assert deployment["spec"]["replicas"] == 2
     assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": 1, "maxUnavailable": 0}
     assert one(render(with_required()), "PodDisruptionBudget")["spec"] == {
-        "selector": deployment["spec"]["selector"], "maxUnavailable": 1}
+        "selector": deployment["spec"]["selector"],
+        "maxUnavailable": 1,
+    }
 
 
 def test_scheduling_values_reach_the_pod() -> None:
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["control"]}]}]}}}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["control"]}]}]
+            }
+        }
+    }
     tolerations = [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
-    pod = _pod(render(with_required(affinity=affinity, tolerations=tolerations, nodeSelector={"pool": "control"},
-                                    resources={"limits": {"memory": "1Gi"}})))["spec"]
+    pod = _pod(
+        render(
+            with_required(
+                affinity=affinity,
+                tolerations=tolerations,
+                nodeSelector={"pool": "control"},
+                resources={"limits": {"memory": "1Gi"}},
+            )
+        )
+    )["spec"]
     assert pod["affinity"] == affinity, "a given affinity replaces the default anti-affinity"
     assert pod["tolerations"] == tolerations
     assert pod["nodeSelector"] == {"pool": "control"}

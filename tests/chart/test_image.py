@@ -76,9 +76,13 @@ def parse_dockerfile(text: str) -> list[Stage]:
 DOCKERFILE = (REPO / "Dockerfile").read_text()
 STAGES = parse_dockerfile(DOCKERFILE)
 BUILD, FINAL = STAGES[0], STAGES[-1]
-ARGS = {k: v for k, _, v in (a.partition("=") for a in
-                             (line.removeprefix("ARG ").strip() for line in DOCKERFILE.splitlines()
-                              if line.startswith("ARG ")))}
+ARGS = {
+    k: v
+    for k, _, v in (
+        a.partition("=")
+        for a in (line.removeprefix("ARG ").strip() for line in DOCKERFILE.splitlines() if line.startswith("ARG "))
+    )
+}
 
 
 def _resolve(image: str) -> str:
@@ -106,8 +110,11 @@ def _ignored(relative: str, patterns: list[str]) -> bool:
 
 def _build_context(tmp: Path) -> Path:
     """The first stage's WORKDIR after its COPY instructions, built from the repository as Docker would."""
-    patterns = [line.strip() for line in (REPO / ".dockerignore").read_text().splitlines()
-                if line.strip() and not line.startswith("#")]
+    patterns = [
+        line.strip()
+        for line in (REPO / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     workdir = tmp / "src"
     for arguments in BUILD.all("COPY"):
         *sources, destination = arguments.split()
@@ -135,8 +142,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("image")
     context = _build_context(tmp)
     # As the build stage makes it: `python -m build --wheel` in the copied context.
-    result = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp / "wheels"), str(context)],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp / "wheels"), str(context)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     (built,) = (tmp / "wheels").glob("kdp_servlet-*.whl")
     return built
@@ -144,9 +155,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_wheel_built_from_the_image_context_holds_every_module(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    expected = {f"{package}/{path.relative_to(REPO / folder).as_posix()}"
-                for folder, package in PACKAGES.items() for path in (REPO / folder).rglob("*.py")
-                if "__pycache__" not in path.parts}
+    expected = {
+        f"{package}/{path.relative_to(REPO / folder).as_posix()}"
+        for folder, package in PACKAGES.items()
+        for path in (REPO / folder).rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
     assert expected, "no sources found"
     assert sorted(expected - names) == []
     assert {f"{package}/py.typed" for package in PACKAGES.values()} <= names
@@ -216,8 +230,13 @@ def test_the_entrypoint_and_default_command_are_servlet_run() -> None:
 def test_the_entrypoint_resolves_to_the_run_command_of_the_installed_script() -> None:
     script = Path(sys.executable).parent / "servlet"
     assert script.exists(), "the console script is not installed next to the interpreter"
-    result = subprocess.run([str(script), *json.loads(FINAL.all("CMD")[0]), "--help"],
-                            capture_output=True, text=True, check=False, timeout=60)
+    result = subprocess.run(
+        [str(script), *json.loads(FINAL.all("CMD")[0]), "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Usage: servlet run [OPTIONS]" in result.stdout
 
@@ -225,4 +244,6 @@ def test_the_entrypoint_resolves_to_the_run_command_of_the_installed_script() ->
 def test_the_exposed_ports_are_the_charts_default_ports() -> None:
     values = yaml.safe_load((CHART / "values.yaml").read_text())
     (exposed,) = FINAL.all("EXPOSE")
-    assert sorted(int(port) for port in exposed.split()) == sorted([values["metrics"]["port"], values["health"]["port"]])
+    assert sorted(int(port) for port in exposed.split()) == sorted(
+        [values["metrics"]["port"], values["health"]["port"]]
+    )

@@ -24,7 +24,8 @@ from kcpsim.waiting import eventually_async
 from servlet.adapters.connections import Connections, RequestObserver
 from servlet.app.controllers.leading import LeadingControllers
 from servlet.app.controllers.sync import SyncWorker
-from servlet.app.daemon import Daemon, DaemonConfig
+from servlet.app.daemon import Daemon
+from servlet.app.daemon_config import DaemonConfig
 from servlet.app.observability.probes import Address
 from servlet.app.runtime.leader import LeaseTiming
 from servlet.core.model import ServletIdentity
@@ -62,8 +63,10 @@ async def settle(world: World, *, quiet: float = 0.3, timeout: float = 10.0, tok
 
 _VW = re.compile(r"^/services/apiexport/[^/]+/[^/]+/clusters/(?P<cluster>[^/]+)(?P<rest>/.*)$")
 _WORKSPACE = re.compile(r"^/clusters/(?P<cluster>[^/]+)(?P<rest>/.*)$")
-_API = re.compile(r"^/(?:api/[^/]+|apis/[^/]+/[^/]+)(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[^/]+)(?:/(?P<name>[^/]+))?"
-                  r"(?P<sub>/status)?$")
+_API = re.compile(
+    r"^/(?:api/[^/]+|apis/[^/]+/[^/]+)(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[^/]+)(?:/(?P<name>[^/]+))?"
+    r"(?P<sub>/status)?$"
+)
 
 
 def describe(method: str, path: str) -> str:
@@ -99,10 +102,16 @@ class Harness:
     def rest(self) -> Any:
         return self.world.rest
 
-    def requests(self, *, since_mark: bool = True, writes_only: bool = False, with_status: bool = False,
-                 ignore: tuple[str, ...] = ("leases", "events")) -> list[str]:
+    def requests(
+        self,
+        *,
+        since_mark: bool = True,
+        writes_only: bool = False,
+        with_status: bool = False,
+        ignore: tuple[str, ...] = ("leases", "events"),
+    ) -> list[str]:
         """The servlet's requests (since `mark()`), described; lease and event traffic left out."""
-        calls = self.world.callers.calls(token=self.token)[self.mark if since_mark else 0:]
+        calls = self.world.callers.calls(token=self.token)[self.mark if since_mark else 0 :]
         described = [describe(call.method, call.path) + (f" -> {call.status}" if with_status else "") for call in calls]
         described = [text for text in described if not any(f" {word}" in text for word in ignore)]
         if writes_only:
@@ -141,11 +150,16 @@ class Harness:
 def config_for(world: World, directory: Path, *, token: str = TOKEN, **overrides: Any) -> DaemonConfig:
     service, kcp = world.kubeconfigs(token)
     options: dict[str, Any] = {
-        "kcp_kubeconfig": str(kcp), "kubeconfig": str(service),
-        "servlet": ServletIdentity(name="tom", api_group=world.group), "apiexport": world.export,
-        "namespace": SERVLET_NAMESPACE, "leader_election": False,
-        "metrics_address": Address(host="127.0.0.1", port=0), "health_address": Address(host="127.0.0.1", port=0),
-        "resync_period": None, "lease": LeaseTiming(lease_duration=3, renew_deadline=2, retry_period=0.2),
+        "kcp_kubeconfig": str(kcp),
+        "kubeconfig": str(service),
+        "servlet": ServletIdentity(name="tom", api_group=world.group),
+        "apiexport": world.export,
+        "namespace": SERVLET_NAMESPACE,
+        "leader_election": False,
+        "metrics_address": Address(host="127.0.0.1", port=0),
+        "health_address": Address(host="127.0.0.1", port=0),
+        "resync_period": None,
+        "lease": LeaseTiming(lease_duration=3, renew_deadline=2, retry_period=0.2),
     }
     options.update(overrides)
     return DaemonConfig(**options)
@@ -155,22 +169,30 @@ def _connect(config: DaemonConfig, observer: RequestObserver) -> Connections:
     # Environment proxy settings must not route the test's requests anywhere else.
     from servlet.adapters.connections import load_kcp_config, load_service_config
 
-    return Connections(service_config=load_service_config(config.kubeconfig),
-                       kcp_config=load_kcp_config(config.kcp_kubeconfig), on_request=observer, trust_env=False)
+    return Connections(
+        service_config=load_service_config(config.kubeconfig),
+        kcp_config=load_kcp_config(config.kcp_kubeconfig),
+        on_request=observer,
+        trust_env=False,
+    )
 
 
 @asynccontextmanager
-async def daemon_running(world: World, directory: Path, *, token: str = TOKEN, wait_for_controllers: bool = True,
-                         **overrides: Any) -> AsyncIterator[Harness]:
+async def daemon_running(
+    world: World, directory: Path, *, token: str = TOKEN, wait_for_controllers: bool = True, **overrides: Any
+) -> AsyncIterator[Harness]:
     """The daemon as a task of the running loop; stopped (and checked for exit code 0) afterwards."""
-    daemon = Daemon(config_for(world, directory, token=token, **overrides), connect=_connect,
-                    identity=f"{token}-replica")
+    daemon = Daemon(
+        config_for(world, directory, token=token, **overrides), connect=_connect, identity=f"{token}-replica"
+    )
     stop = asyncio.Event()
     task = asyncio.create_task(daemon.run(stop), name=f"daemon {token}")
     harness = Harness(world=world, daemon=daemon, token=token, stop=stop)
     try:
         if wait_for_controllers:
-            await eventually_async(lambda: daemon.controllers is not None or task.done(), what="the controllers to start")
+            await eventually_async(
+                lambda: daemon.controllers is not None or task.done(), what="the controllers to start"
+            )
             if task.done():
                 raise AssertionError(f"the daemon ended at start with {task.result()}")
         yield harness
@@ -181,9 +203,14 @@ async def daemon_running(world: World, directory: Path, *, token: str = TOKEN, w
 
 
 @asynccontextmanager
-async def world_and_daemon(tmp_path: Path, *, topology: Topology | None = None,
-                           documents: tuple[dict[str, Any], ...] = (),
-                           prepare: Callable[[World], None] | None = None, **overrides: Any) -> AsyncIterator[Harness]:
+async def world_and_daemon(
+    tmp_path: Path,
+    *,
+    topology: Topology | None = None,
+    documents: tuple[dict[str, Any], ...] = (),
+    prepare: Callable[[World], None] | None = None,
+    **overrides: Any,
+) -> AsyncIterator[Harness]:
     """A fresh world with `documents` applied to the service cluster (then `prepare(world)`), and the
     daemon running on it."""
     world = start_world(tmp_path / "world", topology=topology)

@@ -30,7 +30,9 @@ T = TypeVar("T")
 EXPORT = "certificates.example.corp"
 
 
-async def with_org(sim: KcpSim, body: Callable[[OrgWorkspaceAdapter], Awaitable[T]], *, workspace: str | None = None) -> T:
+async def with_org(
+    sim: KcpSim, body: Callable[[OrgWorkspaceAdapter], Awaitable[T]], *, workspace: str | None = None
+) -> T:
     connections = Connections(
         service_config=sim.service_config(), kcp_config=sim.kcp_config(workspace), trust_env=False
     )
@@ -49,10 +51,14 @@ def schema(name: str = "v0a1b2c3d.widgets.certificates.example.corp", *, kind: s
             "group": EXPORT,
             "names": {"plural": "widgets", "singular": "widget", "kind": kind, "listKind": f"{kind}List"},
             "scope": "Namespaced",
-            "versions": [{
-                "name": "v1", "served": True, "storage": True,
-                "schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-            }],
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                }
+            ],
         },
     }
 
@@ -138,14 +144,16 @@ async def test_a_patch_with_the_current_resource_version_changes_only_the_patche
         assert before is not None
         schemas = [*before["spec"]["latestResourceSchemas"], "v0a1b2c3d.widgets.certificates.example.corp"]
         patched = await org.patch_export(
-            EXPORT, {"spec": {"latestResourceSchemas": schemas}},
+            EXPORT,
+            {"spec": {"latestResourceSchemas": schemas}},
             resource_version=before["metadata"]["resourceVersion"],
         )
         return before, patched
 
     before, patched = await with_org(kcpsim, body)
     assert patched["spec"]["latestResourceSchemas"] == [
-        "v5f2a9c1e.certificates.certificates.example.corp", "v0a1b2c3d.widgets.certificates.example.corp",
+        "v5f2a9c1e.certificates.certificates.example.corp",
+        "v0a1b2c3d.widgets.certificates.example.corp",
     ]
     assert patched["spec"]["permissionClaims"] == before["spec"]["permissionClaims"]
     assert patched["metadata"]["resourceVersion"] != before["metadata"]["resourceVersion"]
@@ -176,7 +184,12 @@ async def test_the_patch_carries_the_resource_version_inside_the_merge_patch_bod
 
     await with_org(kcpsim, body)
     (record,) = kcpsim.requests.records()
-    assert (record.method, record.verb, record.resource, record.cluster) == ("PATCH", "patch", "apiexports", "abc123xyz")
+    assert (record.method, record.verb, record.resource, record.cluster) == (
+        "PATCH",
+        "patch",
+        "apiexports",
+        "abc123xyz",
+    )
     assert "/apis/apis.kcp.io/v1alpha1/apiexports/" in record.path
 
 

@@ -30,10 +30,10 @@ from servlet.adapters.kube import resource_class, wrap
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.app.runtime.informer import Informer
-from servlet.core.actions import NAMESPACE_TYPE, SECRET_TYPE
 from servlet.core.errors import NotFound, Transient
 from servlet.core.model import ResourceType
 from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE
+from servlet.core.targets import NAMESPACE_TYPE, SECRET_TYPE
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
@@ -100,7 +100,9 @@ async def test_a_crd_is_read_by_name_and_a_missing_one_is_none(kcpsim: KcpSim, s
 
 
 @pytest.mark.parametrize(("namespace", "name", "found"), [("", "default", True), ("", "absent", False)])
-async def test_one_object_is_read_by_type_namespace_and_name(kcpsim: KcpSim, namespace: str, name: str, found: bool) -> None:
+async def test_one_object_is_read_by_type_namespace_and_name(
+    kcpsim: KcpSim, namespace: str, name: str, found: bool
+) -> None:
     async def body(adapter: ServiceClusterAdapter) -> dict[str, Any] | None:
         return await adapter.get(NAMESPACE_TYPE, namespace=namespace, name=name)
 
@@ -112,16 +114,26 @@ async def test_one_object_is_read_by_type_namespace_and_name(kcpsim: KcpSim, nam
 
 async def test_a_namespaced_custom_resource_is_read_in_its_namespace(kcpsim: KcpSim, service: Client) -> None:
     install(service, CERT_CRD)
-    certs = ResourceType(group="cert-manager.io", version="v1", kind="Certificate", plural="certificates", namespaced=True)
-    service.create(wrap(resource_class(certs), {
-        "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-        "metadata": {"name": "web", "namespace": "default"},
-        "spec": {"secretName": "web-tls", "issuerRef": {"name": "ca"}},
-    }))
+    certs = ResourceType(
+        group="cert-manager.io", version="v1", kind="Certificate", plural="certificates", namespaced=True
+    )
+    service.create(
+        wrap(
+            resource_class(certs),
+            {
+                "apiVersion": "cert-manager.io/v1",
+                "kind": "Certificate",
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {"secretName": "web-tls", "issuerRef": {"name": "ca"}},
+            },
+        )
+    )
 
     async def body(adapter: ServiceClusterAdapter) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        return (await adapter.get(certs, namespace="default", name="web"),
-                await adapter.get(certs, namespace="kube-system", name="web"))
+        return (
+            await adapter.get(certs, namespace="default", name="web"),
+            await adapter.get(certs, namespace="kube-system", name="web"),
+        )
 
     here, elsewhere = await with_service(kcpsim, body)
     assert here is not None and here["spec"]["secretName"] == "web-tls"
@@ -136,8 +148,14 @@ async def test_the_published_resource_status_is_merge_patched_through_the_status
 ) -> None:
     install(service, PR_CRD)
     service.create(wrap(resource_class(PUBLISHED_RESOURCE_TYPE), published()))
-    condition = {"type": "Valid", "status": "True", "reason": "Valid", "message": "ok",
-                 "observedGeneration": 1, "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    condition = {
+        "type": "Valid",
+        "status": "True",
+        "reason": "Valid",
+        "message": "ok",
+        "observedGeneration": 1,
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
 
     async def body(adapter: ServiceClusterAdapter) -> dict[str, Any]:
         kcpsim.requests.clear()
@@ -188,9 +206,7 @@ def test_without_flag_or_kubeconfig_env_the_home_kubeconfig_is_used(
     assert load_service_config(None).cluster.server == "http://home.example.test"
 
 
-def test_a_context_is_chosen_by_name_and_a_missing_one_lists_the_others(
-    kcpsim: KcpSim, tmp_path: Path
-) -> None:
+def test_a_context_is_chosen_by_name_and_a_missing_one_lists_the_others(kcpsim: KcpSim, tmp_path: Path) -> None:
     config = kcpsim.kubeconfig_dict("http://current.example.test")
     other = copy.deepcopy(config)
     other["clusters"][0].update(name="other", cluster={"server": "http://other.example.test"})
@@ -204,8 +220,9 @@ def test_a_context_is_chosen_by_name_and_a_missing_one_lists_the_others(
     assert load_service_config(str(path), context="other").cluster.server == "http://other.example.test"
     with pytest.raises(ConfigurationError) as raised:
         load_service_config(str(path), context="absent")
-    assert str(raised.value) == (f"--context: {path} has no context 'absent' "
-                                 f"(it has: {config['contexts'][0]['name']}, other)")
+    assert str(raised.value) == (
+        f"--context: {path} has no context 'absent' (it has: {config['contexts'][0]['name']}, other)"
+    )
 
 
 def test_without_flag_kubeconfig_or_service_account_the_error_names_the_flag(
@@ -291,8 +308,11 @@ async def test_informer_sources_list_and_watch_each_target(kcpsim: KcpSim) -> No
     async def main() -> tuple[set[str], set[str], set[tuple[str, str]]]:
         connections = connect(kcpsim)
         connections.set_virtual_workspace_url(kcpsim.vw_url())
-        sources = [connections.service_source(NAMESPACE_TYPE), connections.org_source(NAMESPACE_TYPE),
-                   connections.virtual_workspace_source(NAMESPACE_TYPE)]
+        sources = [
+            connections.service_source(NAMESPACE_TYPE),
+            connections.org_source(NAMESPACE_TYPE),
+            connections.virtual_workspace_source(NAMESPACE_TYPE),
+        ]
         informers = [Informer(source) for source in sources]
         tasks = [asyncio.create_task(informer.run()) for informer in informers]
         try:
@@ -317,15 +337,20 @@ async def test_sources_are_named_by_target_and_resource(kcpsim: KcpSim) -> None:
         connections = connect(kcpsim)
         try:
             connections.set_virtual_workspace_url(kcpsim.vw_url())
-            sources = [connections.service_source(CRD_TYPE), connections.org_source(NAMESPACE_TYPE),
-                       connections.virtual_workspace_source(NAMESPACE_TYPE)]
+            sources = [
+                connections.service_source(CRD_TYPE),
+                connections.org_source(NAMESPACE_TYPE),
+                connections.virtual_workspace_source(NAMESPACE_TYPE),
+            ]
             return [(source.name, source.collection.location) for source in sources]
         finally:
             await connections.aclose()
 
     assert await main() == [
-        ("service/customresourcedefinitions.apiextensions.k8s.io",
-         f"{kcpsim.base_url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions"),
+        (
+            "service/customresourcedefinitions.apiextensions.k8s.io",
+            f"{kcpsim.base_url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        ),
         ("org/namespaces", f"{kcpsim.base_url}/clusters/root:myorg/api/v1/namespaces"),
         ("vw/namespaces", f"{kcpsim.vw_url()}/clusters/*/api/v1/namespaces"),
     ]
@@ -334,9 +359,11 @@ async def test_sources_are_named_by_target_and_resource(kcpsim: KcpSim) -> None:
 async def test_aclose_closes_every_client_and_pool(kcpsim: KcpSim) -> None:
     connections = connect(kcpsim)
     connections.set_virtual_workspace_url(kcpsim.vw_url())
-    https = [connections.service_source(NAMESPACE_TYPE).collection.http,
-             connections.org_source(NAMESPACE_TYPE).collection.http,
-             connections.virtual_workspace_source(NAMESPACE_TYPE).collection.http]
+    https = [
+        connections.service_source(NAMESPACE_TYPE).collection.http,
+        connections.org_source(NAMESPACE_TYPE).collection.http,
+        connections.virtual_workspace_source(NAMESPACE_TYPE).collection.http,
+    ]
     await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
     await connections.aclose()
     result = [http.is_closed for http in https]
@@ -345,15 +372,28 @@ async def test_aclose_closes_every_client_and_pool(kcpsim: KcpSim) -> None:
 
 
 async def test_objects_are_listed_by_labels_across_namespaces_or_in_one(kcpsim: KcpSim, service: Client) -> None:
-    for namespace, name, labels in [("default", "a", {"app": "x", "tier": "1"}), ("kube-system", "b", {"app": "x"}),
-                                    ("default", "c", {"app": "y"})]:
-        service.create(wrap(resource_class(SECRET_TYPE), {"apiVersion": "v1", "kind": "Secret", "metadata": {
-            "name": name, "namespace": namespace, "labels": labels}}))
+    for namespace, name, labels in [
+        ("default", "a", {"app": "x", "tier": "1"}),
+        ("kube-system", "b", {"app": "x"}),
+        ("default", "c", {"app": "y"}),
+    ]:
+        service.create(
+            wrap(
+                resource_class(SECRET_TYPE),
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": name, "namespace": namespace, "labels": labels},
+                },
+            )
+        )
 
     async def body(adapter: ServiceClusterAdapter) -> list[list[tuple[str, str, str]]]:
-        found = [await adapter.list_objects(SECRET_TYPE, labels={"app": "x"}),
-                 await adapter.list_objects(SECRET_TYPE, namespace="default", labels={"app": "x"}),
-                 await adapter.list_objects(NAMESPACE_TYPE, labels={"absent": "label"})]
+        found = [
+            await adapter.list_objects(SECRET_TYPE, labels={"app": "x"}),
+            await adapter.list_objects(SECRET_TYPE, namespace="default", labels={"app": "x"}),
+            await adapter.list_objects(NAMESPACE_TYPE, labels={"absent": "label"}),
+        ]
         return [sorted((o["kind"], o["metadata"]["namespace"], o["metadata"]["name"]) for o in objs) for objs in found]
 
     assert await with_service(kcpsim, body) == [
@@ -373,8 +413,9 @@ async def test_tls_uses_the_kubeconfig_ca_for_every_target_and_refuses_an_unknow
     async def main() -> tuple[bool, bool, bool, int]:
         connections = Connections(service_config=sim.service_config(), kcp_config=sim.kcp_config(), trust_env=False)
         connections.set_virtual_workspace_url(sim.vw_url())
-        stranger = Connections(service_config=KubeConfig.from_dict(untrusting), kcp_config=sim.kcp_config(),
-                               trust_env=False)
+        stranger = Connections(
+            service_config=KubeConfig.from_dict(untrusting), kcp_config=sim.kcp_config(), trust_env=False
+        )
         try:
             service = await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
             org = await OrgWorkspaceAdapter(connections.org).resolve_identity()

@@ -18,10 +18,10 @@ from servlet.adapters.kube import resource_class, wrap
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
 from servlet.app.runtime.informer import Informer, ObjectKey
-from servlet.core.actions import SECRET_TYPE
 from servlet.core.apiexport import virtual_workspace_url
 from servlet.core.errors import Forbidden
 from servlet.core.model import ResourceType
+from servlet.core.targets import SECRET_TYPE
 
 T = TypeVar("T")
 TEAM_A = "k7v2m9x4q1w8z3r5"
@@ -49,7 +49,8 @@ async def with_vw(sim: KcpSim, body: Callable[[Connections], Awaitable[T]]) -> T
 
 def certificate(name: str, namespace: str) -> dict[str, Any]:
     return {
-        "apiVersion": "certificates.example.corp/v1alpha1", "kind": "Certificate",
+        "apiVersion": "certificates.example.corp/v1alpha1",
+        "kind": "Certificate",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"commonName": f"{name}.example", "secretName": f"{name}-tls"},
     }
@@ -68,8 +69,10 @@ async def test_one_object_is_read_in_the_workspace_its_cluster_names(kcpsim: Kcp
 
     async def body(connections: Connections) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         vw = VirtualWorkspaceAdapter(connections)
-        return (await vw.get(CERTIFICATES, cluster=TEAM_A, namespace="default", name="web"),
-                await vw.get(CERTIFICATES, cluster=TEAM_B, namespace="default", name="web"))
+        return (
+            await vw.get(CERTIFICATES, cluster=TEAM_A, namespace="default", name="web"),
+            await vw.get(CERTIFICATES, cluster=TEAM_B, namespace="default", name="web"),
+        )
 
     in_a, in_b = await with_vw(kcpsim, body)
     assert in_a is not None
@@ -79,13 +82,22 @@ async def test_one_object_is_read_in_the_workspace_its_cluster_names(kcpsim: Kcp
 
 
 async def test_a_claimed_secret_is_read_through_the_vw(kcpsim: KcpSim) -> None:
-    create_in(kcpsim, "team-b", SECRET_TYPE, {"apiVersion": "v1", "kind": "Secret",
-                                              "metadata": {"name": "api-tls", "namespace": "default"},
-                                              "data": {"tls.key": "a2V5"}})
+    create_in(
+        kcpsim,
+        "team-b",
+        SECRET_TYPE,
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "api-tls", "namespace": "default"},
+            "data": {"tls.key": "a2V5"},
+        },
+    )
 
     async def body(connections: Connections) -> dict[str, Any] | None:
-        return await VirtualWorkspaceAdapter(connections).get(SECRET_TYPE, cluster=TEAM_B, namespace="default",
-                                                              name="api-tls")
+        return await VirtualWorkspaceAdapter(connections).get(
+            SECRET_TYPE, cluster=TEAM_B, namespace="default", name="api-tls"
+        )
 
     found = await with_vw(kcpsim, body)
     assert found is not None and found["data"] == {"tls.key": "a2V5"}
@@ -96,8 +108,9 @@ async def test_a_workspace_without_binding_or_accepted_claim_is_forbidden(kcpsim
     cluster = "abc123xyz" if workspace == "org" else kcpsim.add_workspace("team-x", accept_claims=False)
 
     async def body(connections: Connections) -> dict[str, Any] | None:
-        return await VirtualWorkspaceAdapter(connections).get(SECRET_TYPE, cluster=cluster, namespace="default",
-                                                              name="x")
+        return await VirtualWorkspaceAdapter(connections).get(
+            SECRET_TYPE, cluster=cluster, namespace="default", name="x"
+        )
 
     with pytest.raises(Forbidden) as raised:
         await with_vw(kcpsim, body)
@@ -107,8 +120,9 @@ async def test_a_workspace_without_binding_or_accepted_claim_is_forbidden(kcpsim
 
 async def test_a_vw_read_before_the_url_is_known_says_so(kcpsim: KcpSim) -> None:
     async def main() -> None:
-        connections = Connections(service_config=kcpsim.service_config(), kcp_config=kcpsim.kcp_config(),
-                                  trust_env=False)
+        connections = Connections(
+            service_config=kcpsim.service_config(), kcp_config=kcpsim.kcp_config(), trust_env=False
+        )
         try:
             await VirtualWorkspaceAdapter(connections).get(CERTIFICATES, cluster=TEAM_A, namespace="default", name="w")
         finally:
@@ -126,8 +140,9 @@ async def test_workspace_clients_are_made_once_and_all_their_requests_are_counte
         seen.append((target, verb, code))
 
     async def main() -> bool:
-        connections = Connections(service_config=kcpsim.service_config(), kcp_config=kcpsim.kcp_config(),
-                                  on_request=observe, trust_env=False)
+        connections = Connections(
+            service_config=kcpsim.service_config(), kcp_config=kcpsim.kcp_config(), on_request=observe, trust_env=False
+        )
         try:
             connections.set_virtual_workspace_url(kcpsim.vw_url())
             same = connections.virtual_workspace(TEAM_A) is connections.virtual_workspace(TEAM_A)
@@ -159,8 +174,10 @@ async def test_the_wildcard_list_spans_every_bound_workspace(kcpsim: KcpSim) -> 
             await asyncio.gather(task, return_exceptions=True)
 
     keys, name = await with_vw(kcpsim, body)
-    assert keys == [ObjectKey(cluster=TEAM_A, namespace="default", name="web"),
-                    ObjectKey(cluster=TEAM_B, namespace="default", name="api")]
+    assert keys == [
+        ObjectKey(cluster=TEAM_A, namespace="default", name="web"),
+        ObjectKey(cluster=TEAM_B, namespace="default", name="api"),
+    ]
     assert name == "vw/certificates.certificates.example.corp"
     (listed,) = kcpsim.requests.matching(verb="list", resource="certificates")
     assert listed.cluster == "*" and listed.virtual_workspace
@@ -172,8 +189,7 @@ async def test_a_one_shot_list_spans_every_bound_workspace(kcpsim: KcpSim) -> No
 
     async def body(connections: Connections) -> list[tuple[str, str, str]]:
         found = await VirtualWorkspaceAdapter(connections).list_objects(CERTIFICATES)
-        return sorted((o["metadata"]["annotations"]["kcp.io/cluster"], o["kind"], o["metadata"]["name"])
-                      for o in found)
+        return sorted((o["metadata"]["annotations"]["kcp.io/cluster"], o["kind"], o["metadata"]["name"]) for o in found)
 
     assert await with_vw(kcpsim, body) == [(TEAM_A, "Certificate", "web"), (TEAM_B, "Certificate", "api")]
     (listed,) = kcpsim.requests.matching(verb="list", resource="certificates")

@@ -27,7 +27,9 @@ def test_the_machine_the_figures_came_from_is_recorded(figures: dict[str, object
     assert machine["cores"] >= 1 and machine["memory_gb"] > 0 and machine["python"].startswith("3.")
 
 
-@pytest.mark.parametrize("figure", ["json_roundtrip_us", "fresh_us", "converged_us", "fresh_vs_json", "converged_vs_json"])
+@pytest.mark.parametrize(
+    "figure", ["json_roundtrip_us", "fresh_us", "converged_us", "fresh_vs_json", "converged_vs_json"]
+)
 def test_planning_is_timed_against_a_json_round_trip(figures: dict[str, object], figure: str) -> None:
     planning = figures["planning"]
     assert isinstance(planning, dict)

@@ -36,14 +36,22 @@ def _schema_name(h: Harness, published_resource: str) -> str:
     return str(found["status"]["resourceSchemaName"])
 
 
-@pytest.mark.parametrize("claims, expected", [
-    ((), {"events", "namespaces", "secrets"}),
-    (("configmaps",), {"configmaps", "events", "namespaces", "secrets"}),
-], ids=["bare-export", "foreign-claim-kept"])
+@pytest.mark.parametrize(
+    "claims, expected",
+    [
+        ((), {"events", "namespaces", "secrets"}),
+        (("configmaps",), {"configmaps", "events", "namespaces", "secrets"}),
+    ],
+    ids=["bare-export", "foreign-claim-kept"],
+)
 async def test_the_schema_and_the_claims_of_related_resources_are_added_in_one_patch(
-        tmp_path: Path, claims: tuple[str, ...], expected: set[str]) -> None:
-    async with world_and_daemon(tmp_path, topology=Topology(with_schema=False, claims=claims),
-                                documents=(certificate_crd(), example_published_resource())) as h:
+    tmp_path: Path, claims: tuple[str, ...], expected: set[str]
+) -> None:
+    async with world_and_daemon(
+        tmp_path,
+        topology=Topology(with_schema=False, claims=claims),
+        documents=(certificate_crd(), example_published_resource()),
+    ) as h:
         exported = await h.wait_condition("publish-certmanager-certs", "Exported")
         schema = _schema_name(h, "publish-certmanager-certs")
         assert schema in exported["message"]
@@ -63,13 +71,16 @@ async def test_a_complete_export_is_not_written_and_a_conflicting_write_is_retri
     def conflict_once(world: World) -> None:
         world.sim.set_faults(FaultPlan(errors=(ErrorRule(status=409, verb="patch", resource="apiexports", limit=1),)))
 
-    async with world_and_daemon(tmp_path, documents=(widget_crd(), published_resource("widgets", kind="Widget")),
-                                prepare=conflict_once) as h:
+    async with world_and_daemon(
+        tmp_path, documents=(widget_crd(), published_resource("widgets", kind="Widget")), prepare=conflict_once
+    ) as h:
         await h.wait_condition("widgets", "Exported")
         await settle(h.world)
         patches = [r for r in h.requests(since_mark=False, with_status=True) if r.startswith("PATCH org apiexports")]
-        assert patches == ["PATCH org apiexports certificates.example.corp -> 409",
-                           "PATCH org apiexports certificates.example.corp -> 200"]
+        assert patches == [
+            "PATCH org apiexports certificates.example.corp -> 409",
+            "PATCH org apiexports certificates.example.corp -> 200",
+        ]
         h.set_mark()
         h.controllers.export_queue.resync()
         await settle(h.world)
@@ -88,19 +99,27 @@ async def test_a_changed_crd_gets_a_new_schema_that_replaces_the_old_one_in_the_
 
         await eventually_async(lambda: _schema_name(h, "widgets") != old, what="a new schema name in the status")
         new = _schema_name(h, "widgets")
-        await eventually_async(lambda: _export(h)["spec"]["latestResourceSchemas"] == [new],
-                         what="the new schema to replace the old one in the export")
+        await eventually_async(
+            lambda: _export(h)["spec"]["latestResourceSchemas"] == [new],
+            what="the new schema to replace the old one in the export",
+        )
         assert h.rest.get(h.world.in_org(f"{SCHEMAS}/{old}")) is not None, "an old schema must never be deleted"
         await h.wait_condition("widgets", "Ready")
-        await eventually_async(lambda: h.worker("widgets").context.projected.schema_name == new,
-                         what="the sync worker to follow the new schema")
+        await eventually_async(
+            lambda: h.worker("widgets").context.projected.schema_name == new,
+            what="the sync worker to follow the new schema",
+        )
 
 
 async def test_a_schema_for_a_resource_another_published_resource_serves_is_not_exported(tmp_path: Path) -> None:
-    documents = (widget_crd(), certificate_crd(),
-                 published_resource("widgets", kind="Widget", projection={"plural": "things", "kind": "Thing"}),
-                 published_resource("certs", kind="Certificate", api_group="cert-manager.io",
-                                    projection={"plural": "things", "kind": "Thing"}))
+    documents = (
+        widget_crd(),
+        certificate_crd(),
+        published_resource("widgets", kind="Widget", projection={"plural": "things", "kind": "Thing"}),
+        published_resource(
+            "certs", kind="Certificate", api_group="cert-manager.io", projection={"plural": "things", "kind": "Thing"}
+        ),
+    )
     async with world_and_daemon(tmp_path, documents=documents) as h:
         for name in ("widgets", "certs"):
             await h.wait_condition(name, "SchemaPublished")
@@ -129,4 +148,3 @@ async def test_a_deleted_export_is_reported_and_never_recreated(tmp_path: Path) 
         assert exported["reason"] == "ExportNotFound"
         await settle(h.world)
         assert not [r for r in h.requests() if r.startswith(("POST org apiexports", "PATCH org apiexports"))]
-

@@ -40,18 +40,27 @@ def _released(h: Harness) -> dict[str, Any]:
 
 
 def _create_remote(h: Harness, name: str) -> None:
-    h.rest.create(h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
-                  remote_object("Widget", name, namespace="default", size=1))
+    h.rest.create(
+        h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
+        remote_object("Widget", name, namespace="default", size=1),
+    )
 
 
 async def test_a_deleted_crd_releases_the_finalizers_so_deletions_complete_and_syncing_resumes_when_it_returns(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     async with world_and_daemon(tmp_path, documents=(widget_crd(), published_resource("widgets", kind="Widget"))) as h:
         await h.wait_condition("widgets", "Ready")
         for name in ("kept", "deleted"):
             _create_remote(h, name)
-            await eventually_async(lambda name=name: h.rest.get(WIDGET.path(  # type: ignore[misc]
-                namespace=TEAM_A, name=default_local_name(namespace="default", name=name))), what=f"{name} copy")
+            await eventually_async(
+                lambda name=name: h.rest.get(
+                    WIDGET.path(  # type: ignore[misc]
+                        namespace=TEAM_A, name=default_local_name(namespace="default", name=name)
+                    )
+                ),
+                what=f"{name} copy",
+            )
             assert _finalizers(h, name) == [FINALIZER]
 
         h.rest.delete(WIDGET_CRD)
@@ -71,11 +80,18 @@ async def test_a_deleted_crd_releases_the_finalizers_so_deletions_complete_and_s
         h.world.apply(widget_crd())
         await h.wait_condition("widgets", "Ready")
         for name in ("kept", "meanwhile"):
-            await eventually_async(lambda name=name: h.rest.get(WIDGET.path(  # type: ignore[misc]
-                namespace=TEAM_A, name=default_local_name(namespace="default", name=name))),
-                what=f"{name} copied again once the CRD is back")
-            await eventually_async(lambda name=name: _finalizers(h, name) == [FINALIZER],  # type: ignore[misc]
-                             what=f"the finalizer back on {name}")
+            await eventually_async(
+                lambda name=name: h.rest.get(
+                    WIDGET.path(  # type: ignore[misc]
+                        namespace=TEAM_A, name=default_local_name(namespace="default", name=name)
+                    )
+                ),
+                what=f"{name} copied again once the CRD is back",
+            )
+            await eventually_async(
+                lambda name=name: _finalizers(h, name) == [FINALIZER],  # type: ignore[misc]
+                what=f"the finalizer back on {name}",
+            )
 
 
 async def test_a_crd_stuck_in_deletion_counts_as_gone_and_releases_the_finalizers(tmp_path: Path) -> None:
@@ -88,8 +104,9 @@ async def test_a_crd_stuck_in_deletion_counts_as_gone_and_releases_the_finalizer
         h.rest.merge_patch(local, {"metadata": {"finalizers": ["example.com/hold"]}})
 
         h.rest.delete(WIDGET_CRD)
-        assert ((h.rest.get(WIDGET_CRD) or {}).get("metadata") or {}).get("deletionTimestamp"), \
+        assert ((h.rest.get(WIDGET_CRD) or {}).get("metadata") or {}).get("deletionTimestamp"), (
             "the CRD should still be there, being deleted"
+        )
         valid = await h.wait_condition("widgets", "Valid", "False")
         assert valid["reason"] == "CRDNotFound" and "is being deleted" in valid["message"], valid
         syncing = await eventually_async(lambda: _released(h), what="Syncing=False saying the finalizers were released")
@@ -111,4 +128,3 @@ async def test_a_crd_that_no_longer_serves_the_published_version_releases_the_fi
         assert syncing["reason"] == "NotPublished" and "1 object(s)" in syncing["message"], syncing
         assert (h.condition("widgets", "Valid") or {}).get("reason") == "InvalidProjection"
         assert _finalizers(h, "w1") == []
-

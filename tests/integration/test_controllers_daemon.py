@@ -32,8 +32,7 @@ async def test_while_kcp_is_unreachable_the_daemon_is_alive_but_not_ready_and_st
         config = world.sim.kubeconfig_dict(f"http://127.0.0.1:{_closed_port()}/clusters/root:myorg")
         unreachable = tmp_path / "unreachable-kcp.kubeconfig"
         unreachable.write_text(yaml.safe_dump(config))
-        async with daemon_running(world, tmp_path, kcp_kubeconfig=str(unreachable),
-                                  wait_for_controllers=False) as h:
+        async with daemon_running(world, tmp_path, kcp_kubeconfig=str(unreachable), wait_for_controllers=False) as h:
             probes = await eventually_async(lambda: h.daemon.probes, what="the probe server to listen")
             port = probes.health_address.port
             assert (await _probe(port, "/healthz"))[0] == 200, "an unreachable kcp must not fail liveness"
@@ -51,14 +50,18 @@ async def test_a_started_daemon_is_ready_and_serves_its_metrics(tmp_path: Path) 
         async with daemon_running(world, tmp_path) as h:
             assert h.daemon.probes is not None
             port = h.daemon.probes.health_address.port
-            await eventually_async(lambda: h.daemon.checks.run_readiness() and all(
-                ok for _, ok, _ in h.daemon.checks.run_readiness()), what="readiness")
+            await eventually_async(
+                lambda: h.daemon.checks.run_readiness() and all(ok for _, ok, _ in h.daemon.checks.run_readiness()),
+                what="readiness",
+            )
             assert (await _probe(port, "/readyz"))[0] == 200
             status, metrics = await _probe(h.daemon.probes.metrics_address.port, "/metrics")
             assert status == 200
-            for line in ('servlet_leader 1.0', 'servlet_api_requests_total{code="200",target="org",verb="get"}',
-                         'servlet_build_info{version='):
+            for line in (
+                "servlet_leader 1.0",
+                'servlet_api_requests_total{code="200",target="org",verb="get"}',
+                "servlet_build_info{version=",
+            ):
                 assert line in metrics, line
     finally:
         world.stop()
-

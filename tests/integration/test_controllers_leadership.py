@@ -34,8 +34,10 @@ def _world(tmp_path: Path) -> World:
 
 
 def _create(world: World, name: str) -> str:
-    world.rest.create(world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
-                      remote_object("Widget", name, namespace="default", size=1))
+    world.rest.create(
+        world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
+        remote_object("Widget", name, namespace="default", size=1),
+    )
     return WIDGET.path(namespace=TEAM_A, name=default_local_name(namespace="default", name=name))
 
 
@@ -44,11 +46,14 @@ async def test_only_the_leader_writes_and_a_stopped_leader_hands_over_at_once(tm
     try:
         async with (
             daemon_running(world, tmp_path, token="replica-1", leader_election=True) as first,
-            daemon_running(world, tmp_path, token="replica-2", leader_election=True,
-                           wait_for_controllers=False) as second,
+            daemon_running(
+                world, tmp_path, token="replica-2", leader_election=True, wait_for_controllers=False
+            ) as second,
         ):
-            await eventually_async(lambda: second.daemon.elector is not None
-                             and second.daemon.elector.leadership_known, what="the follower to know its role")
+            await eventually_async(
+                lambda: second.daemon.elector is not None and second.daemon.elector.leadership_known,
+                what="the follower to know its role",
+            )
             await first.wait_condition("widgets", "Ready")
             w1 = _create(world, "w1")
             await eventually_async(lambda: world.rest.get(w1), what="w1 synced by the leader")
@@ -58,8 +63,11 @@ async def test_only_the_leader_writes_and_a_stopped_leader_hands_over_at_once(tm
             assert second.daemon.controllers is None
 
             first.stop.set()  # SIGTERM: finish, release the lease
-            await eventually_async(lambda: second.daemon.controllers is not None, timeout=2.0,
-                             what="the follower to take over well before the lease would expire")
+            await eventually_async(
+                lambda: second.daemon.controllers is not None,
+                timeout=2.0,
+                what="the follower to take over well before the lease would expire",
+            )
             w2 = _create(world, "w2")
             await eventually_async(lambda: world.rest.get(w2), what="w2 synced by the new leader")
             assert any("widgets" in r for r in second.requests(since_mark=False, writes_only=True))
@@ -76,11 +84,15 @@ async def test_a_lost_lease_stops_all_writes_and_a_regained_one_resumes_them(tmp
             assert b"servlet_leader 1.0" in metrics.render()
 
             lease = world.rest.get(LEASE) or {}
-            lease["spec"].update(holderIdentity="intruder", leaseDurationSeconds=3600,
-                                 renewTime=format_micro_time(datetime.now(UTC)))
+            lease["spec"].update(
+                holderIdentity="intruder", leaseDurationSeconds=3600, renewTime=format_micro_time(datetime.now(UTC))
+            )
             world.rest._send("PUT", LEASE, lease)
-            await eventually_async(lambda: h.daemon.controllers is None, timeout=5.0,
-                             what="the controllers to stop once the lease cannot be renewed")
+            await eventually_async(
+                lambda: h.daemon.controllers is None,
+                timeout=5.0,
+                what="the controllers to stop once the lease cannot be renewed",
+            )
             assert b"servlet_leader 0.0" in metrics.render()
 
             h.set_mark()
@@ -96,4 +108,3 @@ async def test_a_lost_lease_stops_all_writes_and_a_regained_one_resumes_them(tmp
             assert b"servlet_leader 1.0" in metrics.render()
     finally:
         world.stop()
-

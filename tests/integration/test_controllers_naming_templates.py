@@ -12,13 +12,19 @@ from tests.integration.controllers_support import TEAM_A, world_and_daemon
 from tests.integration.e2e.manifests import REMOTE_WIDGET, WIDGET, published_resource, remote_object, widget_crd
 
 
-@pytest.mark.parametrize(("naming", "field", "shown"), [
-    ({"name": "$foo-$remoteName"}, "spec.naming.name", "$foo"),
-    ({"name": "{{ .Nope }}"}, "spec.naming.name", ".Nope"),
-    ({"namespace": "{{ .ClusterName | nope }}"}, "spec.naming.namespace", "'nope'"),
-])
+@pytest.mark.parametrize(
+    ("naming", "field", "shown"),
+    [
+        ({"name": "$foo-$remoteName"}, "spec.naming.name", "$foo"),
+        ({"name": "{{ .Nope }}"}, "spec.naming.name", ".Nope"),
+        ({"namespace": "{{ .ClusterName | nope }}"}, "spec.naming.namespace", "'nope'"),
+    ],
+)
 async def test_a_pattern_that_cannot_work_makes_the_published_resource_invalid(
-    tmp_path: Path, naming: dict[str, str], field: str, shown: str,
+    tmp_path: Path,
+    naming: dict[str, str],
+    field: str,
+    shown: str,
 ) -> None:
     documents = (widget_crd(), published_resource("widgets", kind="Widget", naming=naming))
     async with world_and_daemon(tmp_path, documents=documents) as h:
@@ -30,7 +36,9 @@ async def test_a_pattern_that_cannot_work_makes_the_published_resource_invalid(
 
 
 async def test_an_object_lands_at_the_name_its_template_computes(tmp_path: Path) -> None:
-    naming = {"name": '{{ .Object.metadata.labels.owner | default "nobody" | lower }}-{{ sha3short .Object.metadata.name 8 }}'}
+    naming = {
+        "name": '{{ .Object.metadata.labels.owner | default "nobody" | lower }}-{{ sha3short .Object.metadata.name 8 }}'
+    }
     documents = (widget_crd(), published_resource("widgets", kind="Widget", naming=naming))
     async with world_and_daemon(tmp_path, documents=documents) as h:
         await h.wait_condition("widgets", "Ready")

@@ -30,8 +30,11 @@ RESYNC_PERIOD = 3600.0
 
 
 def _sync_reconciles(h: Harness) -> float:
-    return sum(float(line.rsplit(" ", 1)[1]) for line in h.daemon.metrics.render().decode().splitlines()
-               if line.startswith("servlet_reconciles_total{") and 'controller="sync' in line)
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in h.daemon.metrics.render().decode().splitlines()
+        if line.startswith("servlet_reconciles_total{") and 'controller="sync' in line
+    )
 
 
 def _data(h: Harness, path: str) -> dict[str, str]:
@@ -39,25 +42,30 @@ def _data(h: Harness, path: str) -> dict[str, str]:
 
 
 async def test_unrelated_secrets_leave_no_content_in_the_servlet_and_referenced_ones_still_sync(tmp_path: Path) -> None:
-    async with world_and_daemon(tmp_path, documents=(certificate_crd(), certificates_with_platform_secret()),
-                                resync_period=RESYNC_PERIOD) as h:
+    async with world_and_daemon(
+        tmp_path, documents=(certificate_crd(), certificates_with_platform_secret()), resync_period=RESYNC_PERIOD
+    ) as h:
         await h.wait_condition(PUBLISHED, "Ready")
         worker = h.worker(PUBLISHED)
         remote_secrets = h.world.in_workspace("team-a", SECRET.path(namespace="default"))
         h.world.ensure_namespace(TEAM_A)
         for index in range(UNRELATED):
             h.rest.create(remote_secrets, secret(f"tenant-junk-{index}", namespace="default", data={"x": BLOB}))
-            h.rest.create(SECRET.path(namespace=TEAM_A),
-                          secret(f"local-junk-{index}", namespace=TEAM_A, data={"x": BLOB}))
+            h.rest.create(
+                SECRET.path(namespace=TEAM_A), secret(f"local-junk-{index}", namespace=TEAM_A, data={"x": BLOB})
+            )
 
         # Referenced Secrets sync both ways: the CA down, the TLS Secret up.
         h.rest.create(remote_secrets, secret("team-issuer-ca", namespace="default", data={"ca.crt": "Y2E="}))
-        h.rest.create(h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default")),
-                      zertifikat("web", issuer="team-issuer"))
+        h.rest.create(
+            h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default")),
+            zertifikat("web", issuer="team-issuer"),
+        )
         local_ca = SECRET.path(namespace=TEAM_A, name="team-issuer-ca")
         await eventually_async(lambda: _data(h, local_ca) == {"ca.crt": "Y2E="}, what="the CA Secret down")
-        h.world.apply(secret("web-tls", namespace=TEAM_A, type_="kubernetes.io/tls",
-                             data={"tls.crt": "YQ==", "tls.key": "Yg=="}))
+        h.world.apply(
+            secret("web-tls", namespace=TEAM_A, type_="kubernetes.io/tls", data={"tls.crt": "YQ==", "tls.key": "Yg=="})
+        )
         remote_tls = f"{remote_secrets}/web-tls"
         await eventually_async(lambda: _data(h, remote_tls).get("tls.key") == "Yg==", what="the TLS Secret up")
 
@@ -70,11 +78,15 @@ async def test_unrelated_secrets_leave_no_content_in_the_servlet_and_referenced_
 
         cached = [obj for cache in worker.related.caches().values() for obj in cache.objects()]
         assert len(cached) >= 2 * UNRELATED + 4, "every Secret is still known (by its metadata)"
-        assert not [obj for obj in cached if set(obj) != {"apiVersion", "kind", "metadata"}], \
+        assert not [obj for obj in cached if set(obj) != {"apiVersion", "kind", "metadata"}], (
             "the caches of related kinds hold no Secret's content"
+        )
         assert worker.related.held_names() == [
-            (Side.LOCAL.value, "team-issuer-ca"), (Side.LOCAL.value, "web-tls"),
-            (Side.REMOTE.value, "team-issuer-ca"), (Side.REMOTE.value, "web-tls")]
+            (Side.LOCAL.value, "team-issuer-ca"),
+            (Side.LOCAL.value, "web-tls"),
+            (Side.REMOTE.value, "team-issuer-ca"),
+            (Side.REMOTE.value, "web-tls"),
+        ]
 
         # A converged resync reuses what is held: not one request.
         h.set_mark()
@@ -87,4 +99,3 @@ async def test_unrelated_secrets_leave_no_content_in_the_servlet_and_referenced_
         # Once nothing references them, their content is let go too.
         h.rest.delete(h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default", name="web")))
         await eventually_async(lambda: worker.related.held_names() == [], what="the held Secrets to be let go")
-

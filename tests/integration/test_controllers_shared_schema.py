@@ -38,17 +38,23 @@ def twin_widget_crd() -> dict[str, Any]:
 
 async def _settled(h: Harness, name: str, type_: str) -> dict[str, Any]:
     """The condition once its controller has seen both PublishedResources (no longer a waiting reason)."""
+
     def check() -> dict[str, Any]:
         condition = h.condition(name, type_)
         assert condition is not None and condition["reason"] not in (
-            "SchemaNotPublished", "WaitingForExport", "CachesNotSynced", "Pending"), condition
+            "SchemaNotPublished",
+            "WaitingForExport",
+            "CachesNotSynced",
+            "Pending",
+        ), condition
         return condition
 
     return await eventually_async(check, what=f"{name} {type_} to settle")
 
 
 async def test_the_younger_of_two_identical_projections_reports_the_resource_taken_and_syncs_nothing(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     documents = (widget_crd(), twin_widget_crd(), published_resource("zeta", kind="Widget"))
     async with world_and_daemon(tmp_path, documents=documents) as h:
         await h.wait_condition("zeta", "Ready")
@@ -66,11 +72,14 @@ async def test_the_younger_of_two_identical_projections_reports_the_resource_tak
         assert (h.condition("zeta", "Ready") or {}).get("status") == "True"
         assert sorted(h.controllers.manager.workers) == ["zeta"]
 
-        h.rest.create(h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
-                      remote_object("Widget", "w1", namespace="default", size=1))
+        h.rest.create(
+            h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
+            remote_object("Widget", "w1", namespace="default", size=1),
+        )
         local_name = default_local_name(namespace="default", name="w1")
-        await eventually_async(lambda: h.rest.get(WIDGET.path(namespace=TEAM_A, name=local_name)),
-                         what="the copy in the keeper's CRD")
+        await eventually_async(
+            lambda: h.rest.get(WIDGET.path(namespace=TEAM_A, name=local_name)), what="the copy in the keeper's CRD"
+        )
         await settle(h.world)
         assert h.rest.list(TWIN_WIDGET.path()) == [], "the object was copied into the younger twin's CRD too"
         remote = h.rest.get(h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default", name="w1")))
@@ -79,8 +88,9 @@ async def test_the_younger_of_two_identical_projections_reports_the_resource_tak
         # The keeper goes: the other one takes the resource over and syncs its objects.
         h.rest.delete(f"{PUBLISHED}/zeta")
         await h.wait_condition("alpha", "Ready")
-        await eventually_async(lambda: h.rest.get(TWIN_WIDGET.path(namespace=TEAM_A, name=local_name)),
-                         what="the copy in the new keeper's CRD")
+        await eventually_async(
+            lambda: h.rest.get(TWIN_WIDGET.path(namespace=TEAM_A, name=local_name)),
+            what="the copy in the new keeper's CRD",
+        )
         remote = h.rest.get(h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default", name="w1")))
         assert (remote or {})["metadata"]["finalizers"] == [FINALIZER]
-

@@ -76,7 +76,9 @@ async def test_api_calls_for_a_new_a_converged_a_changed_and_a_deleted_object(tm
         h.rest.create(_remote_widgets(h), remote_object("Widget", "w2", namespace="default", size=1))
         await eventually_async(lambda: h.rest.get(_local_widget("w2")), what="the local copy of w2")
         assert await _measure(h) == [
-            "PATCH vw:k7v2m9x4q1w8z3r5 widgets default/w2", "POST service widgets k7v2m9x4q1w8z3r5"]
+            "PATCH vw:k7v2m9x4q1w8z3r5 widgets default/w2",
+            "POST service widgets k7v2m9x4q1w8z3r5",
+        ]
 
         reconciles = _sync_reconciles(h)
         h.worker("widgets").queue.resync()
@@ -97,8 +99,11 @@ async def test_api_calls_for_a_new_a_converged_a_changed_and_a_deleted_object(tm
 
 
 def _sync_reconciles(h: Harness) -> float:
-    return sum(float(line.rsplit(" ", 1)[1]) for line in h.daemon.metrics.render().decode().splitlines()
-               if line.startswith("servlet_reconciles_total{") and 'controller="sync' in line)
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in h.daemon.metrics.render().decode().splitlines()
+        if line.startswith("servlet_reconciles_total{") and 'controller="sync' in line
+    )
 
 
 async def test_the_events_of_its_own_writes_do_not_reconcile_a_new_object_again(tmp_path: Path) -> None:
@@ -118,8 +123,10 @@ async def test_the_events_of_its_own_writes_do_not_reconcile_a_new_object_again(
         h.rest.merge_patch(_remote_widgets(h, "w1"), {"spec": {"size": 5}})
         await eventually_async(lambda: (h.rest.get(_local_widget("w1")) or {})["spec"]["size"] == 5, what="size 5")
         h.rest.merge_patch(_local_widget("w2"), {"spec": {"size": 9}})
-        await eventually_async(lambda: (h.rest.get(_local_widget("w2")) or {})["spec"]["size"] == 1,
-                         what="the servlet to restore w2's size")
+        await eventually_async(
+            lambda: (h.rest.get(_local_widget("w2")) or {})["spec"]["size"] == 1,
+            what="the servlet to restore w2's size",
+        )
         await settle(h.world)
         assert _sync_reconciles(h) - before == 5
 
@@ -127,8 +134,9 @@ async def test_the_events_of_its_own_writes_do_not_reconcile_a_new_object_again(
 async def test_status_and_related_objects_cost_one_request_per_change(tmp_path: Path) -> None:
     """Plus one GET for the content of a related object when a primary first reads it or someone
     else changed it: related kinds are watched metadata-only (decisions.md)."""
-    async with world_and_daemon(tmp_path, documents=(certificate_crd(), certificates_with_platform_secret()),
-                                resync_period=RESYNC_PERIOD) as h:
+    async with world_and_daemon(
+        tmp_path, documents=(certificate_crd(), certificates_with_platform_secret()), resync_period=RESYNC_PERIOD
+    ) as h:
         await h.wait_condition("publish-certmanager-certs", "Ready")
         await _measure(h)
         local = example_local_name(namespace="default", name="web")
@@ -138,10 +146,14 @@ async def test_status_and_related_objects_cost_one_request_per_change(tmp_path: 
         h.rest.create(remote_secrets, secret("team-issuer-ca", namespace="default", data={"ca.crt": "Y2E="}))
         assert await _measure(h) == []
 
-        h.rest.create(h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default")),
-                      zertifikat("web", issuer="team-issuer"))
-        await eventually_async(lambda: h.rest.get(SECRET.path(namespace=TEAM_A, name="team-issuer-ca")),
-                         what="the local copy of the CA Secret")
+        h.rest.create(
+            h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default")),
+            zertifikat("web", issuer="team-issuer"),
+        )
+        await eventually_async(
+            lambda: h.rest.get(SECRET.path(namespace=TEAM_A, name="team-issuer-ca")),
+            what="the local copy of the CA Secret",
+        )
         assert await _measure(h) == [
             "PATCH vw:k7v2m9x4q1w8z3r5 zertifikate default/web",
             "POST service namespaces",
@@ -151,12 +163,15 @@ async def test_status_and_related_objects_cost_one_request_per_change(tmp_path: 
             f"PATCH service certificates {TEAM_A}/{local}",  # then its record, on the local primary
         ]
 
-        h.rest.merge_patch(CERTIFICATE.path(namespace=TEAM_A, name=local) + "/status",
-                           {"status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+        h.rest.merge_patch(
+            CERTIFICATE.path(namespace=TEAM_A, name=local) + "/status",
+            {"status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+        )
         assert await _measure(h) == ["PATCH vw:k7v2m9x4q1w8z3r5 zertifikate/status default/web"]
 
-        h.world.apply(secret("web-tls", namespace=TEAM_A, type_="kubernetes.io/tls",
-                             data={"tls.crt": "YQ==", "tls.key": "Yg=="}))
+        h.world.apply(
+            secret("web-tls", namespace=TEAM_A, type_="kubernetes.io/tls", data={"tls.crt": "YQ==", "tls.key": "Yg=="})
+        )
         await eventually_async(lambda: h.rest.get(f"{remote_secrets}/web-tls"), what="the TLS Secret in the workspace")
         assert await _measure(h) == [
             f"GET service secrets {TEAM_A}/web-tls",
@@ -165,8 +180,10 @@ async def test_status_and_related_objects_cost_one_request_per_change(tmp_path: 
         ]
 
         h.rest.merge_patch(SECRET.path(namespace=TEAM_A, name="web-tls"), {"data": {"tls.key": "Yw=="}})
-        assert await _measure(h) == [f"GET service secrets {TEAM_A}/web-tls",
-                                     "PATCH vw:k7v2m9x4q1w8z3r5 secrets default/web-tls"]
+        assert await _measure(h) == [
+            f"GET service secrets {TEAM_A}/web-tls",
+            "PATCH vw:k7v2m9x4q1w8z3r5 secrets default/web-tls",
+        ]
 
         reconciles = _sync_reconciles(h)
         h.worker("publish-certmanager-certs").queue.resync()
@@ -174,8 +191,12 @@ async def test_status_and_related_objects_cost_one_request_per_change(tmp_path: 
         assert await _measure(h) == []
 
         h.rest.delete(h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default", name="web")))
-        await eventually_async(lambda: h.rest.get(h.world.in_workspace(
-            "team-a", ZERTIFIKAT.path(namespace="default", name="web"))) is None, what="the Zertifikat to go")
+        await eventually_async(
+            lambda: (
+                h.rest.get(h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default", name="web"))) is None
+            ),
+            what="the Zertifikat to go",
+        )
         assert await _measure(h) == [
             "DELETE vw:k7v2m9x4q1w8z3r5 secrets default/web-tls",
             f"DELETE service secrets {TEAM_A}/team-issuer-ca",
@@ -188,18 +209,30 @@ async def test_status_and_related_objects_cost_one_request_per_change(tmp_path: 
 def _occupant(*, name_hash_label: str, annotations: dict[str, str]) -> dict[str, Any]:
     labels = link_labels(cluster=TEAM_A, namespace="default", name="w1")
     labels["syncer.kdp.k8c.io/remote-object-name-hash"] = name_hash_label
-    return {"apiVersion": "example.com/v1", "kind": "Widget",
-            "metadata": {"name": default_local_name(namespace="default", name="w1"), "namespace": TEAM_A,
-                         "labels": labels, "annotations": annotations},
-            "spec": {"size": 99}}
+    return {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {
+            "name": default_local_name(namespace="default", name="w1"),
+            "namespace": TEAM_A,
+            "labels": labels,
+            "annotations": annotations,
+        },
+        "spec": {"size": 99},
+    }
 
 
-@pytest.mark.parametrize("annotations, adopted", [
-    ({REMOTE_NAME_ANNOTATION: "w1", REMOTE_NAMESPACE_ANNOTATION: "default"}, True),
-    ({REMOTE_NAME_ANNOTATION: "someone-else", REMOTE_NAMESPACE_ANNOTATION: "default"}, False),
-], ids=["annotations-name-it-adopted", "names-another-object-conflict"])
+@pytest.mark.parametrize(
+    "annotations, adopted",
+    [
+        ({REMOTE_NAME_ANNOTATION: "w1", REMOTE_NAMESPACE_ANNOTATION: "default"}, True),
+        ({REMOTE_NAME_ANNOTATION: "someone-else", REMOTE_NAMESPACE_ANNOTATION: "default"}, False),
+    ],
+    ids=["annotations-name-it-adopted", "names-another-object-conflict"],
+)
 async def test_an_object_in_the_way_is_known_from_the_cache_and_adopted_only_when_provably_ours(
-        tmp_path: Path, annotations: dict[str, str], adopted: bool) -> None:
+    tmp_path: Path, annotations: dict[str, str], adopted: bool
+) -> None:
     async with world_and_daemon(tmp_path, documents=WIDGETS) as h:
         await h.wait_condition("widgets", "Ready")
         h.world.ensure_namespace(TEAM_A)
@@ -210,11 +243,15 @@ async def test_an_object_in_the_way_is_known_from_the_cache_and_adopted_only_whe
         h.rest.create(_remote_widgets(h), remote_object("Widget", "w1", namespace="default", size=1))
         local_name = default_local_name(namespace="default", name="w1")
         if adopted:
-            await eventually_async(lambda: (h.rest.get(_local_widget("w1")) or {})["spec"].get("size") == 1,
-                             what="the adopted copy to get the remote content")
+            await eventually_async(
+                lambda: (h.rest.get(_local_widget("w1")) or {})["spec"].get("size") == 1,
+                what="the adopted copy to get the remote content",
+            )
         else:
-            await eventually_async(lambda: b'servlet_sync_conflicts_total{published_resource="widgets"} 1.0'
-                             in h.daemon.metrics.render(), what="the conflict to be counted")
+            await eventually_async(
+                lambda: b'servlet_sync_conflicts_total{published_resource="widgets"} 1.0' in h.daemon.metrics.render(),
+                what="the conflict to be counted",
+            )
         requests = await _measure(h, with_status=True)
         # The local cache holds every Widget, so the object in the way is known before any write:
         # no create that fails, no read.
@@ -239,25 +276,37 @@ async def test_a_copy_whose_remote_object_vanished_is_an_orphan(tmp_path: Path, 
         await eventually_async(lambda: h.rest.get(_local_widget("keep")), what="the copy of a live object")
         h.world.ensure_namespace(TEAM_A)
         # A copy of this servlet whose remote object no longer exists (force-deleted meanwhile).
-        orphan = {"apiVersion": "example.com/v1", "kind": "Widget",
-                  "metadata": {"name": "left-behind", "namespace": TEAM_A,
-                               "labels": link_labels(cluster=TEAM_A, namespace="default", name="gone",
-                                                     resource="widgets.certificates.example.corp"),
-                               "annotations": {REMOTE_NAME_ANNOTATION: "gone",
-                                               REMOTE_NAMESPACE_ANNOTATION: "default"}},
-                  "spec": {"size": 1}}
+        orphan = {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {
+                "name": "left-behind",
+                "namespace": TEAM_A,
+                "labels": link_labels(
+                    cluster=TEAM_A, namespace="default", name="gone", resource="widgets.certificates.example.corp"
+                ),
+                "annotations": {REMOTE_NAME_ANNOTATION: "gone", REMOTE_NAMESPACE_ANNOTATION: "default"},
+            },
+            "spec": {"size": 1},
+        }
         h.rest.create(WIDGET.path(namespace=TEAM_A), orphan)
-        await eventually_async(lambda: "left-behind" in {key.name for key in h.worker("widgets")._local.keys()},
-                         what="the orphan in the cache")
+        await eventually_async(
+            lambda: "left-behind" in {key.name for key in h.worker("widgets")._local.keys()},
+            what="the orphan in the cache",
+        )
         h.worker("widgets")._orphan_queue.add("orphans")
         metrics = h.daemon.metrics
         if delete_orphans:
-            await eventually_async(lambda: h.rest.get(WIDGET.path(namespace=TEAM_A, name="left-behind")) is None,
-                             what="the orphan to be deleted")
+            await eventually_async(
+                lambda: h.rest.get(WIDGET.path(namespace=TEAM_A, name="left-behind")) is None,
+                what="the orphan to be deleted",
+            )
             assert b'servlet_orphans_deleted_total{published_resource="widgets"} 1.0' in metrics.render()
         else:
-            await eventually_async(lambda: b'servlet_orphaned_objects{published_resource="widgets"} 1.0'
-                             in metrics.render(), what="the orphan to be counted")
+            await eventually_async(
+                lambda: b'servlet_orphaned_objects{published_resource="widgets"} 1.0' in metrics.render(),
+                what="the orphan to be counted",
+            )
             await settle(h.world)
             assert h.rest.get(WIDGET.path(namespace=TEAM_A, name="left-behind")) is not None
         assert h.rest.get(_local_widget("keep")) is not None, "a live object's copy is no orphan"
@@ -273,9 +322,10 @@ async def test_a_burst_from_a_new_workspace_creates_its_namespace_once_and_nothi
             h.rest.create(remote, remote_object("Widget", name, namespace="default", size=1))
         await eventually_async(lambda: len(h.rest.list(WIDGET.path())) == len(names), what="every copy")
         requests = await _measure(h, with_status=True)
-        assert sorted(requests) == sorted([
-            "POST service namespaces -> 201",
-            *(["POST service widgets p4n8c2l6t0y9h1j3 -> 201"] * len(names)),
-            *(f"PATCH vw:p4n8c2l6t0y9h1j3 widgets default/{name} -> 200" for name in names),
-        ])
-
+        assert sorted(requests) == sorted(
+            [
+                "POST service namespaces -> 201",
+                *(["POST service widgets p4n8c2l6t0y9h1j3 -> 201"] * len(names)),
+                *(f"PATCH vw:p4n8c2l6t0y9h1j3 widgets default/{name} -> 200" for name in names),
+            ]
+        )

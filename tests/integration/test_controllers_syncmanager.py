@@ -21,8 +21,11 @@ PUBLISHED = "/apis/services.kdp.k8c.io/v1alpha1/publishedresources"
 
 
 async def test_syncing_waits_for_the_virtual_workspace_and_starts_with_the_first_binding(tmp_path: Path) -> None:
-    async with world_and_daemon(tmp_path, topology=Topology(with_schema=False, workspaces=()),
-                                documents=(widget_crd(), published_resource("widgets", kind="Widget"))) as h:
+    async with world_and_daemon(
+        tmp_path,
+        topology=Topology(with_schema=False, workspaces=()),
+        documents=(widget_crd(), published_resource("widgets", kind="Widget")),
+    ) as h:
         await h.wait_condition("widgets", "Exported")
         syncing = await h.wait_condition("widgets", "Syncing", "False")
         assert syncing["reason"] == "WaitingForVirtualWorkspace" and "virtual workspace" in syncing["message"]
@@ -33,11 +36,16 @@ async def test_syncing_waits_for_the_virtual_workspace_and_starts_with_the_first
         cluster = h.world.sim.add_workspace("team-x")
         await h.wait_condition("widgets", "Ready")
         h.world.ensure_namespace("default", workspace="team-x")
-        h.rest.create(h.world.in_workspace("team-x", REMOTE_WIDGET.path(namespace="default")),
-                      remote_object("Widget", "first", namespace="default", size=1))
-        await eventually_async(lambda: h.rest.get(WIDGET.path(
-            namespace=cluster, name=default_local_name(namespace="default", name="first"))),
-            what="the first object of the first workspace to be synced")
+        h.rest.create(
+            h.world.in_workspace("team-x", REMOTE_WIDGET.path(namespace="default")),
+            remote_object("Widget", "first", namespace="default", size=1),
+        )
+        await eventually_async(
+            lambda: h.rest.get(
+                WIDGET.path(namespace=cluster, name=default_local_name(namespace="default", name="first"))
+            ),
+            what="the first object of the first workspace to be synced",
+        )
 
 
 async def test_a_worker_runs_per_published_resource_and_stops_with_it(tmp_path: Path) -> None:
@@ -56,31 +64,49 @@ async def test_a_worker_runs_per_published_resource_and_stops_with_it(tmp_path: 
         await h.wait_condition("widgets", "Ready")
         second = h.worker("widgets")
         assert second is not first and list(h.controllers.manager.workers) == ["widgets"]
-        h.rest.create(h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
-                      remote_object("Widget", "again", namespace="default", size=1))
-        await eventually_async(lambda: h.rest.get(WIDGET.path(
-            namespace=TEAM_A, name=default_local_name(namespace="default", name="again"))),
-            what="the new worker to sync")
+        h.rest.create(
+            h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
+            remote_object("Widget", "again", namespace="default", size=1),
+        )
+        await eventually_async(
+            lambda: h.rest.get(
+                WIDGET.path(namespace=TEAM_A, name=default_local_name(namespace="default", name="again"))
+            ),
+            what="the new worker to sync",
+        )
 
 
 async def test_published_resources_sharing_a_local_crd_get_a_worker_each_and_no_orphan_hunting(tmp_path: Path) -> None:
-    documents = (widget_crd(), published_resource("widgets", kind="Widget"),
-                 published_resource("doohickeys", kind="Widget", projection={"kind": "Doohickey"}))
+    documents = (
+        widget_crd(),
+        published_resource("widgets", kind="Widget"),
+        published_resource("doohickeys", kind="Widget", projection={"kind": "Doohickey"}),
+    )
     async with world_and_daemon(tmp_path, documents=documents) as h:
         for name in ("widgets", "doohickeys"):
             await h.wait_condition(name, "Ready")
         workers = h.controllers.manager.workers
         assert sorted(workers) == ["doohickeys", "widgets"]
-        assert not any(worker.orphans_enabled for worker in workers.values()), \
+        assert not any(worker.orphans_enabled for worker in workers.values()), (
             "a copy made for one PublishedResource would look orphaned to the other"
+        )
         doohickeys = Resource("certificates.example.corp", "v1", "doohickeys")
-        h.rest.create(h.world.in_workspace("team-a", doohickeys.path(namespace="default")),
-                      {**remote_object("Doohickey", "d1", namespace="default", size=1)})
-        h.rest.create(h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
-                      remote_object("Widget", "w1", namespace="default", size=1))
+        h.rest.create(
+            h.world.in_workspace("team-a", doohickeys.path(namespace="default")),
+            {**remote_object("Doohickey", "d1", namespace="default", size=1)},
+        )
+        h.rest.create(
+            h.world.in_workspace("team-a", REMOTE_WIDGET.path(namespace="default")),
+            remote_object("Widget", "w1", namespace="default", size=1),
+        )
         for name in ("d1", "w1"):
-            await eventually_async(lambda name=name: h.rest.get(WIDGET.path(  # type: ignore[misc]
-                namespace=TEAM_A, name=default_local_name(namespace="default", name=name))), what=f"{name} copy")
+            await eventually_async(
+                lambda name=name: h.rest.get(
+                    WIDGET.path(  # type: ignore[misc]
+                        namespace=TEAM_A, name=default_local_name(namespace="default", name=name)
+                    )
+                ),
+                what=f"{name} copy",
+            )
         await settle(h.world)
         assert len(h.rest.list(WIDGET.path())) == 2
-

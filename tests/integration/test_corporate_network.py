@@ -38,11 +38,18 @@ async def _forwarding_proxy(upstream_port: int, seen: list[str]) -> AsyncIterato
         if request.url.host != KCP_HOST:
             return web.Response(status=502, text=f"this proxy knows no host {request.url.host}")
         target = f"http://127.0.0.1:{upstream_port}{request.path_qs}"
-        headers = {key: value for key, value in request.headers.items() if key.lower() not in ("host", "proxy-connection")}
+        headers = {
+            key: value for key, value in request.headers.items() if key.lower() not in ("host", "proxy-connection")
+        }
         async with session.request(request.method, target, headers=headers, data=await request.read()) as answer:
-            response = web.StreamResponse(status=answer.status, headers={
-                key: value for key, value in answer.headers.items()
-                if key.lower() not in ("content-length", "transfer-encoding", "connection")})
+            response = web.StreamResponse(
+                status=answer.status,
+                headers={
+                    key: value
+                    for key, value in answer.headers.items()
+                    if key.lower() not in ("content-length", "transfer-encoding", "connection")
+                },
+            )
             await response.prepare(request)
             async for chunk in answer.content.iter_any():
                 await response.write(chunk)
@@ -88,7 +95,8 @@ async def proxied(kcpsim: KcpSim, monkeypatch: pytest.MonkeyPatch) -> AsyncItera
 
 
 async def test_the_org_workspace_is_reached_through_the_proxy_and_loopback_directly(
-        kcpsim: KcpSim, proxied: list[str]) -> None:
+    kcpsim: KcpSim, proxied: list[str]
+) -> None:
     found = await _namespaces_of_org(kcpsim)
 
     assert "default" in found
@@ -96,7 +104,8 @@ async def test_the_org_workspace_is_reached_through_the_proxy_and_loopback_direc
 
 
 async def test_no_proxy_naming_the_host_sends_it_directly(
-        kcpsim: KcpSim, proxied: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    kcpsim: KcpSim, proxied: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("NO_PROXY", f"10.0.0.0/8,.svc,{KCP_HOST}")
     with pytest.raises(httpx2.ConnectError):
         await _namespaces_of_org(kcpsim)
@@ -105,7 +114,8 @@ async def test_no_proxy_naming_the_host_sends_it_directly(
 
 
 async def test_a_ca_bundle_in_ssl_cert_file_is_trusted_when_the_kubeconfig_names_no_ca(
-        kcpsim_factory: Callable[..., KcpSim], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kcpsim_factory: Callable[..., KcpSim], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sim = kcpsim_factory(tls=True)
     config = sim.kubeconfig_dict(sim.workspace_url("root:myorg"))
     del config["clusters"][0]["cluster"]["certificate-authority-data"]
@@ -115,7 +125,9 @@ async def test_a_ca_bundle_in_ssl_cert_file_is_trusted_when_the_kubeconfig_names
     async def org_namespaces() -> list[str]:
         connections = Connections(service_config=sim.service_config(), kcp_config=KubeConfig.from_dict(config))
         try:
-            return [ns.metadata.name async for ns in connections.org.list(Namespace) if ns.metadata and ns.metadata.name]
+            return [
+                ns.metadata.name async for ns in connections.org.list(Namespace) if ns.metadata and ns.metadata.name
+            ]
         finally:
             await connections.aclose()
 

@@ -32,8 +32,9 @@ from tests.integration.kcpsim.helpers import Raw
 
 TEAM_A = "k7v2m9x4q1w8z3r5"
 TEAM_B = "p4n8c2l6t0y9h1j3"
-CERTIFICATES = ResourceType(group="certificates.example.corp", version="v1alpha1", kind="Certificate",
-                            plural="certificates", namespaced=True)
+CERTIFICATES = ResourceType(
+    group="certificates.example.corp", version="v1alpha1", kind="Certificate", plural="certificates", namespaced=True
+)
 PUBLISHED = InvolvedObject(resource=PUBLISHED_RESOURCE_TYPE, name="certificates", uid="u-1")
 CONFLICT = EventSpec.warning("NameConflict", "the local name team-a/web is taken")
 
@@ -47,12 +48,19 @@ async def _with_recorder(sim: KcpSim, body: Callable[[EventRecorder], Awaitable[
     connections = Connections(service_config=sim.service_config(), kcp_config=sim.kcp_config(), trust_env=False)
     try:
         org = OrgWorkspaceAdapter(connections.org)
-        url = virtual_workspace_url(endpoint_slice=await org.get_endpoint_slice("certificates.example.corp"),
-                                    export=None)
+        url = virtual_workspace_url(
+            endpoint_slice=await org.get_endpoint_slice("certificates.example.corp"), export=None
+        )
         assert url is not None
         connections.set_virtual_workspace_url(url)
-        recorder = EventRecorder(writer=EventsAdapter(connections), monotonic=time.monotonic, now=_stamp,
-                                 metrics=metrics, log=get_logger("test"), **limits)
+        recorder = EventRecorder(
+            writer=EventsAdapter(connections),
+            monotonic=time.monotonic,
+            now=_stamp,
+            metrics=metrics,
+            log=get_logger("test"),
+            **limits,
+        )
         await body(recorder)
     finally:
         await connections.aclose()
@@ -114,8 +122,11 @@ async def test_a_repeated_event_counts_up_one_event_in_default(kcpsim: KcpSim) -
     assert set(by_reason) == {"NameConflict", "Exported"}
     assert by_reason["NameConflict"]["count"] == 3
     assert by_reason["NameConflict"]["involvedObject"] == {
-        "apiVersion": PUBLISHED_RESOURCE_TYPE.api_version, "kind": "PublishedResource", "name": "certificates",
-        "uid": "u-1"}
+        "apiVersion": PUBLISHED_RESOURCE_TYPE.api_version,
+        "kind": "PublishedResource",
+        "name": "certificates",
+        "uid": "u-1",
+    }
     assert (_counted(metrics, "created"), _counted(metrics, "counted")) == (2, 2)
 
 
@@ -167,8 +178,12 @@ async def test_an_event_about_a_users_object_lands_in_its_workspace_once_the_cla
     with Raw(sim) as raw:
         found = raw("GET", binding).json()
         claims = [c for c in found["spec"]["permissionClaims"] if c["resource"] != "events"]
-        assert raw("PATCH", binding, {"spec": {"permissionClaims": claims}},
-                   content_type="application/merge-patch+json").status_code == 200
+        assert (
+            raw(
+                "PATCH", binding, {"spec": {"permissionClaims": claims}}, content_type="application/merge-patch+json"
+            ).status_code
+            == 200
+        )
 
         def about(cluster: str) -> InvolvedObject:
             return InvolvedObject(resource=CERTIFICATES, name="web", namespace="default", uid="c-1", cluster=cluster)
@@ -181,13 +196,16 @@ async def test_an_event_about_a_users_object_lands_in_its_workspace_once_the_cla
 
         metrics = await _with_recorder(sim, body)
         selector = "involvedObject.name=web,involvedObject.namespace=default,involvedObject.kind=Certificate"
-        listed = raw("GET", "/clusters/root:myorg:team-a/api/v1/namespaces/default/events",
-                     params={"fieldSelector": selector}).json()["items"]
+        listed = raw(
+            "GET", "/clusters/root:myorg:team-a/api/v1/namespaces/default/events", params={"fieldSelector": selector}
+        ).json()["items"]
         assert [(e["type"], e["reason"], e["involvedObject"]["uid"]) for e in listed] == [
-            ("Warning", "NameConflict", "c-1")]
+            ("Warning", "NameConflict", "c-1")
+        ]
         assert raw("GET", "/clusters/root:myorg:team-b/api/v1/namespaces/default/events").json()["items"] == []
         assert _counted(metrics, "failed") == 2
         # The refusal is remembered: team-b was asked once, not once per Event.
-        asked = [r for r in sim.requests.records() if r.virtual_workspace and r.resource == "events"
-                 and r.cluster == TEAM_B]
+        asked = [
+            r for r in sim.requests.records() if r.virtual_workspace and r.resource == "events" and r.cluster == TEAM_B
+        ]
         assert [(r.verb, r.status) for r in asked] == [("create", 403)]

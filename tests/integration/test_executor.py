@@ -24,11 +24,10 @@ from servlet.adapters.connections import Connections, Target
 from servlet.adapters.executor import Executor
 from servlet.adapters.kube import resource_class, wrap
 from servlet.core.actions import (
-    NAMESPACE_TYPE,
-    SECRET_TYPE,
     Action,
     AddFinalizer,
     Adopt,
+    Conflict as ConflictAction,
     Create,
     CreateNamespace,
     CreateRelated,
@@ -44,15 +43,13 @@ from servlet.core.actions import (
     RemoveFinalizer,
     Side,
 )
-from servlet.core.actions import (
-    Conflict as ConflictAction,
-)
 from servlet.core.errors import AlreadyExists, Conflict, Forbidden, NotFound, NotLeader
 from servlet.core.metadata import LAST_KNOWN_STATE_ANNOTATION
 from servlet.core.model import ResourceType
 from servlet.core.patch import encode_state
 from servlet.core.ports import CRD_TYPE
 from servlet.core.redaction import REDACTED
+from servlet.core.targets import NAMESPACE_TYPE, SECRET_TYPE
 
 REPO = Path(__file__).resolve().parents[2]
 TEAM_A = "k7v2m9x4q1w8z3r5"
@@ -76,8 +73,9 @@ async def execute(
 ) -> list[dict[str, Any] | None]:
     """Execute the actions in order with a fresh executor; the request log starts empty."""
 
-    connections = Connections(service_config=sim.service_config(), kcp_config=sim.kcp_config(),
-                              on_request=observed, trust_env=False)
+    connections = Connections(
+        service_config=sim.service_config(), kcp_config=sim.kcp_config(), on_request=observed, trust_env=False
+    )
     connections.set_virtual_workspace_url(sim.vw_url())
     executor = Executor(connections, can_write=can_write)
     sim.requests.clear()
@@ -91,29 +89,40 @@ def local_ref(name: str = "copy", namespace: str = "default", resource: Resource
     return ObjectRef(side=Side.LOCAL, resource=resource, namespace=namespace, name=name)
 
 
-def remote_ref(name: str = "web", namespace: str = "default", resource: ResourceType = REMOTE,
-               cluster: str = TEAM_A) -> ObjectRef:
+def remote_ref(
+    name: str = "web", namespace: str = "default", resource: ResourceType = REMOTE, cluster: str = TEAM_A
+) -> ObjectRef:
     return ObjectRef(side=Side.REMOTE, resource=resource, namespace=namespace, name=name, cluster=cluster)
 
 
 def local_certificate(name: str = "copy", namespace: str = "default") -> dict[str, Any]:
     return {
-        "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
         "metadata": {"name": name, "namespace": namespace, "labels": {"syncer.kdp.k8c.io/servlet": "tom"}},
         "spec": {"secretName": "web-tls", "issuerRef": {"name": "ca"}, "commonName": "web.example"},
     }
 
 
 def secret(name: str, namespace: str = "default", **data: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-            "metadata": {"name": name, "namespace": namespace}, "data": dict(data)}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": dict(data),
+    }
 
 
 @pytest.fixture
 def service(kcpsim: KcpSim) -> Iterator[Client]:
     client = kcpsim.client(kcpsim.service_config())
-    client.create(wrap(resource_class(CRD_TYPE),
-                       yaml.safe_load((REPO / "examples" / "certificates" / "crd-certificates.yaml").read_text())))
+    client.create(
+        wrap(
+            resource_class(CRD_TYPE),
+            yaml.safe_load((REPO / "examples" / "certificates" / "crd-certificates.yaml").read_text()),
+        )
+    )
     yield client
     client.close()
 
@@ -121,11 +130,17 @@ def service(kcpsim: KcpSim) -> Iterator[Client]:
 @pytest.fixture
 def team_a(kcpsim: KcpSim) -> Iterator[Client]:
     client = kcpsim.client(kcpsim.workspace_config("team-a"))
-    client.create(wrap(resource_class(REMOTE), {
-        "apiVersion": "certificates.example.corp/v1alpha1", "kind": "Certificate",
-        "metadata": {"name": "web", "namespace": "default"},
-        "spec": {"commonName": "web.team-a.example", "secretName": "web-tls"},
-    }))
+    client.create(
+        wrap(
+            resource_class(REMOTE),
+            {
+                "apiVersion": "certificates.example.corp/v1alpha1",
+                "kind": "Certificate",
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {"commonName": "web.team-a.example", "secretName": "web-tls"},
+            },
+        )
+    )
     yield client
     client.close()
 
@@ -168,12 +183,16 @@ async def test_adopt_and_patch_are_merge_patches_on_the_local_object(
     kcpsim: KcpSim, service: Client, action_type: type[Adopt] | type[Patch]
 ) -> None:
     await execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
-    patch = {"metadata": {"labels": {"syncer.kdp.k8c.io/remote-object-cluster": TEAM_A}},
-             "spec": {"commonName": None, "dnsNames": ["a.example"]}}
+    patch = {
+        "metadata": {"labels": {"syncer.kdp.k8c.io/remote-object-cluster": TEAM_A}},
+        "spec": {"commonName": None, "dnsNames": ["a.example"]},
+    }
     (returned,) = await execute(kcpsim, action_type(target=local_ref(), patch=patch))
     stored = read(service, LOCAL, "copy")
-    assert stored["metadata"]["labels"] == {"syncer.kdp.k8c.io/servlet": "tom",
-                                            "syncer.kdp.k8c.io/remote-object-cluster": TEAM_A}
+    assert stored["metadata"]["labels"] == {
+        "syncer.kdp.k8c.io/servlet": "tom",
+        "syncer.kdp.k8c.io/remote-object-cluster": TEAM_A,
+    }
     assert "commonName" not in stored["spec"] and stored["spec"]["dnsNames"] == ["a.example"]
     assert returned is not None and returned["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
     (record,) = kcpsim.requests.matching(verb="patch")
@@ -189,7 +208,8 @@ async def test_delete_local_removes_the_copy_and_a_missing_copy_is_success(kcpsi
 
 @pytest.mark.parametrize("planned_against", ["the copy", "an object that replaced it"])
 async def test_a_delete_and_a_patch_carry_the_uid_of_the_object_they_were_planned_against(
-        kcpsim: KcpSim, service: Client, planned_against: str) -> None:
+    kcpsim: KcpSim, service: Client, planned_against: str
+) -> None:
     (created,) = await execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
     assert created is not None
     uid = created["metadata"]["uid"]
@@ -214,11 +234,17 @@ async def test_a_delete_and_a_patch_carry_the_uid_of_the_object_they_were_planne
 async def test_record_related_state_writes_only_its_annotation(kcpsim: KcpSim, service: Client) -> None:
     await execute(kcpsim, Create(target=local_ref(), object=local_certificate()))
     key = "syncer.kdp.k8c.io/related-state.tls"
-    await execute(kcpsim, RecordRelatedState(identifier="tls", target=local_ref(),
-                                       patch={"metadata": {"annotations": {key: '{"created":true}'}}}))
+    await execute(
+        kcpsim,
+        RecordRelatedState(
+            identifier="tls", target=local_ref(), patch={"metadata": {"annotations": {key: '{"created":true}'}}}
+        ),
+    )
     assert read(service, LOCAL, "copy")["metadata"]["annotations"] == {key: '{"created":true}'}
-    await execute(kcpsim, RecordRelatedState(identifier="tls", target=local_ref(),
-                                       patch={"metadata": {"annotations": {key: None}}}))
+    await execute(
+        kcpsim,
+        RecordRelatedState(identifier="tls", target=local_ref(), patch={"metadata": {"annotations": {key: None}}}),
+    )
     stored = read(service, LOCAL, "copy")
     assert key not in (stored["metadata"].get("annotations") or {})
     assert stored["spec"]["commonName"] == "web.example"
@@ -249,24 +275,36 @@ async def test_create_namespace_creates_it_and_an_existing_one_is_success(
 
 async def test_finalizers_are_added_and_removed_with_the_resource_version_read(kcpsim: KcpSim, team_a: Client) -> None:
     version = read(team_a, REMOTE, "web")["metadata"]["resourceVersion"]
-    (added,) = await execute(kcpsim, AddFinalizer(target=remote_ref(), finalizers=(FINALIZER,), resource_version=version))
+    (added,) = await execute(
+        kcpsim, AddFinalizer(target=remote_ref(), finalizers=(FINALIZER,), resource_version=version)
+    )
     (record,) = kcpsim.requests.records()
     assert read(team_a, REMOTE, "web")["metadata"]["finalizers"] == [FINALIZER]
     assert added is not None
     assert (record.cluster, record.virtual_workspace, record.verb) == (TEAM_A, True, "patch")
 
-    await execute(kcpsim, RemoveFinalizer(target=remote_ref(), finalizers=(),
-                                    resource_version=added["metadata"]["resourceVersion"]))
+    await execute(
+        kcpsim,
+        RemoveFinalizer(target=remote_ref(), finalizers=(), resource_version=added["metadata"]["resourceVersion"]),
+    )
     assert not read(team_a, REMOTE, "web")["metadata"].get("finalizers")
 
 
 async def test_release_takes_the_finalizer_off_and_keeps_others(kcpsim: KcpSim, team_a: Client) -> None:
     version = read(team_a, REMOTE, "web")["metadata"]["resourceVersion"]
-    (added,) = await execute(kcpsim, AddFinalizer(target=remote_ref(), finalizers=("other.example/keep", FINALIZER),
-                                            resource_version=version))
+    (added,) = await execute(
+        kcpsim,
+        AddFinalizer(target=remote_ref(), finalizers=("other.example/keep", FINALIZER), resource_version=version),
+    )
     assert added is not None
-    await execute(kcpsim, Release(target=remote_ref(), finalizers=("other.example/keep",),
-                            resource_version=added["metadata"]["resourceVersion"]))
+    await execute(
+        kcpsim,
+        Release(
+            target=remote_ref(),
+            finalizers=("other.example/keep",),
+            resource_version=added["metadata"]["resourceVersion"],
+        ),
+    )
     assert read(team_a, REMOTE, "web")["metadata"]["finalizers"] == ["other.example/keep"]
 
 
@@ -275,8 +313,13 @@ async def test_a_finalizer_patch_with_a_stale_resource_version_is_a_conflict_and
     kcpsim: KcpSim, team_a: Client, action_type: type[AddFinalizer] | type[RemoveFinalizer] | type[Release]
 ) -> None:
     stale = read(team_a, REMOTE, "web")["metadata"]["resourceVersion"]
-    team_a.patch(resource_class(REMOTE), "web", {"metadata": {"labels": {"edited": "yes"}}}, namespace="default",
-                 patch_type=PatchType.MERGE)
+    team_a.patch(
+        resource_class(REMOTE),
+        "web",
+        {"metadata": {"labels": {"edited": "yes"}}},
+        namespace="default",
+        patch_type=PatchType.MERGE,
+    )
     with pytest.raises(Conflict):
         await execute(kcpsim, action_type(target=remote_ref(), finalizers=(FINALIZER,), resource_version=stale))
     assert not read(team_a, REMOTE, "web")["metadata"].get("finalizers")
@@ -315,8 +358,9 @@ async def test_a_related_secret_is_created_patched_and_deleted_in_the_workspace_
     stored = read(team_a, SECRET_TYPE, "web-tls")
     assert stored["data"] == {"tls.crt": "Y2VydA==", "tls.key": "a2V5"}
 
-    assert await execute(kcpsim, DeleteRelated(identifier="tls", target=ref), DeleteRelated(identifier="tls", target=ref)) \
-        == [None, None]
+    assert await execute(
+        kcpsim, DeleteRelated(identifier="tls", target=ref), DeleteRelated(identifier="tls", target=ref)
+    ) == [None, None]
     assert absent(team_a, SECRET_TYPE, "web-tls")
 
 
@@ -352,12 +396,18 @@ async def test_a_refusal_quoting_the_request_reaches_nobody_with_the_secret_valu
 ) -> None:
     ref = local_ref(name="team-ca", namespace="kube-system", resource=SECRET_TYPE)
     if verb == "patch":
-        await execute(kcpsim, CreateRelated(identifier="ca", target=ref, object=secret("team-ca", namespace="kube-system")))
+        await execute(
+            kcpsim, CreateRelated(identifier="ca", target=ref, object=secret("team-ca", namespace="kube-system"))
+        )
     copy = platform_copy("team-ca")
-    action: Action = (CreateRelated(identifier="ca", target=ref, object=copy) if verb == "create" else
-                      PatchRelated(identifier="ca", target=ref, patch={key: copy[key] for key in ("data", "metadata")}))
-    kcpsim.set_faults(FaultPlan(errors=(ErrorRule(status=403, verb=verb, resource="secrets", quote_body=True,
-                                                  limit=1),)))
+    action: Action = (
+        CreateRelated(identifier="ca", target=ref, object=copy)
+        if verb == "create"
+        else PatchRelated(identifier="ca", target=ref, patch={key: copy[key] for key in ("data", "metadata")})
+    )
+    kcpsim.set_faults(
+        FaultPlan(errors=(ErrorRule(status=403, verb=verb, resource="secrets", quote_body=True, limit=1),))
+    )
 
     with pytest.raises(Forbidden) as raised:
         await execute(kcpsim, action)
@@ -392,7 +442,9 @@ WRITES: list[Action] = [
 
 
 @pytest.mark.parametrize("action", WRITES, ids=[action.type for action in WRITES])
-async def test_a_replica_that_is_not_the_leader_refuses_every_write_and_sends_nothing(kcpsim: KcpSim, action: Action) -> None:
+async def test_a_replica_that_is_not_the_leader_refuses_every_write_and_sends_nothing(
+    kcpsim: KcpSim, action: Action
+) -> None:
     with pytest.raises(NotLeader) as raised:
         await execute(kcpsim, action, can_write=lambda: False)
     assert raised.value.action is action
@@ -413,7 +465,10 @@ async def test_leadership_is_checked_before_each_write_so_losing_it_stops_writin
 
 @pytest.mark.parametrize("leader", [True, False])
 async def test_conflicts_and_errors_are_reports_and_send_nothing(kcpsim: KcpSim, leader: bool) -> None:
-    actions: list[Action] = [ConflictAction(target=local_ref(), reason="someone else's object"),
-                             Error(reason="spec.naming.name: bad"), Error(reason="x", target=remote_ref())]
+    actions: list[Action] = [
+        ConflictAction(target=local_ref(), reason="someone else's object"),
+        Error(reason="spec.naming.name: bad"),
+        Error(reason="x", target=remote_ref()),
+    ]
     assert await execute(kcpsim, *actions, can_write=lambda: leader) == [None, None, None]
     assert kcpsim.requests.records() == []

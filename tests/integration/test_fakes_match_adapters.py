@@ -38,8 +38,11 @@ class Ports:
 async def memory_ports() -> AsyncIterator[Ports]:
     clusters = MemoryClusters()
     # What kcpsim seeds: the export in the org workspace.
-    clusters.create_in(clusters.org.identity.name, APIEXPORT_TYPE, {
-        "apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExport", "metadata": {"name": EXPORT}, "spec": {}})
+    clusters.create_in(
+        clusters.org.identity.name,
+        APIEXPORT_TYPE,
+        {"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExport", "metadata": {"name": EXPORT}, "spec": {}},
+    )
     yield Ports(executor=clusters.executor, org=clusters.org, leases=clusters.leases, sources=clusters.sources)
 
 
@@ -47,8 +50,12 @@ async def memory_ports() -> AsyncIterator[Ports]:
 async def http_ports(sim: KcpSim) -> AsyncIterator[Ports]:
     connections = Connections(service_config=sim.service_config(), kcp_config=sim.kcp_config(), trust_env=False)
     try:
-        yield Ports(executor=Executor(connections, can_write=lambda: True), org=OrgWorkspaceAdapter(connections.org),
-                    leases=LeasesAdapter(connections.service), sources=connections)
+        yield Ports(
+            executor=Executor(connections, can_write=lambda: True),
+            org=OrgWorkspaceAdapter(connections.org),
+            leases=LeasesAdapter(connections.service),
+            sources=connections,
+        )
     finally:
         await connections.aclose()
 
@@ -69,8 +76,12 @@ def ref(name: str) -> ObjectRef:
 
 
 def configmap(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"},
-            "data": {"a": "1"}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default"},
+        "data": {"a": "1"},
+    }
 
 
 async def outcome(call: Awaitable[Any]) -> str:
@@ -88,8 +99,9 @@ async def test_creates_deletes_and_their_preconditions(ports: Ports) -> None:
         return [
             await outcome(ports.executor.execute(Create(target=ref("c"), object=configmap("c")))),
             await outcome(ports.executor.execute(DeleteLocal(target=ref("c"), uid="not-" + uid))),
-            await outcome(ports.executor.execute(AddFinalizer(target=ref("c"), finalizers=("x/y",),
-                                                              resource_version="1"))),
+            await outcome(
+                ports.executor.execute(AddFinalizer(target=ref("c"), finalizers=("x/y",), resource_version="1"))
+            ),
             await outcome(ports.executor.execute(DeleteLocal(target=ref("c"), uid=uid))),
             await outcome(ports.executor.execute(DeleteLocal(target=ref("c"), uid=uid))),
             await outcome(ports.executor.execute(AddFinalizer(target=ref("c"), finalizers=("x/y",)))),
@@ -99,8 +111,12 @@ async def test_creates_deletes_and_their_preconditions(ports: Ports) -> None:
 
 
 async def test_leases_and_the_export_refuse_writes_from_a_stale_read(ports: Ports) -> None:
-    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-             "metadata": {"name": "contract", "namespace": "default"}, "spec": {"holderIdentity": "a"}}
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "contract", "namespace": "default"},
+        "spec": {"holderIdentity": "a"},
+    }
 
     async def body(ports: Ports) -> list[str]:
         read = await ports.leases.create_lease(lease)
@@ -111,8 +127,12 @@ async def test_leases_and_the_export_refuse_writes_from_a_stale_read(ports: Port
             await outcome(ports.leases.create_lease(lease)),
             await outcome(ports.leases.replace_lease({**read, "spec": {"holderIdentity": "b"}})),
             await outcome(ports.leases.replace_lease({**read, "spec": {"holderIdentity": "c"}})),
-            await outcome(ports.org.patch_export(EXPORT, {"metadata": {"labels": {"touched": "yes"}}}, resource_version=stale)),
-            await outcome(ports.org.patch_export(EXPORT, {"spec": {"latestResourceSchemas": []}}, resource_version=stale)),
+            await outcome(
+                ports.org.patch_export(EXPORT, {"metadata": {"labels": {"touched": "yes"}}}, resource_version=stale)
+            ),
+            await outcome(
+                ports.org.patch_export(EXPORT, {"spec": {"latestResourceSchemas": []}}, resource_version=stale)
+            ),
         ]
 
     assert await body(ports) == ["AlreadyExists", "ok", "Conflict", "ok", "Conflict"]
@@ -126,8 +146,9 @@ async def test_a_watch_from_a_list_reports_the_changes_after_it_in_order(ports: 
         await ports.executor.execute(Patch(target=ref("w"), patch={"data": {"a": "2"}}))
         await ports.executor.execute(DeleteLocal(target=ref("w"), uid=created["metadata"]["uid"]))
         seen: list[tuple[str, str]] = []
-        async for event in collection.watch(resource_version=listed.resource_version, timeout_seconds=1,
-                                            read_timeout=5):
+        async for event in collection.watch(
+            resource_version=listed.resource_version, timeout_seconds=1, read_timeout=5
+        ):
             if event.type != "BOOKMARK":
                 seen.append((event.type, event.object["metadata"]["name"]))
         return seen
@@ -141,7 +162,6 @@ async def test_a_write_that_changes_nothing_keeps_the_resource_version(ports: Po
         unchanged = await ports.executor.execute(Patch(target=ref("same"), patch={"data": {"a": "1"}}))
         changed = await ports.executor.execute(Patch(target=ref("same"), patch={"data": {"a": "2"}}))
         version = created["metadata"]["resourceVersion"]
-        return (unchanged["metadata"]["resourceVersion"] == version,
-                changed["metadata"]["resourceVersion"] == version)
+        return (unchanged["metadata"]["resourceVersion"] == version, changed["metadata"]["resourceVersion"] == version)
 
     assert await body(ports) == (True, False)

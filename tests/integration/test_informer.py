@@ -60,8 +60,12 @@ class Recorder:
 
 def configmap(name: str, *, value: str = "1", labelled: bool = True) -> dict[str, Any]:
     labels = {"suite": "informer"} if labelled else {"suite": "other"}
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default", "labels": labels},
-            "data": {"value": value}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default", "labels": labels},
+        "data": {"value": value},
+    }
 
 
 async def create(client: AsyncClient, obj: dict[str, Any], resource: ResourceType = CONFIGMAPS) -> dict[str, Any]:
@@ -76,14 +80,25 @@ async def delete(client: AsyncClient, name: str, resource: ResourceType = CONFIG
 class Harness:
     """An informer on the service cluster's ConfigMaps labelled `suite=informer`, plus a writer."""
 
-    def __init__(self, sim: KcpSim, *, server: str | None = None, resource: ResourceType = CONFIGMAPS,
-                 label_selector: str | None = LABEL, handlers: tuple[Handler, ...] = (), metadata_only: bool = False,
-                 **options: Any) -> None:
+    def __init__(
+        self,
+        sim: KcpSim,
+        *,
+        server: str | None = None,
+        resource: ResourceType = CONFIGMAPS,
+        label_selector: str | None = LABEL,
+        handlers: tuple[Handler, ...] = (),
+        metadata_only: bool = False,
+        **options: Any,
+    ) -> None:
         self.sim = sim
         self.http = http_client(sim.service_config(), server=server, trust_env=False)
         self.writer = async_client(sim.service_config(), trust_env=False)
-        source = WatchSource(collection=HttpCollection(self.http, path=collection_path(resource)),
-                             name=resource.plural, metadata_only=metadata_only)
+        source = WatchSource(
+            collection=HttpCollection(self.http, path=collection_path(resource)),
+            name=resource.plural,
+            metadata_only=metadata_only,
+        )
         self.informer = Informer(source, label_selector=label_selector, backoff=FAST, **options)
         self.recorder = Recorder()
         for handler in (*handlers, self.recorder):
@@ -137,7 +152,9 @@ async def test_changes_after_the_list_arrive_in_order_from_a_watch_with_bookmark
         modified = h.recorder.events[1]
         assert modified.old is not None and modified.old["data"] == {"value": "1"}
         await h.informer.stop()
-        await eventually_async(lambda: len(h.watch_queries()) == 1, what="len(h.watch_queries()) == 1")  # logged when the stream ends
+        await eventually_async(
+            lambda: len(h.watch_queries()) == 1, what="len(h.watch_queries()) == 1"
+        )  # logged when the stream ends
         seen, query = h.recorder.seen(), h.watch_queries()[0]
 
     assert seen == [("ADDED", "x"), ("MODIFIED", "x"), ("DELETED", "x")]
@@ -156,15 +173,26 @@ async def test_bookmarks_move_the_resume_version_and_a_clean_end_resumes_from_it
     async with Harness(sim) as h:
         await h.synced()
         # A write to another resource moves the shared resourceVersion; only a bookmark tells us.
-        other = await create(h.writer, {"apiVersion": "v1", "kind": "Secret",
-                                        "metadata": {"name": "elsewhere", "namespace": "default"}}, SECRETS)
+        other = await create(
+            h.writer,
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "elsewhere", "namespace": "default"}},
+            SECRETS,
+        )
         bumped = other["metadata"]["resourceVersion"]
-        await eventually_async(lambda: int(h.informer.resource_version) >= int(bumped), what="int(h.informer.resource_version) >= int(bumped)")
+        await eventually_async(
+            lambda: int(h.informer.resource_version) >= int(bumped),
+            what="int(h.informer.resource_version) >= int(bumped)",
+        )
         await cut_open_watch(sim)
         await eventually_async(lambda: h.informer.restarts == 1, what="h.informer.restarts == 1")
         await h.informer.stop()
         await eventually_async(lambda: len(h.watch_queries()) == 2, what="len(h.watch_queries()) == 2")
-        queries, restarts, relists, events = h.watch_queries(), h.informer.restarts, h.informer.relists, h.recorder.events
+        queries, restarts, relists, events = (
+            h.watch_queries(),
+            h.informer.restarts,
+            h.informer.relists,
+            h.recorder.events,
+        )
 
     assert events == []
     assert int(queries[0]["resourceVersion"][0]) < int(bumped) <= int(queries[1]["resourceVersion"][0])
@@ -179,7 +207,9 @@ async def test_a_watch_ended_cleanly_resumes_and_still_reports_what_changed_in_b
         kcpsim.set_faults(FaultPlan(latency=(LatencyRule(seconds=0.4, verb="watch", resource="configmaps", limit=1),)))
         await cut_open_watch(kcpsim)
         await delete(h.writer, "gone")  # while the next watch request is held back
-        await eventually_async(lambda: ("DELETED", "gone") in h.recorder.seen(), what="('DELETED', 'gone') in h.recorder.seen()")
+        await eventually_async(
+            lambda: ("DELETED", "gone") in h.recorder.seen(), what="('DELETED', 'gone') in h.recorder.seen()"
+        )
         seen, relists = h.recorder.seen(), h.informer.relists
 
     assert sorted(seen) == [("ADDED", "gone"), ("ADDED", "keep"), ("DELETED", "gone")]
@@ -194,15 +224,24 @@ async def test_a_broken_stream_relists_and_emits_every_difference_including_dele
         h.recorder.events.clear()
         kcpsim.set_faults(FaultPlan(latency=(LatencyRule(seconds=0.5, verb="list", resource="configmaps", limit=1),)))
         await cut_open_watch(kcpsim, abort=True)
-        await eventually_async(lambda: kcpsim.requests.count(verb="watch", resource="configmaps") == 1, what="kcpsim.requests.count(verb='watch', resource='configmaps') == 1")
+        await eventually_async(
+            lambda: kcpsim.requests.count(verb="watch", resource="configmaps") == 1,
+            what="kcpsim.requests.count(verb='watch', resource='configmaps') == 1",
+        )
         # The watch is gone and the relist is held back: these changes reach no watch.
         await delete(h.writer, "vanishes")
-        await merge_patch(h.writer, resource_class(CONFIGMAPS), "changes", {"data": {"value": "2"}}, namespace="default")
+        await merge_patch(
+            h.writer, resource_class(CONFIGMAPS), "changes", {"data": {"value": "2"}}, namespace="default"
+        )
         await create(h.writer, configmap("appears"))
         await eventually_async(lambda: len(h.recorder.events) == 3, what="len(h.recorder.events) == 3")
         await asyncio.sleep(0.1)
-        seen, names, relists, changed = h.recorder.seen(), h.names(), h.informer.relists, h.informer.get(
-            ObjectKey(cluster="", namespace="default", name="changes"))
+        seen, names, relists, changed = (
+            h.recorder.seen(),
+            h.names(),
+            h.informer.relists,
+            h.informer.get(ObjectKey(cluster="", namespace="default", name="changes")),
+        )
 
     assert sorted(seen) == [("ADDED", "appears"), ("DELETED", "vanishes"), ("MODIFIED", "changes")]
     assert names == ["appears", "changes", "stays"]
@@ -226,7 +265,9 @@ async def test_410_gone_relists_and_reports_deletions_from_the_gap(
         await cut_open_watch(sim)
         await delete(h.writer, "old")
         sim.set_history_size(0)  # compacted: resuming from the old version is impossible
-        await eventually_async(lambda: h.recorder.seen() == [("DELETED", "old")], what="h.recorder.seen() == [('DELETED', 'old')]")
+        await eventually_async(
+            lambda: h.recorder.seen() == [("DELETED", "old")], what="h.recorder.seen() == [('DELETED', 'old')]"
+        )
         await asyncio.sleep(0.1)
         gone = sim.requests.count(verb="watch", resource="configmaps", status=410)
         seen, relists = h.recorder.seen(), h.informer.relists
@@ -244,21 +285,29 @@ async def test_the_vw_wildcard_view_keys_objects_by_logical_cluster(kcpsim: KcpS
     writers = [async_client(kcpsim.workspace_config(ws), trust_env=False) for ws in ("team-a", "team-b")]
     try:
         for writer in writers:
-            await create(writer, {"apiVersion": "certificates.example.corp/v1alpha1", "kind": "Certificate",
-                                  "metadata": {"name": "web", "namespace": "default"},
-                                  "spec": {"commonName": "web.example"}}, CERTIFICATES)
+            await create(
+                writer,
+                {
+                    "apiVersion": "certificates.example.corp/v1alpha1",
+                    "kind": "Certificate",
+                    "metadata": {"name": "web", "namespace": "default"},
+                    "spec": {"commonName": "web.example"},
+                },
+                CERTIFICATES,
+            )
     finally:
         for writer in writers:
             await writer.close()
-    async with Harness(kcpsim, server=kcpsim.vw_url() + "/clusters/*", resource=CERTIFICATES,
-                       label_selector=None) as h:
+    async with Harness(kcpsim, server=kcpsim.vw_url() + "/clusters/*", resource=CERTIFICATES, label_selector=None) as h:
         await h.synced()
         key = ObjectKey(cluster=team_b, namespace="default", name="web")
         obj = h.informer.get(key)
         assert obj is not None
         keys, common_name = sorted(h.informer.keys(), key=lambda k: k.cluster), obj["spec"]["commonName"]
 
-    assert keys == sorted([ObjectKey(team_a, "default", "web"), ObjectKey(team_b, "default", "web")], key=lambda k: k.cluster)
+    assert keys == sorted(
+        [ObjectKey(team_a, "default", "web"), ObjectKey(team_b, "default", "web")], key=lambda k: k.cluster
+    )
     assert common_name == "web.example"
 
 
@@ -316,9 +365,14 @@ async def test_server_errors_on_the_watch_lead_to_a_relist_not_a_dead_cache(kcps
         await h.synced()
         kcpsim.set_faults(FaultPlan(errors=(ErrorRule(status=500, verb="watch", resource="configmaps", limit=2),)))
         await cut_open_watch(kcpsim)
-        await eventually_async(lambda: kcpsim.requests.count(verb="watch", status=500) == 2, what="kcpsim.requests.count(verb='watch', status=500) == 2")
+        await eventually_async(
+            lambda: kcpsim.requests.count(verb="watch", status=500) == 2,
+            what="kcpsim.requests.count(verb='watch', status=500) == 2",
+        )
         await create(h.writer, configmap("after"))
-        await eventually_async(lambda: ("ADDED", "after") in h.recorder.seen(), what="('ADDED', 'after') in h.recorder.seen()")
+        await eventually_async(
+            lambda: ("ADDED", "after") in h.recorder.seen(), what="('ADDED', 'after') in h.recorder.seen()"
+        )
         seen, relists = h.recorder.seen(), h.informer.relists
 
     assert seen == [("ADDED", "after")]
@@ -355,24 +409,39 @@ async def test_the_watch_uses_the_kubeconfigs_tls_settings(kcpsim_factory: Calla
 
 async def test_a_metadata_only_informer_keeps_identity_and_version_never_content(kcpsim: KcpSim) -> None:
     team_a = kcpsim.cluster_of("root:myorg:team-a")
-    big = {"apiVersion": "v1", "kind": "Secret",
-           "metadata": {"name": "big", "namespace": "default", "labels": {"tenant": "x" * 60},
-                        "annotations": {"note": "y" * 5000}},
-           "data": {"blob": "QUFB" * 5000}}
+    big = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "big",
+            "namespace": "default",
+            "labels": {"tenant": "x" * 60},
+            "annotations": {"note": "y" * 5000},
+        },
+        "data": {"blob": "QUFB" * 5000},
+    }
 
     async def main() -> tuple[dict[str, Any] | None, list[tuple[str, str]], str, str]:
         writer = async_client(kcpsim.workspace_config("team-a"), trust_env=False)
         try:
             await create(writer, big, SECRETS)
-            async with Harness(kcpsim, server=kcpsim.vw_url() + "/clusters/*", resource=SECRETS,
-                               label_selector=None, metadata_only=True) as h:
+            async with Harness(
+                kcpsim,
+                server=kcpsim.vw_url() + "/clusters/*",
+                resource=SECRETS,
+                label_selector=None,
+                metadata_only=True,
+            ) as h:
                 await h.synced()
                 key = ObjectKey(cluster=team_a, namespace="default", name="big")
                 listed = h.informer.get(key)
                 before = str((listed or {}).get("metadata", {}).get("resourceVersion"))
-                await merge_patch(writer, resource_class(SECRETS), "big", {"data": {"more": "QQ=="}},
-                                  namespace="default")
-                await eventually_async(lambda: ("MODIFIED", "big") in h.recorder.seen(), what="('MODIFIED', 'big') in h.recorder.seen()")
+                await merge_patch(
+                    writer, resource_class(SECRETS), "big", {"data": {"more": "QQ=="}}, namespace="default"
+                )
+                await eventually_async(
+                    lambda: ("MODIFIED", "big") in h.recorder.seen(), what="('MODIFIED', 'big') in h.recorder.seen()"
+                )
                 after = str((h.informer.get(key) or {}).get("metadata", {}).get("resourceVersion"))
                 return listed, h.recorder.seen(), before, after
         finally:
@@ -380,8 +449,16 @@ async def test_a_metadata_only_informer_keeps_identity_and_version_never_content
 
     listed, seen, before, after = await main()
     assert listed is not None
-    assert listed == {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": {
-        "name": "big", "namespace": "default", "uid": listed["metadata"]["uid"], "resourceVersion": before,
-        "annotations": {"kcp.io/cluster": team_a}}}
+    assert listed == {
+        "apiVersion": "meta.k8s.io/v1",
+        "kind": "PartialObjectMetadata",
+        "metadata": {
+            "name": "big",
+            "namespace": "default",
+            "uid": listed["metadata"]["uid"],
+            "resourceVersion": before,
+            "annotations": {"kcp.io/cluster": team_a},
+        },
+    }
     assert seen == [("ADDED", "big"), ("MODIFIED", "big")]
     assert before != after

@@ -84,7 +84,9 @@ def test_status_codes_map_to_our_error_classes(code: int, reason: str, verb: str
 
 def test_a_failure_says_what_was_being_done_and_what_the_server_said() -> None:
     failure = failure_for(
-        operation=Operation(verb="patch", resource="widgets.example.test", namespace="ns", name="w", where="https://kcp/clusters/x"),
+        operation=Operation(
+            verb="patch", resource="widgets.example.test", namespace="ns", name="w", where="https://kcp/clusters/x"
+        ),
         code=422,
         message='Widget.example.test "w" is invalid: spec.size: must be positive',
         reason="Invalid",
@@ -103,7 +105,14 @@ def _config() -> KubeConfig:
 
 
 def _status(code: int, reason: str, message: str, **details: Any) -> bytes:
-    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason, "message": message}
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "code": code,
+        "reason": reason,
+        "message": message,
+    }
     if details:
         body["details"] = details
     return json.dumps(body).encode()
@@ -134,13 +143,19 @@ CONTENT_TYPES = ["application/json", "application/json; charset=utf-8", None, "t
 @pytest.mark.parametrize("content_type", CONTENT_TYPES, ids=["json", "json-charset", "no-header", "text"])
 @pytest.mark.parametrize(
     ("code", "reason", "expected"),
-    [(404, "NotFound", NotFound), (409, "Conflict", Conflict), (410, "Gone", Gone), (403, "Forbidden", Forbidden),
-     (422, "Invalid", Invalid), (500, "InternalError", Transient)],
+    [
+        (404, "NotFound", NotFound),
+        (409, "Conflict", Conflict),
+        (410, "Gone", Gone),
+        (403, "Forbidden", Forbidden),
+        (422, "Invalid", Invalid),
+        (500, "InternalError", Transient),
+    ],
 )
 async def test_every_content_type_gives_the_same_error_with_the_servers_message(
     content_type: str | None, code: int, reason: str, expected: type
 ) -> None:
-    transport = _answer(code, _status(code, reason, f"widgets \"w\" says {reason}"), content_type)
+    transport = _answer(code, _status(code, reason, f'widgets "w" says {reason}'), content_type)
     with pytest.raises(expected) as caught:
         await _get_through(transport)
     assert caught.value.code == code
@@ -179,7 +194,12 @@ async def test_too_many_requests_is_transient_with_the_servers_retry_after(
 
 @pytest.mark.parametrize(
     "error",
-    [httpx2.ConnectError("refused"), httpx2.ReadTimeout("slow"), httpx2.RemoteProtocolError("cut"), httpx2.ConnectTimeout("no")],
+    [
+        httpx2.ConnectError("refused"),
+        httpx2.ReadTimeout("slow"),
+        httpx2.RemoteProtocolError("cut"),
+        httpx2.ConnectTimeout("no"),
+    ],
     ids=lambda e: type(e).__name__,
 )
 async def test_connection_errors_and_timeouts_are_transient_without_a_code(error: Exception) -> None:
@@ -222,9 +242,27 @@ async def test_async_with_maps_the_same_way() -> None:
 @pytest.mark.parametrize(
     ("helper", "body", "status", "content_type", "path"),
     [
-        (merge_patch, {"spec": {"size": 2}}, False, "application/merge-patch+json", "/apis/example.test/v1/namespaces/ns/widgets/w"),
-        (merge_patch, {"status": {"ok": True}}, True, "application/merge-patch+json", "/apis/example.test/v1/namespaces/ns/widgets/w/status"),
-        (json_patch, [{"op": "remove", "path": "/spec/size"}], False, "application/json-patch+json", "/apis/example.test/v1/namespaces/ns/widgets/w"),
+        (
+            merge_patch,
+            {"spec": {"size": 2}},
+            False,
+            "application/merge-patch+json",
+            "/apis/example.test/v1/namespaces/ns/widgets/w",
+        ),
+        (
+            merge_patch,
+            {"status": {"ok": True}},
+            True,
+            "application/merge-patch+json",
+            "/apis/example.test/v1/namespaces/ns/widgets/w/status",
+        ),
+        (
+            json_patch,
+            [{"op": "remove", "path": "/spec/size"}],
+            False,
+            "application/json-patch+json",
+            "/apis/example.test/v1/namespaces/ns/widgets/w",
+        ),
     ],
     ids=["merge", "merge-status", "json"],
 )
@@ -240,7 +278,9 @@ async def test_patches_are_merge_or_json_patches_never_strategic(
     async def main() -> dict[str, Any]:
         client = async_client(_config(), transport=httpx2.MockTransport(respond))
         try:
-            result: dict[str, Any] = await helper(client, resource_class(WIDGETS), "w", body, namespace="ns", status=status)
+            result: dict[str, Any] = await helper(
+                client, resource_class(WIDGETS), "w", body, namespace="ns", status=status
+            )
             return result
         finally:
             await client.close()
@@ -267,7 +307,9 @@ async def test_a_rejected_patch_names_the_object_in_the_error() -> None:
 
     with pytest.raises(Invalid) as caught:
         await main()
-    assert caught.value.operation == Operation(verb="patch", resource="widgets.example.test", namespace="ns", name="w", where="svc")
+    assert caught.value.operation == Operation(
+        verb="patch", resource="widgets.example.test", namespace="ns", name="w", where="svc"
+    )
 
 
 def _patch_calls_outside_kube(path: Path) -> list[str]:
@@ -290,8 +332,12 @@ def test_only_the_patch_helpers_call_lightkubes_patch() -> None:
 
 def test_generic_resources_with_another_plural_do_not_clash_and_stay_out_of_lightkubes_registry() -> None:
     plain = resource_class(WIDGETS)
-    again = resource_class(ResourceType(group="example.test", version="v1", kind="Widget", plural="widgets", namespaced=True))
-    other_plural = resource_class(ResourceType(group="example.test", version="v1", kind="Widget", plural="widgetz", namespaced=True))
+    again = resource_class(
+        ResourceType(group="example.test", version="v1", kind="Widget", plural="widgets", namespaced=True)
+    )
+    other_plural = resource_class(
+        ResourceType(group="example.test", version="v1", kind="Widget", plural="widgetz", namespaced=True)
+    )
     assert plain is again
     assert other_plural is not plain
     assert other_plural._api_info.plural == "widgetz"
@@ -305,7 +351,9 @@ CONFIGMAPS = ResourceType(group="", version="v1", kind="ConfigMap", plural="conf
 CERTIFICATES = ResourceType(
     group="certificates.example.corp", version="v1alpha1", kind="Certificate", plural="certificates", namespaced=True
 )
-LOGICAL_CLUSTERS = ResourceType(group="core.kcp.io", version="v1alpha1", kind="LogicalCluster", plural="logicalclusters", namespaced=False)
+LOGICAL_CLUSTERS = ResourceType(
+    group="core.kcp.io", version="v1alpha1", kind="LogicalCluster", plural="logicalclusters", namespaced=False
+)
 
 
 def _configmap(name: str) -> dict[str, Any]:
@@ -363,8 +411,12 @@ async def _unknown_workspace(sim: Any) -> None:
 
 async def _invalid_object(sim: Any) -> None:
     client = async_client(sim.workspace_config("team-a"), trust_env=False)
-    body = {"apiVersion": "certificates.example.corp/v1alpha1", "kind": "Certificate",
-            "metadata": {"name": "bad", "namespace": "default"}, "spec": {"secretName": "x"}}
+    body = {
+        "apiVersion": "certificates.example.corp/v1alpha1",
+        "kind": "Certificate",
+        "metadata": {"name": "bad", "namespace": "default"},
+        "spec": {"secretName": "x"},
+    }
     try:
         with api_errors(Operation(verb="create", resource="certificates.certificates.example.corp", name="bad")):
             await client.create(wrap(resource_class(CERTIFICATES), body))
@@ -385,7 +437,11 @@ async def _invalid_object(sim: Any) -> None:
     ids=["404", "409-exists", "409-conflict", "410", "403", "422"],
 )
 async def test_kcpsim_errors_map_to_our_classes_with_the_servers_message(
-    kcpsim_factory: Callable[..., Any], scenario: Callable[[Any], Awaitable[None]], expected: type, code: int, words: str
+    kcpsim_factory: Callable[..., Any],
+    scenario: Callable[[Any], Awaitable[None]],
+    expected: type,
+    code: int,
+    words: str,
 ) -> None:
     sim = kcpsim_factory(watch_gone_as_status=True)
     with pytest.raises(expected) as caught:
@@ -399,7 +455,9 @@ async def test_kcpsim_errors_map_to_our_classes_with_the_servers_message(
     [({"status": 500}, None), ({"status": 503, "retry_after": 4}, 4.0), ({"status": 429, "retry_after": 3}, 3.0)],
     ids=["500", "503", "429"],
 )
-async def test_kcpsim_server_errors_and_throttling_are_transient(kcpsim: Any, rule: dict[str, Any], retry_after: float | None) -> None:
+async def test_kcpsim_server_errors_and_throttling_are_transient(
+    kcpsim: Any, rule: dict[str, Any], retry_after: float | None
+) -> None:
     from kcpsim import ErrorRule, FaultPlan
 
     kcpsim.set_faults(FaultPlan(errors=(ErrorRule(resource="configmaps", **rule),)))
@@ -427,12 +485,24 @@ async def test_cluster_clients_address_one_workspace_each_under_the_vw_url(kcpsi
         clients = ClusterClients(kcpsim.service_config(), base_url=kcpsim.vw_url(), trust_env=False)
         try:
             for cluster, name in ((team_a, "only-a"), (team_b, "only-b")):
-                await clients.get(cluster).create(wrap(resource_class(CERTIFICATES), {
-                    "apiVersion": "certificates.example.corp/v1alpha1", "kind": "Certificate",
-                    "metadata": {"name": name, "namespace": "default"}, "spec": {"commonName": name}}))
+                await clients.get(cluster).create(
+                    wrap(
+                        resource_class(CERTIFICATES),
+                        {
+                            "apiVersion": "certificates.example.corp/v1alpha1",
+                            "kind": "Certificate",
+                            "metadata": {"name": name, "namespace": "default"},
+                            "spec": {"commonName": name},
+                        },
+                    )
+                )
             seen = {
-                cluster: sorted([dict(obj)["metadata"]["name"] async for obj in
-                                 clients.get(cluster).list(resource_class(CERTIFICATES), namespace="*")])
+                cluster: sorted(
+                    [
+                        dict(obj)["metadata"]["name"]
+                        async for obj in clients.get(cluster).list(resource_class(CERTIFICATES), namespace="*")
+                    ]
+                )
                 for cluster in (team_a, team_b)
             }
             return seen, clients.get(team_a) is clients.get(team_a)
@@ -444,10 +514,14 @@ async def test_cluster_clients_address_one_workspace_each_under_the_vw_url(kcpsi
     assert cached
 
 
-@pytest.mark.parametrize("failure", [
-    NotFound(operation=OP, code=404, message="gone", reason="NotFound"),
-    Transient(operation=OP, code=429, message="slow down", retry_after=2.0),
-], ids=lambda f: type(f).__name__)
+@pytest.mark.parametrize(
+    "failure",
+    [
+        NotFound(operation=OP, code=404, message="gone", reason="NotFound"),
+        Transient(operation=OP, code=429, message="slow down", retry_after=2.0),
+    ],
+    ids=lambda f: type(f).__name__,
+)
 def test_failures_survive_copying_and_pickling_with_their_details(failure: ApiFailure) -> None:
     import copy
     import pickle
@@ -456,5 +530,9 @@ def test_failures_survive_copying_and_pickling_with_their_details(failure: ApiFa
         assert type(clone) is type(failure)
         assert str(clone) == str(failure)
         assert (clone.operation, clone.code, clone.message, clone.reason) == (
-            failure.operation, failure.code, failure.message, failure.reason)
+            failure.operation,
+            failure.code,
+            failure.message,
+            failure.reason,
+        )
         assert getattr(clone, "retry_after", None) == getattr(failure, "retry_after", None)

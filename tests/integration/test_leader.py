@@ -49,11 +49,20 @@ class Election:
     def candidate(self, identity: str) -> LeaderElector:
         client = async_client(self.sim.service_config(), trust_env=False)
         self.clients.append(client)
-        return LeaderElector(LeasesAdapter(client), name="tom.certificates.example.corp", namespace="default", identity=identity,
-                             clock=self.clock, timing=TIMING, on_lost=lambda: self.lost.append(identity))
+        return LeaderElector(
+            LeasesAdapter(client),
+            name="tom.certificates.example.corp",
+            namespace="default",
+            identity=identity,
+            clock=self.clock,
+            timing=TIMING,
+            on_lost=lambda: self.lost.append(identity),
+        )
 
     async def lease(self) -> dict[str, Any]:
-        return dict(await self.clients[0].get(resource_class(LEASE), "tom.certificates.example.corp", namespace="default"))
+        return dict(
+            await self.clients[0].get(resource_class(LEASE), "tom.certificates.example.corp", namespace="default")
+        )
 
     async def close(self) -> None:
         for client in self.clients:
@@ -156,8 +165,14 @@ async def test_a_write_race_lost_on_resource_version_leaves_the_candidate_a_foll
         e.clock.advance(20)  # expired: both a (renewing) and b (taking over) want to write
         # Hold the reads back so both candidates decide on the same resourceVersion, and the writes
         # longer, so neither write lands before the other candidate has read.
-        kcpsim.set_faults(FaultPlan(latency=(LatencyRule(seconds=0.2, verb="get", resource="leases"),
-                                             LatencyRule(seconds=0.4, verb="update", resource="leases"))))
+        kcpsim.set_faults(
+            FaultPlan(
+                latency=(
+                    LatencyRule(seconds=0.2, verb="get", resource="leases"),
+                    LatencyRule(seconds=0.4, verb="update", resource="leases"),
+                )
+            )
+        )
         kcpsim.requests.clear()
         results = await asyncio.gather(a.attempt(), b.attempt())
         kcpsim.clear_faults()
@@ -192,7 +207,9 @@ async def test_running_electors_hand_over_when_the_leader_stops(kcpsim: KcpSim) 
     [(15, 10, 10), (15, 15, 2), (10, 15, 2), (15, 10, 0)],
     ids=["retry-equals-deadline", "deadline-equals-duration", "deadline-over-duration", "no-retry-period"],
 )
-def test_lease_timings_that_would_let_two_leaders_overlap_are_refused(duration: float, deadline: float, retry: float) -> None:
+def test_lease_timings_that_would_let_two_leaders_overlap_are_refused(
+    duration: float, deadline: float, retry: float
+) -> None:
     with pytest.raises(ValueError, match="retry_period < renew_deadline < lease_duration"):
         LeaseTiming(lease_duration=duration, renew_deadline=deadline, retry_period=retry)
 
@@ -216,10 +233,15 @@ async def test_a_leader_whose_renew_hangs_steps_down_by_its_deadline_not_by_the_
         lost: list[str] = []
         client = async_client(kcpsim.service_config(), trust_env=False)
         try:
-            a = LeaderElector(LeasesAdapter(client), name="hangs", namespace="default", identity="a",
-                              clock=lambda: datetime.now(UTC),
-                              timing=LeaseTiming(lease_duration=3, renew_deadline=0.5, retry_period=0.1),
-                              on_lost=lambda: lost.append("a"))
+            a = LeaderElector(
+                LeasesAdapter(client),
+                name="hangs",
+                namespace="default",
+                identity="a",
+                clock=lambda: datetime.now(UTC),
+                timing=LeaseTiming(lease_duration=3, renew_deadline=0.5, retry_period=0.1),
+                on_lost=lambda: lost.append("a"),
+            )
             first = await a.attempt()
             kcpsim.set_faults(FaultPlan(latency=(LatencyRule(seconds=3, resource="leases"),)))
             loop = asyncio.get_running_loop()

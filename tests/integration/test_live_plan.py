@@ -29,8 +29,14 @@ SERVLET = "tom"
 GROUP = EXPORT = "certificates.example.corp"
 IDENTITY = ["--name", SERVLET, "--api-group", GROUP]
 ZERTIFIKATE = {"group": GROUP, "version": "v1beta1", "plural": "zertifikate"}
-LIVE_ENV = ("SERVLET_KUBECONFIG", "SERVLET_KCP_KUBECONFIG", "SERVLET_APIEXPORT",
-            "SERVLET_PUBLISHED_RESOURCE_SELECTOR", "SERVLET_NAME", "SERVLET_API_GROUP")
+LIVE_ENV = (
+    "SERVLET_KUBECONFIG",
+    "SERVLET_KCP_KUBECONFIG",
+    "SERVLET_APIEXPORT",
+    "SERVLET_PUBLISHED_RESOURCE_SELECTOR",
+    "SERVLET_NAME",
+    "SERVLET_API_GROUP",
+)
 
 
 @attrs.frozen
@@ -58,9 +64,14 @@ class Example:
         return path
 
     def live_flags(self, *, service: str = "", kcp: str = "") -> list[str]:
-        return ["--kubeconfig", str(self.kubeconfig("service", service or self.sim.base_url)),
-                "--kcp-kubeconfig", str(self.kubeconfig("kcp", kcp or self.sim.workspace_url("root:myorg"))),
-                "--apiexport", EXPORT]
+        return [
+            "--kubeconfig",
+            str(self.kubeconfig("service", service or self.sim.base_url)),
+            "--kcp-kubeconfig",
+            str(self.kubeconfig("kcp", kcp or self.sim.workspace_url("root:myorg"))),
+            "--apiexport",
+            EXPORT,
+        ]
 
     def plan(self, *args: str, service: str = "", kcp: str = "", env: Mapping[str, str] | None = None) -> Outcome:
         return invoke(*IDENTITY, *self.live_flags(service=service, kcp=kcp), *args, env=env)
@@ -83,8 +94,9 @@ def invoke(*args: str, env: Mapping[str, str] | None = None) -> Outcome:
 
 def service_path(document: Mapping[str, Any], plural: str) -> str:
     group, _, version = document["apiVersion"].rpartition("/")
-    return resource_path(group=group, version=version, plural=plural,
-                         namespace=document["metadata"].get("namespace", ""))
+    return resource_path(
+        group=group, version=version, plural=plural, namespace=document["metadata"].get("namespace", "")
+    )
 
 
 def publish_example(sim: KcpSim, rest: Rest) -> None:
@@ -125,18 +137,27 @@ def apply_schemas_and_export(example: Example, plan: Mapping[str, Any]) -> None:
     """What the apiresourceschema and apiexport controllers would write, as the plan says."""
     for schema in plan["schemas"]:
         if schema["action"] == "create":
-            example.rest.create("/clusters/root:myorg/apis/apis.kcp.io/v1alpha1/apiresourceschemas", {
-                "apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIResourceSchema",
-                "metadata": {"name": schema["name"]}, "spec": schema["spec"]})
+            example.rest.create(
+                "/clusters/root:myorg/apis/apis.kcp.io/v1alpha1/apiresourceschemas",
+                {
+                    "apiVersion": "apis.kcp.io/v1alpha1",
+                    "kind": "APIResourceSchema",
+                    "metadata": {"name": schema["name"]},
+                    "spec": schema["spec"],
+                },
+            )
     if plan["apiExport"]["action"] == "patch":
-        example.rest.merge_patch(f"/clusters/root:myorg/apis/apis.kcp.io/v1alpha1/apiexports/{EXPORT}",
-                                 plan["apiExport"]["patch"])
+        example.rest.merge_patch(
+            f"/clusters/root:myorg/apis/apis.kcp.io/v1alpha1/apiexports/{EXPORT}", plan["apiExport"]["patch"]
+        )
 
 
 def create_users_objects(example: Example) -> None:
     """The example's Zertifikate: team-a default/web, team-b prod/api, and prod/old being deleted."""
-    example.rest.create(example.in_workspace("team-b", "/api/v1/namespaces"),
-                        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}})
+    example.rest.create(
+        example.in_workspace("team-b", "/api/v1/namespaces"),
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}},
+    )
     for workspace, file in (("team-a", "workspace-team-a.yaml"), ("team-b", "workspace-team-b.yaml")):
         for document in load_yaml(EXAMPLES / file):
             metadata = document["metadata"]
@@ -152,8 +173,9 @@ def apply_object_actions(example: Example, plan: Mapping[str, Any]) -> None:
     for obj in plan["objects"]:
         for action in obj["actions"]:
             group, _, version = action["apiVersion"].rpartition("/")
-            path = resource_path(group=group, version=version, plural=action["resource"],
-                                 namespace=action.get("namespace", ""))
+            path = resource_path(
+                group=group, version=version, plural=action["resource"], namespace=action.get("namespace", "")
+            )
             if action["side"] == "remote":
                 path = f"/clusters/{action['cluster']}{path}"
             if action["type"] in ("create", "createNamespace"):
@@ -173,10 +195,18 @@ def dump_world(example: Example) -> list[dict[str, Any]]:
     """Every object of both sides that could matter, as `kubectl get -o yaml` would save it."""
     rest, org = example.rest, "/clusters/root:myorg/apis/apis.kcp.io/v1alpha1"
     documents = [
-        *_items(rest, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "apiextensions.k8s.io/v1",
-                "CustomResourceDefinition"),
-        *_items(rest, "/apis/services.kdp.k8c.io/v1alpha1/publishedresources", "services.kdp.k8c.io/v1alpha1",
-                "PublishedResource"),
+        *_items(
+            rest,
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+        ),
+        *_items(
+            rest,
+            "/apis/services.kdp.k8c.io/v1alpha1/publishedresources",
+            "services.kdp.k8c.io/v1alpha1",
+            "PublishedResource",
+        ),
         *_items(rest, "/api/v1/namespaces", "v1", "Namespace"),
         *_items(rest, "/api/v1/secrets", "v1", "Secret"),
         *_items(rest, "/apis/cert-manager.io/v1/certificates", "cert-manager.io/v1", "Certificate"),
@@ -187,8 +217,9 @@ def dump_world(example: Example) -> list[dict[str, Any]]:
         assert found is not None, path
         documents.append(found)
     for workspace in ("team-a", "team-b"):
-        documents += _items(rest, example.in_workspace(workspace, resource_path(**ZERTIFIKATE)),
-                            f"{GROUP}/v1beta1", "Zertifikat")
+        documents += _items(
+            rest, example.in_workspace(workspace, resource_path(**ZERTIFIKATE)), f"{GROUP}/v1beta1", "Zertifikat"
+        )
         documents += _items(rest, example.in_workspace(workspace, "/api/v1/namespaces"), "v1", "Namespace")
         documents += _items(rest, example.in_workspace(workspace, "/api/v1/secrets"), "v1", "Secret")
     return documents
@@ -209,8 +240,12 @@ def comparable(plan: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def actions_by_object(plan: Mapping[str, Any]) -> dict[str, list[str]]:
-    return {f"{obj['remote']['cluster']}:{obj['remote']['namespace']}/{obj['remote']['name']}":
-            [action["type"] for action in obj["actions"]] for obj in plan["objects"]}
+    return {
+        f"{obj['remote']['cluster']}:{obj['remote']['namespace']}/{obj['remote']['name']}": [
+            action["type"] for action in obj["actions"]
+        ]
+        for obj in plan["objects"]
+    }
 
 
 # -- tests ----------------------------------------------------------------------------------------
@@ -258,14 +293,23 @@ def test_a_converged_world_plans_no_writes_and_a_new_local_secret_flows_up(examp
 
     # cert-manager issues team-a's Secret next to the local copy: the plan sends it up.
     value = base64.b64encode(b"-----BEGIN PRIVATE KEY----- not for printing").decode()
-    example.rest.create(f"/api/v1/namespaces/{example.cluster('team-a')}/secrets", {
-        "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-        "metadata": {"name": "web-tls"}, "data": {"tls.key": value, "tls.crt": value}})
+    example.rest.create(
+        f"/api/v1/namespaces/{example.cluster('team-a')}/secrets",
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/tls",
+            "metadata": {"name": "web-tls"},
+            "data": {"tls.key": value, "tls.crt": value},
+        },
+    )
     live = example.plan("-o", "json")
     assert live.code == 0, live.stdout + live.stderr
     assert comparable(live.json()) == comparable(offline_plan(example, dump_world(example)))
     assert sorted(actions_by_object(live.json())[f"{example.cluster('team-a')}:default/web"]) == [
-        "createRelated", "recordRelatedState"]
+        "createRelated",
+        "recordRelatedState",
+    ]
     assert value not in live.stdout and value not in example.plan().stdout
 
 
@@ -289,11 +333,11 @@ def test_without_a_virtual_workspace_url_schemas_and_export_are_still_planned(
 
 
 @pytest.mark.parametrize(("selector", "schemas"), [("", 1), ("team=certs", 1), ("team=other", 0)])
-def test_the_published_resource_selector_picks_what_is_planned(
-    example: Example, selector: str, schemas: int
-) -> None:
-    example.rest.merge_patch("/apis/services.kdp.k8c.io/v1alpha1/publishedresources/publish-certmanager-certs",
-                             {"metadata": {"labels": {"team": "certs"}}})
+def test_the_published_resource_selector_picks_what_is_planned(example: Example, selector: str, schemas: int) -> None:
+    example.rest.merge_patch(
+        "/apis/services.kdp.k8c.io/v1alpha1/publishedresources/publish-certmanager-certs",
+        {"metadata": {"labels": {"team": "certs"}}},
+    )
     outcome = example.plan("-o", "json", env={"SERVLET_PUBLISHED_RESOURCE_SELECTOR": selector})
     assert outcome.code == 0, outcome.stdout + outcome.stderr
     assert len(outcome.json()["schemas"]) == schemas
@@ -346,8 +390,9 @@ def test_an_unreachable_server_ends_with_one_line_naming_it_and_its_url(example:
     [line] = outcome.stderr.splitlines()
     assert line.startswith(f"error: {target} at {url}: "), line
     assert "connection failed" in line
-    as_json = example.plan("-o", "json", service=dead) if target == "service cluster" else example.plan(
-        "-o", "json", kcp=url)
+    as_json = (
+        example.plan("-o", "json", service=dead) if target == "service cluster" else example.plan("-o", "json", kcp=url)
+    )
     assert as_json.code == 1
     assert [error["object"] for error in as_json.json()["errors"]] == [f"{target} at {url}"]
 
@@ -375,11 +420,14 @@ def test_a_missing_apiexport_ends_with_a_message_naming_it(example: Example) -> 
     assert "Traceback" not in outcome.stdout + outcome.stderr
 
 
-@pytest.mark.parametrize(("args", "env", "named"), [
-    (["--kcp-kubeconfig", "kcp.kubeconfig"], {}, ["-f", "--kcp-kubeconfig"]),
-    ([], {"SERVLET_KCP_KUBECONFIG": "kcp.kubeconfig"}, ["-f", "--kcp-kubeconfig", "SERVLET_KCP_KUBECONFIG"]),
-    (["--kubeconfig", "service.kubeconfig"], {}, ["-f", "--kubeconfig"]),
-])
+@pytest.mark.parametrize(
+    ("args", "env", "named"),
+    [
+        (["--kcp-kubeconfig", "kcp.kubeconfig"], {}, ["-f", "--kcp-kubeconfig"]),
+        ([], {"SERVLET_KCP_KUBECONFIG": "kcp.kubeconfig"}, ["-f", "--kcp-kubeconfig", "SERVLET_KCP_KUBECONFIG"]),
+        (["--kubeconfig", "service.kubeconfig"], {}, ["-f", "--kubeconfig"]),
+    ],
+)
 def test_files_and_a_live_flag_exclude_each_other(args: list[str], env: dict[str, str], named: list[str]) -> None:
     outcome = invoke(*IDENTITY, "-f", str(EXAMPLES), *args, env=env)
     assert outcome.code == 2, "a usage error"

@@ -54,8 +54,12 @@ async def _run_with_server(
     health: Address = LOCAL,
     metrics_address: Address = LOCAL,
 ) -> T:
-    server = ProbeServer(checks=checks, metrics=metrics or Metrics(version="9.9.9"),
-                         health_address=health, metrics_address=metrics_address)
+    server = ProbeServer(
+        checks=checks,
+        metrics=metrics or Metrics(version="9.9.9"),
+        health_address=health,
+        metrics_address=metrics_address,
+    )
     async with server:
         return await scenario(server)
 
@@ -153,8 +157,10 @@ async def test_separate_addresses_serve_separate_endpoints() -> None:
         health, metrics = server.health_address.port, server.metrics_address.port
         assert health != metrics
         return [
-            (await _get(health, "/healthz")).status, (await _get(health, "/metrics")).status,
-            (await _get(metrics, "/metrics")).status, (await _get(metrics, "/readyz")).status,
+            (await _get(health, "/healthz")).status,
+            (await _get(health, "/metrics")).status,
+            (await _get(metrics, "/metrics")).status,
+            (await _get(metrics, "/readyz")).status,
         ]
 
     assert await _run_with_server(HealthChecks(), scenario) == [200, 404, 200, 404]
@@ -225,7 +231,8 @@ async def _raw(port: int, data: bytes) -> bytes:
     ids=["no-path", "not-http", "too-many-headers"],
 )
 async def test_malformed_requests_get_400_and_the_server_keeps_serving(
-    request_bytes: bytes, caplog: pytest.LogCaptureFixture,
+    request_bytes: bytes,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     async def scenario(server: ProbeServer) -> tuple[bytes, int]:
         port = server.health_address.port
@@ -256,8 +263,9 @@ async def test_a_plain_http_1_1_request_gets_a_well_formed_response() -> None:
 
 async def test_stopping_closes_the_port() -> None:
     async def main() -> int:
-        server = ProbeServer(checks=HealthChecks(), metrics=Metrics(version="x"),
-                             health_address=LOCAL, metrics_address=LOCAL)
+        server = ProbeServer(
+            checks=HealthChecks(), metrics=Metrics(version="x"), health_address=LOCAL, metrics_address=LOCAL
+        )
         await server.start()
         port = server.health_address.port
         await server.stop()
@@ -349,8 +357,9 @@ async def test_a_client_that_sends_nothing_does_not_block_others() -> None:
 
 async def test_stopping_closes_idle_connections_at_once() -> None:
     async def main() -> tuple[float, bytes]:
-        server = ProbeServer(checks=HealthChecks(), metrics=Metrics(version="x"),
-                             health_address=LOCAL, metrics_address=LOCAL)
+        server = ProbeServer(
+            checks=HealthChecks(), metrics=Metrics(version="x"), health_address=LOCAL, metrics_address=LOCAL
+        )
         await server.start()
         reader, idle = await asyncio.open_connection("127.0.0.1", server.health_address.port)
         try:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from servlet.core.apiexport import plan_export, schema_resource
 from servlet.core.model import RelatedKind
@@ -49,7 +48,9 @@ def _resulting_spec(export: dict[str, Any], schemas: list[str], kinds: list[Rela
 
 @given(_exports(), st.lists(_schema_names, max_size=5), _kinds)
 def test_no_resource_is_ever_lost_and_every_asked_resource_is_served(
-    export: dict[str, Any], schemas: list[str], kinds: list[RelatedKind],
+    export: dict[str, Any],
+    schemas: list[str],
+    kinds: list[RelatedKind],
 ) -> None:
     after = _resulting_spec(export, schemas, kinds).get("latestResourceSchemas", [])
 
@@ -65,7 +66,9 @@ def test_no_resource_is_ever_lost_and_every_asked_resource_is_served(
 
 @given(_exports(), st.lists(_schema_names, max_size=5), _kinds)
 def test_merging_the_result_again_changes_nothing(
-    export: dict[str, Any], schemas: list[str], kinds: list[RelatedKind],
+    export: dict[str, Any],
+    schemas: list[str],
+    kinds: list[RelatedKind],
 ) -> None:
     merged = {**export, "spec": _resulting_spec(export, schemas, kinds)}
 
@@ -74,7 +77,10 @@ def test_merging_the_result_again_changes_nothing(
 
 @given(_exports(), st.lists(_schema_names, max_size=5), _kinds, st.data())
 def test_the_order_of_schemas_and_kinds_does_not_matter(
-    export: dict[str, Any], schemas: list[str], kinds: list[RelatedKind], data: st.DataObject,
+    export: dict[str, Any],
+    schemas: list[str],
+    kinds: list[RelatedKind],
+    data: st.DataObject,
 ) -> None:
     shuffled_schemas = data.draw(st.permutations(schemas))
     shuffled_kinds = data.draw(st.permutations(kinds))
@@ -87,7 +93,9 @@ def test_the_order_of_schemas_and_kinds_does_not_matter(
 
 @given(_exports(), st.lists(_schema_names, max_size=5), _kinds)
 def test_written_schemas_are_sorted_and_added_claims_are_sorted_and_claim_everything(
-    export: dict[str, Any], schemas: list[str], kinds: list[RelatedKind],
+    export: dict[str, Any],
+    schemas: list[str],
+    kinds: list[RelatedKind],
 ) -> None:
     change = plan_export(export=export, schema_names=schemas, related_kinds=kinds)
 
@@ -97,19 +105,21 @@ def test_written_schemas_are_sorted_and_added_claims_are_sorted_and_claim_everyt
     if "latestResourceSchemas" in written:
         assert written["latestResourceSchemas"] == sorted(set(written["latestResourceSchemas"]))
     existing = export["spec"].get("permissionClaims", [])
-    added = written.get("permissionClaims", existing)[len(existing):]
+    added = written.get("permissionClaims", existing)[len(existing) :]
     assert added == sorted(added, key=lambda claim: claim["resource"])
     assert all(claim == {"group": "", "resource": claim["resource"], "all": True} for claim in added)
 
 
 @given(_exports(), st.lists(_schema_names, max_size=5), _kinds)
 def test_existing_claims_are_kept_unchanged_in_place_and_needed_claims_exist(
-    export: dict[str, Any], schemas: list[str], kinds: list[RelatedKind],
+    export: dict[str, Any],
+    schemas: list[str],
+    kinds: list[RelatedKind],
 ) -> None:
     claims = _resulting_spec(export, schemas, kinds).get("permissionClaims", [])
 
     existing = export["spec"].get("permissionClaims", [])
-    assert claims[:len(existing)] == existing
+    assert claims[: len(existing)] == existing
     core_claimed = {claim["resource"] for claim in claims if not claim.get("group")}
     needed = {kind.plural for kind in kinds} | ({"namespaces"} if kinds else set())
     assert needed <= core_claimed
@@ -117,7 +127,9 @@ def test_existing_claims_are_kept_unchanged_in_place_and_needed_claims_exist(
 
 @given(_exports(), st.lists(_schema_names, max_size=5), _kinds)
 def test_the_patch_touches_only_schemas_and_claims_and_yields_the_planned_spec(
-    export: dict[str, Any], schemas: list[str], kinds: list[RelatedKind],
+    export: dict[str, Any],
+    schemas: list[str],
+    kinds: list[RelatedKind],
 ) -> None:
     change = plan_export(export=export, schema_names=schemas, related_kinds=kinds)
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from servlet.core.filtering import filter_admits, parse_label_selector, selector_matches
 from servlet.core.model import LabelSelector, ResourceFilter, SelectorOperator, SelectorRequirement
@@ -19,7 +18,8 @@ _value_lists = st.lists(_values, min_size=1, max_size=3)
 
 @given(_label_sets, _label_sets)
 def test_match_labels_matches_exactly_the_label_sets_containing_its_pairs(
-    required: dict[str, str], labels: dict[str, str],
+    required: dict[str, str],
+    labels: dict[str, str],
 ) -> None:
     selector = LabelSelector(match_labels=required)
     contains_pairs = required.items() <= labels.items()
@@ -51,18 +51,27 @@ def test_does_not_exist_is_the_negation_of_exists(key: str, labels: dict[str, st
 
 
 _requirements = st.one_of(
-    st.builds(SelectorRequirement, key=_keys, operator=st.sampled_from([SelectorOperator.IN, SelectorOperator.NOT_IN]),
-              values=_value_lists.map(tuple)),
-    st.builds(SelectorRequirement, key=_keys,
-              operator=st.sampled_from([SelectorOperator.EXISTS, SelectorOperator.DOES_NOT_EXIST])),
+    st.builds(
+        SelectorRequirement,
+        key=_keys,
+        operator=st.sampled_from([SelectorOperator.IN, SelectorOperator.NOT_IN]),
+        values=_value_lists.map(tuple),
+    ),
+    st.builds(
+        SelectorRequirement,
+        key=_keys,
+        operator=st.sampled_from([SelectorOperator.EXISTS, SelectorOperator.DOES_NOT_EXIST]),
+    ),
 )
-_selectors = st.builds(LabelSelector, match_labels=_label_sets,
-                       match_expressions=st.lists(_requirements, max_size=3).map(tuple))
+_selectors = st.builds(
+    LabelSelector, match_labels=_label_sets, match_expressions=st.lists(_requirements, max_size=3).map(tuple)
+)
 
 
 @given(_selectors, _label_sets)
 def test_a_selector_matches_iff_its_labels_and_every_expression_match(
-    selector: LabelSelector, labels: dict[str, str],
+    selector: LabelSelector,
+    labels: dict[str, str],
 ) -> None:
     parts = [LabelSelector(match_labels=dict(selector.match_labels))] + [
         LabelSelector(match_labels={}, match_expressions=(requirement,)) for requirement in selector.match_expressions
@@ -90,7 +99,9 @@ def test_a_selector_written_as_yaml_parses_back_to_itself(selector: LabelSelecto
 
 @given(_selectors, st.sampled_from(["", "default", "my-app"]), _label_sets)
 def test_the_filter_admits_iff_namespace_and_selector_both_admit(
-    selector: LabelSelector, namespace: str, labels: dict[str, str],
+    selector: LabelSelector,
+    namespace: str,
+    labels: dict[str, str],
 ) -> None:
     for wanted in (None, "my-app"):
         resource_filter = ResourceFilter(namespace=wanted, labels=selector)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hypothesis import assume, given
-from hypothesis import strategies as st
+from hypothesis import assume, given, strategies as st
 
 from servlet.core.metadata import (
     PREFIX,
@@ -26,8 +25,16 @@ CLUSTERS = st.sampled_from(["1084s8ceexsehjm2", "abc", "root"])
 REMOTES = st.builds(RemoteKey, cluster=CLUSTERS, namespace=st.just("") | NAMES, name=NAMES)
 SERVLETS = st.sampled_from(["tom", "jerry"])
 KEYS = st.sampled_from(
-    ["app", "example.com/x", "kcp.io/cluster", "tenancy.kcp.io/ws", f"{PREFIX}servlet", f"{PREFIX}new",
-     "kubectl.kubernetes.io/last-applied-configuration", "notkcp.io/y"]
+    [
+        "app",
+        "example.com/x",
+        "kcp.io/cluster",
+        "tenancy.kcp.io/ws",
+        f"{PREFIX}servlet",
+        f"{PREFIX}new",
+        "kubectl.kubernetes.io/last-applied-configuration",
+        "notkcp.io/y",
+    ]
 ) | st.text(max_size=20)
 
 
@@ -59,8 +66,12 @@ def test_different_remote_objects_get_different_link_labels(servlet: str, one: R
 
 
 @given(
-    servlet=SERVLETS, other_servlet=SERVLETS, owner=REMOTES, remote=REMOTES,
-    with_labels=st.booleans(), with_annotations=st.booleans(),
+    servlet=SERVLETS,
+    other_servlet=SERVLETS,
+    owner=REMOTES,
+    remote=REMOTES,
+    with_labels=st.booleans(),
+    with_annotations=st.booleans(),
 )
 def test_a_copy_of_another_object_or_servlet_is_never_linked(
     servlet: str, other_servlet: str, owner: RemoteKey, remote: RemoteKey, with_labels: bool, with_annotations: bool

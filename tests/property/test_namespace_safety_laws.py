@@ -6,8 +6,7 @@ could glue together into the same namespace (`a` + `b-a` and `a-b` + `a`) come u
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from servlet.core.model import LocalKey, Naming, RemoteKey
 from servlet.core.naming import (
@@ -26,11 +25,15 @@ SERVLET_NAMESPACE = "kdp-system"
 _labels = st.from_regex(r"[ab]([-ab]{0,4}[ab])?", fullmatch=True)
 # What a tenant may name its namespace: anything, including the names it must never reach.
 _tenant_namespaces = _labels | st.sampled_from(
-    ["kube-system", "kube-public", "default", SERVLET_NAMESPACE, "k7v2m9x4q1w8z3r5", "a-b"])
+    ["kube-system", "kube-public", "default", SERVLET_NAMESPACE, "k7v2m9x4q1w8z3r5", "a-b"]
+)
 # kcp logical cluster names: lower-case letters, digits and '-', starting and ending with a letter or digit.
 _clusters = st.from_regex(r"[ab][-ab]{0,4}[ab]", fullmatch=True) | st.sampled_from(["default", "kube-x"])
-_patterns = st.lists(st.sampled_from(PLACEHOLDERS) | st.sampled_from(["-", "a", "kube-", "default", "kdp-system"]),
-                     min_size=1, max_size=4).map("".join)
+_patterns = st.lists(
+    st.sampled_from(PLACEHOLDERS) | st.sampled_from(["-", "a", "kube-", "default", "kdp-system"]),
+    min_size=1,
+    max_size=4,
+).map("".join)
 # Patterns around the cluster name, built from the tenant's values (the parser accepts most of them).
 _around = st.lists(st.sampled_from(["-", "-", "a", NAMESPACE_HASH, NAME_HASH, NAMESPACE, NAME]), max_size=3)
 _steered_patterns = st.tuples(_around, _around).map(lambda sides: "".join([*sides[0], CLUSTER_NAME, *sides[1]]))
@@ -39,8 +42,12 @@ _plain_clusters = st.from_regex(r"[ab][-ab]{0,4}[ab]", fullmatch=True)
 
 def _accepted(pattern: str, *, shared: bool) -> Naming:
     """The naming the parser makes of `pattern`; the example is skipped when the parser refuses it."""
-    manifest = {"spec": {"resource": {"apiGroup": "example.com", "kind": "Widget"},
-                         "naming": {"namespace": pattern, "allowSharedNamespaces": shared}}}
+    manifest = {
+        "spec": {
+            "resource": {"apiGroup": "example.com", "kind": "Widget"},
+            "naming": {"namespace": pattern, "allowSharedNamespaces": shared},
+        }
+    }
     result = parse_published_resource(manifest)
     assume(result.value is not None)
     assert result.value is not None
@@ -48,15 +55,20 @@ def _accepted(pattern: str, *, shared: bool) -> Naming:
 
 
 def _namespace(naming: Naming, *, cluster: str, namespace: str, name: str) -> str | None:
-    key = local_key_for(naming=naming, remote=RemoteKey(cluster=cluster, namespace=namespace, name=name),
-                        local_namespaced=True, remote_namespaced=True,
-                        protected_namespaces=frozenset({SERVLET_NAMESPACE}))
+    key = local_key_for(
+        naming=naming,
+        remote=RemoteKey(cluster=cluster, namespace=namespace, name=name),
+        local_namespaced=True,
+        remote_namespaced=True,
+        protected_namespaces=frozenset({SERVLET_NAMESPACE}),
+    )
     return key.namespace if isinstance(key, LocalKey) else None
 
 
 @given(_patterns, st.booleans(), _clusters, _tenant_namespaces, _labels)
 def test_no_computed_namespace_is_ever_protected(
-        pattern: str, shared: bool, cluster: str, namespace: str, name: str) -> None:
+    pattern: str, shared: bool, cluster: str, namespace: str, name: str
+) -> None:
     naming = _accepted(pattern, shared=shared)
     computed = _namespace(naming, cluster=cluster, namespace=namespace, name=name)
     if computed is None:
@@ -78,7 +90,8 @@ def _pieces(text: str) -> set[str]:
 @settings(suppress_health_check=[HealthCheck.filter_too_much])
 @given(_steered_patterns, _plain_clusters, _tenant_namespaces, _labels)
 def test_no_other_workspace_can_reach_a_workspaces_namespace_without_the_opt_in(
-        pattern: str, cluster: str, namespace: str, name: str) -> None:
+    pattern: str, cluster: str, namespace: str, name: str
+) -> None:
     naming = _accepted(pattern, shared=False)
     target = _namespace(naming, cluster=cluster, namespace=namespace, name=name)
     assume(target is not None)
@@ -86,8 +99,11 @@ def test_no_other_workspace_can_reach_a_workspaces_namespace_without_the_opt_in(
     # Only the values the pattern reads are worth varying.
     namespaces = candidates if NAMESPACE in pattern else [namespace]  # also covers $remoteNamespaceHash
     names = candidates if NAME in pattern.replace(NAMESPACE, "") else [name]
-    tenant_values = [(n, m) for n in namespaces for m in names] if len(namespaces) * len(names) < 400 else (
-        [(n, name) for n in namespaces] + [(namespace, m) for m in names] + [(v, v) for v in candidates])
+    tenant_values = (
+        [(n, m) for n in namespaces for m in names]
+        if len(namespaces) * len(names) < 400
+        else ([(n, name) for n in namespaces] + [(namespace, m) for m in names] + [(v, v) for v in candidates])
+    )
     for other_cluster in candidates:
         if other_cluster == cluster:
             continue

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import assume, given
-from hypothesis import strategies as st
+from hypothesis import assume, given, strategies as st
 
 from servlet.core.model import LocalKey, Naming, Problem, RemoteKey
 from servlet.core.naming import (
@@ -30,12 +29,16 @@ def _remote_keys(draw: st.DrawFn, *, namespaced: bool) -> RemoteKey:
 
 
 # Anything a user might type, including near-miss placeholders and characters DNS forbids.
-_any_remote_keys = st.builds(RemoteKey, cluster=st.text(max_size=12), namespace=st.text(max_size=12),
-                             name=st.text(max_size=12))
+_any_remote_keys = st.builds(
+    RemoteKey, cluster=st.text(max_size=12), namespace=st.text(max_size=12), name=st.text(max_size=12)
+)
 _text_pieces = st.text(alphabet="abcXY-._ 0", max_size=6)
 _patterns = st.lists(
-    st.one_of(st.sampled_from(PLACEHOLDERS), st.sampled_from(["$remoteNme", "$remote", "$", "$remoteNameHashes"]),
-              _text_pieces),
+    st.one_of(
+        st.sampled_from(PLACEHOLDERS),
+        st.sampled_from(["$remoteNme", "$remote", "$", "$remoteNameHashes"]),
+        _text_pieces,
+    ),
     max_size=6,
 ).map("".join)
 _clean_patterns = st.lists(st.one_of(st.sampled_from(PLACEHOLDERS), _text_pieces), max_size=6).map("".join)
@@ -49,25 +52,39 @@ def test_naming_is_deterministic(naming: Naming, remote: RemoteKey, scopes: tupl
     # Computed twice past the memo (which would hand back its first answer whatever the rule
     # does), then the memoised answer must be that same computed one.
     compute = _placeholder_local_key.__wrapped__
-    first = compute(naming=naming, remote=remote, local_namespaced=local_namespaced,
-                    remote_namespaced=remote_namespaced, protected_namespaces=frozenset())
+    first = compute(
+        naming=naming,
+        remote=remote,
+        local_namespaced=local_namespaced,
+        remote_namespaced=remote_namespaced,
+        protected_namespaces=frozenset(),
+    )
     again = compute(
         naming=Naming(namespace=naming.namespace, name=naming.name),
         remote=RemoteKey(cluster=remote.cluster, namespace=remote.namespace, name=remote.name),
-        local_namespaced=local_namespaced, remote_namespaced=remote_namespaced, protected_namespaces=frozenset(),
+        local_namespaced=local_namespaced,
+        remote_namespaced=remote_namespaced,
+        protected_namespaces=frozenset(),
     )
     assert first == again
-    assert local_key_for(naming=naming, remote=remote, local_namespaced=local_namespaced,
-                         remote_namespaced=remote_namespaced) == first
+    assert (
+        local_key_for(
+            naming=naming, remote=remote, local_namespaced=local_namespaced, remote_namespaced=remote_namespaced
+        )
+        == first
+    )
 
 
 @given(_namings, _any_remote_keys, _scopes)
 def test_naming_yields_valid_dns_names_or_a_problem(
-    naming: Naming, remote: RemoteKey, scopes: tuple[bool, bool],
+    naming: Naming,
+    remote: RemoteKey,
+    scopes: tuple[bool, bool],
 ) -> None:
     local_namespaced, remote_namespaced = scopes
-    key = local_key_for(naming=naming, remote=remote, local_namespaced=local_namespaced,
-                        remote_namespaced=remote_namespaced)
+    key = local_key_for(
+        naming=naming, remote=remote, local_namespaced=local_namespaced, remote_namespaced=remote_namespaced
+    )
     if isinstance(key, Problem):
         assert key.field in ("spec.naming.namespace", "spec.naming.name")
         assert "yields" in key.message
@@ -99,13 +116,15 @@ def test_default_names_of_distinct_remote_objects_are_distinct(data: st.DataObje
     # Often share parts, so the law is tested where collisions would hide.
     second = RemoteKey(
         cluster=data.draw(st.sampled_from([first.cluster]) | _cluster_names),
-        namespace=data.draw(st.sampled_from([first.namespace])) if not remote_namespaced
+        namespace=data.draw(st.sampled_from([first.namespace]))
+        if not remote_namespaced
         else data.draw(st.sampled_from([first.namespace]) | _labels),
         name=data.draw(st.sampled_from([first.name]) | _object_names),
     )
     keys = [
-        local_key_for(naming=Naming(), remote=remote, local_namespaced=local_namespaced,
-                      remote_namespaced=remote_namespaced)
+        local_key_for(
+            naming=Naming(), remote=remote, local_namespaced=local_namespaced, remote_namespaced=remote_namespaced
+        )
         for remote in (first, second)
     ]
     assert all(isinstance(key, LocalKey) for key in keys)

@@ -15,8 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 from unittest import mock
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from servlet.core import patch as patch_module
 from servlet.core.hashing import canonical_json
@@ -119,8 +118,9 @@ def assert_removed(result: Mapping[str, Any], last: Mapping[str, Any], desired: 
             assert_removed(result.get(key) or {}, previous, desired[key])
 
 
-def assert_kept(result: Mapping[str, Any], live: Mapping[str, Any], last: Mapping[str, Any],
-                desired: Mapping[str, Any]) -> None:
+def assert_kept(
+    result: Mapping[str, Any], live: Mapping[str, Any], last: Mapping[str, Any], desired: Mapping[str, Any]
+) -> None:
     """A live field neither in the last state nor desired is untouched, at every depth."""
     for key, current in live.items():
         if key not in last and key not in desired:
@@ -225,8 +225,9 @@ def skeletons(draw: st.DrawFn) -> dict[str, Any]:
 # Copied metadata as a malformed remote object could hold it too: null values, keys the skeleton uses.
 ODD_METADATA = st.dictionaries(
     st.sampled_from(["labels", "annotations", "name"]),
-    st.dictionaries(st.sampled_from(["app", "team", SERVLET_LABEL]), st.none() | st.sampled_from(["1", "2"]),
-                    max_size=3),
+    st.dictionaries(
+        st.sampled_from(["app", "team", SERVLET_LABEL]), st.none() | st.sampled_from(["1", "2"]), max_size=3
+    ),
     max_size=2,
 )
 

@@ -22,8 +22,7 @@ import json
 import os
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from servlet.core import patch, patch_rule
 from servlet.core.json_values import json_copy, json_equal
@@ -55,12 +54,18 @@ def contents(draw: st.DrawFn) -> dict[str, Any]:
     content: dict[str, Any] = draw(st.dictionaries(KEYS.filter(lambda key: key != "metadata"), VALUES, max_size=4))
     shape = draw(st.sampled_from(["none", "maps", "odd"]))
     if shape == "maps":
-        content["metadata"] = draw(st.fixed_dictionaries({}, optional={"labels": METADATA_MAPS,
-                                                                         "annotations": METADATA_MAPS}))
+        content["metadata"] = draw(
+            st.fixed_dictionaries({}, optional={"labels": METADATA_MAPS, "annotations": METADATA_MAPS})
+        )
     elif shape == "odd":
         # Desired labels and annotations are maps (the planner copies only those), maybe empty.
-        content["metadata"] = draw(st.none() | SCALARS | st.fixed_dictionaries(
-            {}, optional={"labels": METADATA_MAPS, "annotations": METADATA_MAPS, "name": SHARED_MAP_VALUES}))
+        content["metadata"] = draw(
+            st.none()
+            | SCALARS
+            | st.fixed_dictionaries(
+                {}, optional={"labels": METADATA_MAPS, "annotations": METADATA_MAPS, "name": SHARED_MAP_VALUES}
+            )
+        )
     if draw(st.integers(0, 9)) == 0:
         content[draw(st.sampled_from(["kind", "apiVersion"]))] = "Other"
     return content
@@ -87,8 +92,10 @@ def live_objects(draw: st.DrawFn, desired: dict[str, Any]) -> dict[str, Any]:
             "not text": lambda: 1,
         }[stored]()
         annotations = metadata.get("annotations")
-        metadata["annotations"] = {**(annotations if isinstance(annotations, dict) else {}),
-                                   LAST_KNOWN_STATE_ANNOTATION: state}
+        metadata["annotations"] = {
+            **(annotations if isinstance(annotations, dict) else {}),
+            LAST_KNOWN_STATE_ANNOTATION: state,
+        }
     live["metadata"] = metadata
     return live
 
@@ -116,8 +123,9 @@ def drifted(draw: st.DrawFn, live: dict[str, Any]) -> dict[str, Any]:
     changed = copy.deepcopy(live)
     for _ in range(draw(st.integers(1, 3))):
         target = changed
-        for step in draw(st.sampled_from([(), ("metadata",), ("metadata", "labels"), ("metadata", "annotations"),
-                                          ("a",), ("b",)])):
+        for step in draw(
+            st.sampled_from([(), ("metadata",), ("metadata", "labels"), ("metadata", "annotations"), ("a",), ("b",)])
+        ):
             nested = target.get(step)
             target = nested if isinstance(nested, dict) else {}
         # Mostly a member the object has: that is where a change can go unnoticed.
@@ -141,8 +149,9 @@ def assert_same(fast: Any, reference: Any) -> None:
 
 @EXAMPLES
 @given(last=st.none() | contents(), desired=contents(), data=st.data())
-def test_the_walk_gives_the_rules_patch(last: dict[str, Any] | None, desired: dict[str, Any],
-                                        data: st.DataObject) -> None:
+def test_the_walk_gives_the_rules_patch(
+    last: dict[str, Any] | None, desired: dict[str, Any], data: st.DataObject
+) -> None:
     live = data.draw(live_objects(desired))
     shape = data.draw(st.sampled_from(["drawn", "patched", "twin"]))
     if shape != "drawn":
@@ -155,8 +164,9 @@ def test_the_walk_gives_the_rules_patch(last: dict[str, Any] | None, desired: di
 
 @EXAMPLES
 @given(desired=contents(), data=st.data())
-def test_the_content_patch_and_its_converged_check_give_the_rules_patch(desired: dict[str, Any],
-                                                                         data: st.DataObject) -> None:
+def test_the_content_patch_and_its_converged_check_give_the_rules_patch(
+    desired: dict[str, Any], data: st.DataObject
+) -> None:
     live = data.draw(live_objects(desired))
     candidates = [live]
     first = patch_rule.content_patch(desired=desired, live=live)
@@ -164,8 +174,10 @@ def test_the_content_patch_and_its_converged_check_give_the_rules_patch(desired:
         patched = apply_merge_patch(live, first.patch)
         candidates += [patched, data.draw(drifted(patched))]
     for candidate in candidates:
-        assert_same(patch.content_patch(desired=desired, live=candidate),
-                    patch_rule.content_patch(desired=desired, live=candidate))
+        assert_same(
+            patch.content_patch(desired=desired, live=candidate),
+            patch_rule.content_patch(desired=desired, live=candidate),
+        )
 
 
 @st.composite

@@ -14,8 +14,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, assert_never
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from servlet.core.actions import Action, Side, Write
 from servlet.core.dryrun import plan_world
@@ -37,7 +36,7 @@ from servlet.core.model import (
 from servlet.core.patch import apply_merge_patch
 from servlet.core.plan import ObjectPlan, SyncContext
 from servlet.core.projection import Projected
-from servlet.core.related import Coordinates, resolve_side
+from servlet.core.related_objects import Coordinates, resolve_side
 
 CLUSTER = "p4n8c2l6t0y9h1j3"
 # Documented in plan.py: create, then status and related objects; the next plan writes nothing.
@@ -49,26 +48,42 @@ Key = tuple[str, str, str, str, str]  # apiVersion, kind, cluster, namespace, na
 def make_context(*, local_namespaced: bool, remote_namespaced: bool) -> SyncContext:
     """The seed's example: cert-manager Certificates as Zertifikate, the TLS Secret flowing up."""
     # A cluster-scoped primary has no namespace to lend its related objects: inject one.
-    namespace = None if local_namespaced and remote_namespaced else ValueReference(
-        path="spec.secretName", regex=RegexRule(pattern="", replacement="certs"))
+    namespace = (
+        None
+        if local_namespaced and remote_namespaced
+        else ValueReference(path="spec.secretName", regex=RegexRule(pattern="", replacement="certs"))
+    )
     related = (
-        RelatedResource(identifier="tls-secret", origin=Origin.SERVICE, kind=RelatedKind.SECRET,
-                        reference=RelatedReference(name=ValueReference(path="spec.secretName"), namespace=namespace)),
-        RelatedResource(identifier="settings", origin=Origin.PLATFORM, kind=RelatedKind.CONFIGMAP,
-                        reference=RelatedReference(name=ValueReference(path="spec.configName"), namespace=namespace)),
+        RelatedResource(
+            identifier="tls-secret",
+            origin=Origin.SERVICE,
+            kind=RelatedKind.SECRET,
+            reference=RelatedReference(name=ValueReference(path="spec.secretName"), namespace=namespace),
+        ),
+        RelatedResource(
+            identifier="settings",
+            origin=Origin.PLATFORM,
+            kind=RelatedKind.CONFIGMAP,
+            reference=RelatedReference(name=ValueReference(path="spec.configName"), namespace=namespace),
+        ),
     )
     spec = PublishedResourceSpec(
         resource=SourceResource(api_group="cert-manager.io", kind="Certificate", version="v1"),
-        naming=Naming(), related=related,
+        naming=Naming(),
+        related=related,
     )
     projected = Projected(
-        schema_name="v0123abcd.zertifikate.certificates.example.corp", schema_spec={},
+        schema_name="v0123abcd.zertifikate.certificates.example.corp",
+        schema_spec={},
         local=ResourceType("cert-manager.io", "v1", "Certificate", "certificates", local_namespaced),
         remote=ResourceType("certificates.example.corp", "v1beta1", "Zertifikat", "zertifikate", remote_namespaced),
         has_status_subresource=True,
     )
-    return SyncContext(servlet=ServletIdentity("tom", "certificates.example.corp"),
-                       published=PublishedResource(name="certs", spec=spec), projected=projected)
+    return SyncContext(
+        servlet=ServletIdentity("tom", "certificates.example.corp"),
+        published=PublishedResource(name="certs", spec=spec),
+        projected=projected,
+    )
 
 
 # --- the world and its executor ----------------------------------------------------------------
@@ -123,16 +138,22 @@ class World:
             where = resolve_side(context.published.spec.related[0], index=0, primary=obj, side=Side.LOCAL)
             if isinstance(where, Coordinates):
                 self.objects[Side.LOCAL][("v1", "Secret", "", where.namespace, where.name)] = {
-                    "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-                    "metadata": {"namespace": where.namespace, "name": where.name,
-                                 "labels": {"cert-manager.io/certificate-name": obj["metadata"]["name"]}},
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "type": "kubernetes.io/tls",
+                    "metadata": {
+                        "namespace": where.namespace,
+                        "name": where.name,
+                        "labels": {"cert-manager.io/certificate-name": obj["metadata"]["name"]},
+                    },
                     "data": {"tls.crt": str(len(json.dumps(spec))), "tls.key": "c2VjcmV0"},
                 }
 
 
 def plan_all(world: World, context: SyncContext) -> tuple[ObjectPlan, ...]:
-    return plan_world(contexts=[context], remote_objects=world.listed(Side.REMOTE),
-                      local_objects=world.listed(Side.LOCAL))
+    return plan_world(
+        contexts=[context], remote_objects=world.listed(Side.REMOTE), local_objects=world.listed(Side.LOCAL)
+    )
 
 
 def reconcile_until_quiet(world: World, context: SyncContext) -> int:
@@ -162,11 +183,15 @@ SPECS = st.builds(
     st.sampled_from(["api-tls", "web-tls"]),
     st.sampled_from(["settings", "other"]),
 )
-LABELS = st.dictionaries(st.sampled_from(["team", "kcp.io/owner", "syncer.kdp.k8c.io/servlet", "app"]),
-                         st.sampled_from(["a", "b"]), max_size=3)
+LABELS = st.dictionaries(
+    st.sampled_from(["team", "kcp.io/owner", "syncer.kdp.k8c.io/servlet", "app"]),
+    st.sampled_from(["a", "b"]),
+    max_size=3,
+)
 SCOPES = st.sampled_from([(True, True), (True, False), (False, True), (False, False)])
-CONFIG_DATA = st.none() | st.dictionaries(st.sampled_from(["region", "tier"]), st.sampled_from(["eu", "us"]),
-                                          max_size=2)
+CONFIG_DATA = st.none() | st.dictionaries(
+    st.sampled_from(["region", "tier"]), st.sampled_from(["eu", "us"]), max_size=2
+)
 
 
 def make_remote(spec: dict[str, Any], labels: dict[str, str], *, namespaced: bool) -> dict[str, Any]:
@@ -181,8 +206,14 @@ def workspace_configmap(data: dict[str, str] | None, *, scopes: tuple[bool, bool
     if data is None:
         return []
     namespace = "prod" if scopes == (True, True) else "certs"
-    return [{"apiVersion": "v1", "kind": "ConfigMap", "data": data,
-             "metadata": {"namespace": namespace, "name": "settings", "annotations": {"kcp.io/cluster": CLUSTER}}}]
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "data": data,
+            "metadata": {"namespace": namespace, "name": "settings", "annotations": {"kcp.io/cluster": CLUSTER}},
+        }
+    ]
 
 
 def without_nulls(value: Any) -> Any:
@@ -210,8 +241,9 @@ def test_a_fresh_object_settles_and_both_sides_then_agree(
 ) -> None:
     local_namespaced, remote_namespaced = scopes
     context = make_context(local_namespaced=local_namespaced, remote_namespaced=remote_namespaced)
-    world = World([make_remote(spec, labels, namespaced=remote_namespaced),
-                   *workspace_configmap(config, scopes=scopes)])
+    world = World(
+        [make_remote(spec, labels, namespaced=remote_namespaced), *workspace_configmap(config, scopes=scopes)]
+    )
 
     assert reconcile_until_quiet(world, context) <= RECONCILES_TO_SETTLE
 
@@ -230,13 +262,17 @@ def test_a_fresh_object_settles_and_both_sides_then_agree(
 
 @given(first=SPECS, second=SPECS, labels=LABELS, scopes=SCOPES, config=CONFIG_DATA)
 def test_a_change_on_the_platform_settles_keeping_fields_the_servlet_never_wrote(
-    first: dict[str, Any], second: dict[str, Any], labels: dict[str, str], scopes: tuple[bool, bool],
+    first: dict[str, Any],
+    second: dict[str, Any],
+    labels: dict[str, str],
+    scopes: tuple[bool, bool],
     config: dict[str, str] | None,
 ) -> None:
     local_namespaced, remote_namespaced = scopes
     context = make_context(local_namespaced=local_namespaced, remote_namespaced=remote_namespaced)
-    world = World([make_remote(first, labels, namespaced=remote_namespaced),
-                   *workspace_configmap(config, scopes=scopes)])
+    world = World(
+        [make_remote(first, labels, namespaced=remote_namespaced), *workspace_configmap(config, scopes=scopes)]
+    )
     reconcile_until_quiet(world, context)
     local_certificate(world)["spec"]["webhookDefault"] = "kept"  # a field nobody synced
     remote = remote_primary(world)
@@ -258,8 +294,9 @@ def test_a_deleted_object_takes_its_copies_with_it_and_then_goes(
 ) -> None:
     local_namespaced, remote_namespaced = scopes
     context = make_context(local_namespaced=local_namespaced, remote_namespaced=remote_namespaced)
-    world = World([make_remote(spec, labels, namespaced=remote_namespaced),
-                   *workspace_configmap(config, scopes=scopes)])
+    world = World(
+        [make_remote(spec, labels, namespaced=remote_namespaced), *workspace_configmap(config, scopes=scopes)]
+    )
     reconcile_until_quiet(world, context)
     remote = remote_primary(world)
     assert remote is not None
@@ -271,7 +308,8 @@ def test_a_deleted_object_takes_its_copies_with_it_and_then_goes(
     # Left on the service cluster: namespaces and cert-manager's own Secret, never a servlet copy.
     assert {key[1] for key in world.objects[Side.LOCAL]} <= {"Namespace", "Secret"}
     assert [key[1] for key in world.objects[Side.REMOTE] if key[1] != "Namespace"] == (
-        ["ConfigMap"] if config is not None else [])
+        ["ConfigMap"] if config is not None else []
+    )
 
 
 @given(spec=SPECS, labels=LABELS, scopes=SCOPES, config=CONFIG_DATA, steps=st.integers(0, 2))
@@ -280,8 +318,9 @@ def test_plans_are_deterministic_and_leave_their_inputs_alone(
 ) -> None:
     local_namespaced, remote_namespaced = scopes
     context = make_context(local_namespaced=local_namespaced, remote_namespaced=remote_namespaced)
-    world = World([make_remote(spec, labels, namespaced=remote_namespaced),
-                   *workspace_configmap(config, scopes=scopes)])
+    world = World(
+        [make_remote(spec, labels, namespaced=remote_namespaced), *workspace_configmap(config, scopes=scopes)]
+    )
     for _ in range(steps):  # look at the world part of the way to convergence, too
         for object_plan in plan_all(world, context):
             for action in object_plan.actions:
@@ -291,12 +330,14 @@ def test_plans_are_deterministic_and_leave_their_inputs_alone(
     before = copy.deepcopy((remote_objects, local_objects))
 
     first = plan_world(contexts=[context], remote_objects=remote_objects, local_objects=local_objects)
-    second = plan_world(contexts=[context], remote_objects=copy.deepcopy(remote_objects),
-                        local_objects=copy.deepcopy(local_objects))
+    second = plan_world(
+        contexts=[context], remote_objects=copy.deepcopy(remote_objects), local_objects=copy.deepcopy(local_objects)
+    )
 
     assert [p.to_dict() for p in first] == [p.to_dict() for p in second]
     assert json.dumps([p.to_dict() for p in first], sort_keys=True) == json.dumps(
-        [p.to_dict() for p in second], sort_keys=True)
+        [p.to_dict() for p in second], sort_keys=True
+    )
     assert (remote_objects, local_objects) == before
 
 
@@ -324,13 +365,17 @@ DISTURBANCES = st.sampled_from([mangle_link_labels, delete_local_copy, drift_loc
 
 @given(spec=SPECS, labels=LABELS, scopes=SCOPES, config=CONFIG_DATA, disturbance=DISTURBANCES)
 def test_a_disturbed_world_is_repaired_without_duplicates_or_conflicts(
-    spec: dict[str, Any], labels: dict[str, str], scopes: tuple[bool, bool], config: dict[str, str] | None,
+    spec: dict[str, Any],
+    labels: dict[str, str],
+    scopes: tuple[bool, bool],
+    config: dict[str, str] | None,
     disturbance: Any,
 ) -> None:
     local_namespaced, remote_namespaced = scopes
     context = make_context(local_namespaced=local_namespaced, remote_namespaced=remote_namespaced)
-    world = World([make_remote(spec, labels, namespaced=remote_namespaced),
-                   *workspace_configmap(config, scopes=scopes)])
+    world = World(
+        [make_remote(spec, labels, namespaced=remote_namespaced), *workspace_configmap(config, scopes=scopes)]
+    )
     reconcile_until_quiet(world, context)
     disturbance(world)
 

@@ -8,8 +8,7 @@ import json
 import re
 from typing import Any
 
-from hypothesis import assume, given
-from hypothesis import strategies as st
+from hypothesis import assume, given, strategies as st
 
 from servlet.core.model import Projection, PublishedResource, PublishedResourceSpec, Scope, SourceResource
 from servlet.core.projection import Projected, pluralize, project, schema_manifest
@@ -19,7 +18,9 @@ _label = st.from_regex(r"[a-z][a-z0-9]{0,10}", fullmatch=True)
 _version_name = st.from_regex(r"v[1-9][0-9]?((alpha|beta)[1-9])?", fullmatch=True)
 _json_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5))
 _schema = st.recursive(
-    _json_leaf, lambda inner: st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8,
+    _json_leaf,
+    lambda inner: st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
 ).map(lambda body: {"type": "object", "x-example": body})
 
 
@@ -33,12 +34,18 @@ def _crds(draw: st.DrawFn) -> dict[str, Any]:
             "served": draw(st.booleans()) or name == storage,
             "storage": name == storage,
             "schema": {"openAPIV3Schema": draw(_schema)},
-            **draw(st.fixed_dictionaries({}, optional={
-                "subresources": st.just({"status": {}}),
-                "additionalPrinterColumns": st.just([{"name": "Age", "type": "date",
-                                                      "jsonPath": ".metadata.creationTimestamp"}]),
-                "deprecated": st.booleans(),
-            })),
+            **draw(
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "subresources": st.just({"status": {}}),
+                        "additionalPrinterColumns": st.just(
+                            [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]
+                        ),
+                        "deprecated": st.booleans(),
+                    },
+                )
+            ),
         }
         for name in names
     ]
@@ -48,8 +55,13 @@ def _crds(draw: st.DrawFn) -> dict[str, Any]:
         "spec": {
             "group": "example.io",
             "scope": draw(st.sampled_from(["Namespaced", "Cluster"])),
-            "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget",
-                      **draw(st.fixed_dictionaries({}, optional={"shortNames": st.lists(_label, max_size=2)}))},
+            "names": {
+                "kind": "Widget",
+                "listKind": "WidgetList",
+                "plural": "widgets",
+                "singular": "widget",
+                **draw(st.fixed_dictionaries({}, optional={"shortNames": st.lists(_label, max_size=2)})),
+            },
             "versions": versions,
         },
     }
@@ -132,8 +144,9 @@ def test_exactly_the_chosen_version_is_published_with_its_schema_unchanged(
 
 
 @given(_inputs(), _schema)
-def test_a_different_schema_gives_a_different_name(inputs: tuple[dict[str, Any], PublishedResource],
-                                                    other: dict[str, Any]) -> None:
+def test_a_different_schema_gives_a_different_name(
+    inputs: tuple[dict[str, Any], PublishedResource], other: dict[str, Any]
+) -> None:
     crd, published = inputs
     before = _project(crd, published)
     changed = copy.deepcopy(crd)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from servlet.core.actions import Action, DeleteRelated, ObjectRef, Side
 from servlet.core.metadata import link_annotations, link_labels, links_to, related_state_annotation
@@ -31,21 +30,33 @@ from servlet.core.related import (
     RelatedSnapshot,
     plan_related,
     plan_related_cleanup,
-    read_service_state,
 )
+from servlet.core.related_objects import read_service_state
 
 CLUSTER = "p4n8c2l6t0y9h1j3"
 REMOTE_NS, LOCAL_NS = "prod", "local-ns"
 NAMES = ("a", "b")
 SERVLET = "tom"
 RELATED = (
-    RelatedResource(identifier="tls", origin=Origin.SERVICE, kind=RelatedKind.SECRET,
-                    reference=RelatedReference(name=ValueReference(path="spec.secretName"))),
-    RelatedResource(identifier="settings", origin=Origin.PLATFORM, kind=RelatedKind.CONFIGMAP,
-                    reference=RelatedReference(name=ValueReference(path="spec.configName"))),
+    RelatedResource(
+        identifier="tls",
+        origin=Origin.SERVICE,
+        kind=RelatedKind.SECRET,
+        reference=RelatedReference(name=ValueReference(path="spec.secretName")),
+    ),
+    RelatedResource(
+        identifier="settings",
+        origin=Origin.PLATFORM,
+        kind=RelatedKind.CONFIGMAP,
+        reference=RelatedReference(name=ValueReference(path="spec.configName")),
+    ),
 )
-KEYS = [RelatedKey(side, kind, REMOTE_NS if side is Side.REMOTE else LOCAL_NS, name)
-        for side in Side for kind in RelatedKind for name in NAMES]
+KEYS = [
+    RelatedKey(side, kind, REMOTE_NS if side is Side.REMOTE else LOCAL_NS, name)
+    for side in Side
+    for kind in RelatedKind
+    for name in NAMES
+]
 
 MAYBE_NAME = st.none() | st.sampled_from(NAMES)
 # What exists at one key: nothing, a plain object, one linked to origin a or b, or one being deleted.
@@ -85,14 +96,24 @@ def related_object(key: RelatedKey, state: str) -> dict[str, Any]:
 
 @st.composite
 def examples(draw: st.DrawFn) -> tuple[Primaries, RelatedSnapshot]:
-    remote = {"apiVersion": "example.corp/v1", "kind": "Thing", "spec": spec(draw(MAYBE_NAME), draw(MAYBE_NAME)),
-              "metadata": {"namespace": REMOTE_NS, "name": "api", "annotations": {"kcp.io/cluster": CLUSTER}}}
-    annotations = {**service_record(draw(MAYBE_NAME), draw(st.booleans())),
-                   **platform_record(draw(MAYBE_NAME), draw(st.sampled_from(NAMES)))}
+    remote = {
+        "apiVersion": "example.corp/v1",
+        "kind": "Thing",
+        "spec": spec(draw(MAYBE_NAME), draw(MAYBE_NAME)),
+        "metadata": {"namespace": REMOTE_NS, "name": "api", "annotations": {"kcp.io/cluster": CLUSTER}},
+    }
+    annotations = {
+        **service_record(draw(MAYBE_NAME), draw(st.booleans())),
+        **platform_record(draw(MAYBE_NAME), draw(st.sampled_from(NAMES))),
+    }
     # Mostly the local primary names what the remote one does; sometimes it lags or was rewritten.
     local_spec = remote["spec"] if draw(FOLLOWS) else spec(draw(MAYBE_NAME), draw(MAYBE_NAME))
-    local = {"apiVersion": "example.corp/v1", "kind": "Thing", "spec": local_spec,
-             "metadata": {"namespace": LOCAL_NS, "name": "api", "annotations": annotations}}
+    local = {
+        "apiVersion": "example.corp/v1",
+        "kind": "Thing",
+        "spec": local_spec,
+        "metadata": {"namespace": LOCAL_NS, "name": "api", "annotations": annotations},
+    }
     objects: dict[RelatedKey, dict[str, Any]] = {}
     unreadable: set[RelatedKey] = set()
     unconfirmed: set[RelatedKey] = set()
@@ -104,42 +125,63 @@ def examples(draw: st.DrawFn) -> tuple[Primaries, RelatedSnapshot]:
             objects[key] = related_object(key, state)
         elif sight == "unconfirmed":
             unconfirmed.add(key)
-    pair = Primaries(servlet_name=SERVLET, remote_key=RemoteKey(CLUSTER, REMOTE_NS, "api"), remote=remote,
-                     local=local, local_ref=ObjectRef(side=Side.LOCAL, resource=ResourceType(
-                         "example.corp", "v1", "Thing", "things", True), namespace=LOCAL_NS, name="api"))
-    return pair, RelatedSnapshot(objects=objects, unreadable=frozenset(unreadable),
-                                 unconfirmed=frozenset(unconfirmed))
+    pair = Primaries(
+        servlet_name=SERVLET,
+        remote_key=RemoteKey(CLUSTER, REMOTE_NS, "api"),
+        remote=remote,
+        local=local,
+        local_ref=ObjectRef(
+            side=Side.LOCAL,
+            resource=ResourceType("example.corp", "v1", "Thing", "things", True),
+            namespace=LOCAL_NS,
+            name="api",
+        ),
+    )
+    return pair, RelatedSnapshot(objects=objects, unreadable=frozenset(unreadable), unconfirmed=frozenset(unconfirmed))
 
 
 def deleted(actions: tuple[Action, ...]) -> set[RelatedKey]:
-    return {RelatedKey(a.target.side, RelatedKind(a.target.resource.kind), a.target.namespace, a.target.name)
-            for a in actions if isinstance(a, DeleteRelated)}
+    return {
+        RelatedKey(a.target.side, RelatedKind(a.target.resource.kind), a.target.namespace, a.target.name)
+        for a in actions
+        if isinstance(a, DeleteRelated)
+    }
 
 
 @settings(max_examples=300)
 @given(example=examples())
-def test_a_delete_only_ever_targets_a_copy_the_servlet_provably_owns(example: tuple[Primaries, RelatedSnapshot]) -> None:
+def test_a_delete_only_ever_targets_a_copy_the_servlet_provably_owns(
+    example: tuple[Primaries, RelatedSnapshot],
+) -> None:
     pair, world = example
     record = read_service_state(pair.local, "tls")
-    for actions in (plan_related(primaries=pair, related=RELATED, snapshot=world),
-                    plan_related_cleanup(primaries=pair, related=RELATED, snapshot=world)):
+    for actions in (
+        plan_related(primaries=pair, related=RELATED, snapshot=world),
+        plan_related_cleanup(primaries=pair, related=RELATED, snapshot=world),
+    ):
         for key in deleted(actions):
             found = world.objects.get(key)
             assert found is not None, f"deleted {key}, which was not seen"
             assert not found["metadata"].get("deletionTimestamp"), f"deleted {key} again"
             if key.side is Side.REMOTE:  # a workspace copy: only the one recorded as created
-                assert record is not None and record.created and (record.namespace, record.name) == (
-                    key.namespace, key.name), f"deleted {key}, which the record does not prove created"
+                assert (
+                    record is not None
+                    and record.created
+                    and (record.namespace, record.name) == (key.namespace, key.name)
+                ), f"deleted {key}, which the record does not prove created"
             else:  # a local copy: only one carrying this servlet's link
-                assert any(links_to(found, servlet_name=SERVLET, remote=RemoteKey(CLUSTER, REMOTE_NS, origin))
-                           for origin in NAMES), f"deleted unlinked {key}"
+                assert any(
+                    links_to(found, servlet_name=SERVLET, remote=RemoteKey(CLUSTER, REMOTE_NS, origin))
+                    for origin in NAMES
+                ), f"deleted unlinked {key}"
 
 
 def named_origins(pair: Primaries) -> set[RelatedKey]:
     """The origins the primaries name now: the local Secret (service) and the workspace ConfigMap (platform)."""
     secret, config = pair.local["spec"].get("secretName"), pair.remote["spec"].get("configName")
     return ({RelatedKey(Side.LOCAL, RelatedKind.SECRET, LOCAL_NS, secret)} if secret else set()) | (
-        {RelatedKey(Side.REMOTE, RelatedKind.CONFIGMAP, REMOTE_NS, config)} if config else set())
+        {RelatedKey(Side.REMOTE, RelatedKind.CONFIGMAP, REMOTE_NS, config)} if config else set()
+    )
 
 
 @settings(max_examples=300)  # pure and fast; the interesting examples are rare
@@ -153,7 +195,8 @@ def test_losing_sight_of_objects_never_deletes_more(
     seen = plan_related(primaries=pair, related=RELATED, snapshot=world)
     objects = {key: obj for key, obj in world.objects.items() if key not in lost}
     unread, unsure = (lost, frozenset()) if unreadable else (frozenset(), lost)
-    blind = RelatedSnapshot(objects=objects, unreadable=world.unreadable | unread,
-                            unconfirmed=world.unconfirmed | unsure)
+    blind = RelatedSnapshot(
+        objects=objects, unreadable=world.unreadable | unread, unconfirmed=world.unconfirmed | unsure
+    )
 
     assert deleted(plan_related(primaries=pair, related=RELATED, snapshot=blind)) <= deleted(seen)

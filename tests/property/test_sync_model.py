@@ -20,8 +20,7 @@ import os
 from typing import Any
 
 import attrs
-from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from servlet.core import metadata
@@ -53,12 +52,14 @@ SIZES = st.integers(min_value=0, max_value=3)
 
 def _context(kind: str, plural: str, *, naming: Naming) -> SyncContext:
     spec = PublishedResourceSpec(
-        resource=SourceResource(api_group="example.com", kind="Widget", version="v1"), naming=naming,
+        resource=SourceResource(api_group="example.com", kind="Widget", version="v1"),
+        naming=naming,
         filter=ResourceFilter(labels=LabelSelector(match_labels=(("sync", "yes"),))),
     )
     remote = ResourceType("example.corp", "v1", kind, plural, True)
-    projected = Projected(schema_name=f"v1.{plural}.example.corp", schema_spec={}, local=LOCAL, remote=remote,
-                          has_status_subresource=True)
+    projected = Projected(
+        schema_name=f"v1.{plural}.example.corp", schema_spec={}, local=LOCAL, remote=remote, has_status_subresource=True
+    )
     return SyncContext(servlet=SERVLET, published=PublishedResource(name=plural, spec=spec), projected=projected)
 
 
@@ -69,17 +70,31 @@ TWIN = _context("Twin", "twins", naming=Naming(namespace="$remoteClusterName", n
 RESOURCES = {"widgets": PRIMARY, "twins": TWIN}
 
 
-def _remote(context: SyncContext, cluster: str, namespace: str, name: str, *, size: int, synced: bool,
-            forged: bool) -> dict[str, Any]:
+def _remote(
+    context: SyncContext, cluster: str, namespace: str, name: str, *, size: int, synced: bool, forged: bool
+) -> dict[str, Any]:
     labels = {"sync": "yes" if synced else "no"}
     if forged:  # a tenant forging a link: it must never be copied or believed
-        labels.update(metadata.link_labels(servlet_name=SERVLET.name, remote=remote_key_of(
-            {"metadata": {"namespace": namespace, "name": "other", "annotations": {"kcp.io/cluster": cluster}}})))
+        labels.update(
+            metadata.link_labels(
+                servlet_name=SERVLET.name,
+                remote=remote_key_of(
+                    {"metadata": {"namespace": namespace, "name": "other", "annotations": {"kcp.io/cluster": cluster}}}
+                ),
+            )
+        )
     remote = context.projected.remote
-    return {"apiVersion": remote.api_version, "kind": remote.kind,
-            "metadata": {"name": name, "namespace": namespace, "labels": labels,
-                         "annotations": {"kcp.io/cluster": cluster}},
-            "spec": {"size": size}}
+    return {
+        "apiVersion": remote.api_version,
+        "kind": remote.kind,
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": {"kcp.io/cluster": cluster},
+        },
+        "spec": {"size": size},
+    }
 
 
 @attrs.define
@@ -100,11 +115,18 @@ class SyncModel(RuleBasedStateMachine):
 
     # -- tenants ---------------------------------------------------------------------------------
 
-    @rule(resource=st.sampled_from(sorted(RESOURCES)), cluster=st.sampled_from(CLUSTERS),
-          namespace=st.sampled_from(NAMESPACES), name=st.sampled_from(NAMES), size=SIZES, synced=st.booleans(),
-          forged=st.booleans())
-    def tenant_writes(self, resource: str, cluster: str, namespace: str, name: str, size: int, synced: bool,
-                      forged: bool) -> None:
+    @rule(
+        resource=st.sampled_from(sorted(RESOURCES)),
+        cluster=st.sampled_from(CLUSTERS),
+        namespace=st.sampled_from(NAMESPACES),
+        name=st.sampled_from(NAMES),
+        size=SIZES,
+        synced=st.booleans(),
+        forged=st.booleans(),
+    )
+    def tenant_writes(
+        self, resource: str, cluster: str, namespace: str, name: str, size: int, synced: bool, forged: bool
+    ) -> None:
         """A tenant creates or edits an object (spec, filter label, forged link labels)."""
         context = RESOURCES[resource]
         wanted = _remote(context, cluster, namespace, name, size=size, synced=synced, forged=forged)
@@ -133,11 +155,16 @@ class SyncModel(RuleBasedStateMachine):
             original = data.draw(st.sampled_from(remotes))
             other = TWIN if original["kind"] == PRIMARY.projected.remote.kind else PRIMARY
             key = remote_key_of(original)
-            self.tenant_writes(other.published.name, key.cluster, key.namespace, key.name, size, synced=True,
-                               forged=False)
+            self.tenant_writes(
+                other.published.name, key.cluster, key.namespace, key.name, size, synced=True, forged=False
+            )
 
-    @rule(resource=st.sampled_from(sorted(RESOURCES)), cluster=st.sampled_from(CLUSTERS),
-          namespace=st.sampled_from(NAMESPACES), name=st.sampled_from(NAMES))
+    @rule(
+        resource=st.sampled_from(sorted(RESOURCES)),
+        cluster=st.sampled_from(CLUSTERS),
+        namespace=st.sampled_from(NAMESPACES),
+        name=st.sampled_from(NAMES),
+    )
     def tenant_deletes(self, resource: str, cluster: str, namespace: str, name: str) -> None:
         current = self.world.get(self._remote_key(RESOURCES[resource], cluster, namespace, name))
         if current is not None:
@@ -150,15 +177,22 @@ class SyncModel(RuleBasedStateMachine):
         """A Widget of the service owner, sometimes exactly at a name a copy would take."""
         if self.world.get((Side.LOCAL, LOCAL.api_version, LOCAL.kind, "", cluster, name)) is not None:
             return
-        obj = {"apiVersion": LOCAL.api_version, "kind": LOCAL.kind,
-               "metadata": {"name": name, "namespace": cluster, "labels": {"owner": "service"}},
-               "spec": {"size": size}}
+        obj = {
+            "apiVersion": LOCAL.api_version,
+            "kind": LOCAL.kind,
+            "metadata": {"name": name, "namespace": cluster, "labels": {"owner": "service"}},
+            "spec": {"size": size},
+        }
         self.foreign[(cluster, name)] = copy.deepcopy(self.world.put(Side.LOCAL, obj))
 
     @rule(data=st.data())
     def someone_edits_or_deletes_a_copy(self, data: st.DataObject) -> None:
-        copies = [obj for obj in self.world.listed(Side.LOCAL) if obj["kind"] == LOCAL.kind
-                  and (metadata_of(obj)["namespace"], metadata_of(obj)["name"]) not in self.foreign]
+        copies = [
+            obj
+            for obj in self.world.listed(Side.LOCAL)
+            if obj["kind"] == LOCAL.kind
+            and (metadata_of(obj)["namespace"], metadata_of(obj)["name"]) not in self.foreign
+        ]
         if not copies:
             return
         target = copy.deepcopy(data.draw(st.sampled_from(copies)))
@@ -178,16 +212,24 @@ class SyncModel(RuleBasedStateMachine):
     @rule(data=st.data())
     def owner_replaces_a_copy(self, data: st.DataObject) -> None:
         """The service owner deletes a copy and puts its own object at that name, at once."""
-        copies = [obj for obj in self.world.listed(Side.LOCAL) if obj["kind"] == LOCAL.kind and not is_deleting(obj)
-                  and (metadata_of(obj)["namespace"], metadata_of(obj)["name"]) not in self.foreign]
+        copies = [
+            obj
+            for obj in self.world.listed(Side.LOCAL)
+            if obj["kind"] == LOCAL.kind
+            and not is_deleting(obj)
+            and (metadata_of(obj)["namespace"], metadata_of(obj)["name"]) not in self.foreign
+        ]
         if not copies:
             return
         target = data.draw(st.sampled_from(copies))
         namespace, name = metadata_of(target)["namespace"], metadata_of(target)["name"]
         del self.world.objects[self._key_of(Side.LOCAL, target)]
-        obj = {"apiVersion": LOCAL.api_version, "kind": LOCAL.kind,
-               "metadata": {"name": name, "namespace": namespace, "labels": {"owner": "service"}},
-               "spec": {"size": 7}}
+        obj = {
+            "apiVersion": LOCAL.api_version,
+            "kind": LOCAL.kind,
+            "metadata": {"name": name, "namespace": namespace, "labels": {"owner": "service"}},
+            "spec": {"size": 7},
+        }
         self.foreign[(namespace, name)] = copy.deepcopy(self.world.put(Side.LOCAL, obj))
 
     @rule()
@@ -203,9 +245,15 @@ class SyncModel(RuleBasedStateMachine):
             self.contexts.remove(TWIN)
             for obj in self.world.listed(Side.REMOTE):
                 if obj["kind"] == TWIN.projected.remote.kind and metadata.FINALIZER in obj["metadata"].get(
-                        "finalizers", []):
-                    self._write(Release(target=_remote_ref(obj), finalizers=tuple(
-                        f for f in obj["metadata"]["finalizers"] if f != metadata.FINALIZER)), faults=False)
+                    "finalizers", []
+                ):
+                    self._write(
+                        Release(
+                            target=_remote_ref(obj),
+                            finalizers=tuple(f for f in obj["metadata"]["finalizers"] if f != metadata.FINALIZER),
+                        ),
+                        faults=False,
+                    )
         else:
             self.contexts.append(TWIN)
 
@@ -259,15 +307,18 @@ class SyncModel(RuleBasedStateMachine):
         self.fault.count = 0
         self.slow_deletions_finish()
         plans = settle(self.world, self.contexts)
-        assert not any("does not settle" in action.to_dict().get("reason", "") for plan in plans
-                       for action in plan.actions), "planning does not settle"
+        assert not any(
+            "does not settle" in action.to_dict().get("reason", "") for plan in plans for action in plan.actions
+        ), "planning does not settle"
         self.view = self.world.copy()
         self._check_quiet()
 
     def _check_quiet(self) -> None:
         copies: dict[tuple[str, str], dict[str, Any]] = {
             (metadata_of(obj)["namespace"], metadata_of(obj)["name"]): obj
-            for obj in self.world.listed(Side.LOCAL) if obj["kind"] == LOCAL.kind}
+            for obj in self.world.listed(Side.LOCAL)
+            if obj["kind"] == LOCAL.kind
+        }
         claimed: dict[tuple[str, str], Any] = {}
         for remote in self.world.listed(Side.REMOTE):
             key = remote_key_of(remote)
@@ -281,8 +332,12 @@ class SyncModel(RuleBasedStateMachine):
             assert not is_deleting(remote), f"{key} is still being deleted once the servlet is quiet"
             if not admitted(context, remote, key):
                 continue
-            linked = [obj for obj in copies.values() if metadata.link_labels_of(obj) == metadata.link_labels(
-                servlet_name=SERVLET.name, remote=key, resource=context.projected.remote)]
+            linked = [
+                obj
+                for obj in copies.values()
+                if metadata.link_labels_of(obj)
+                == metadata.link_labels(servlet_name=SERVLET.name, remote=key, resource=context.projected.remote)
+            ]
             place = computed_local_key(context, key)
             assert place is not None
             if not linked:
@@ -329,26 +384,41 @@ class SyncModel(RuleBasedStateMachine):
     @staticmethod
     def _key_of(side: Side, obj: dict[str, Any]) -> Any:
         cluster = remote_key_of(obj).cluster if side is Side.REMOTE else ""
-        return (side, obj["apiVersion"], obj["kind"], cluster, metadata_of(obj).get("namespace", ""),
-                metadata_of(obj)["name"])
+        return (
+            side,
+            obj["apiVersion"],
+            obj["kind"],
+            cluster,
+            metadata_of(obj).get("namespace", ""),
+            metadata_of(obj)["name"],
+        )
 
     @staticmethod
     def _target_key(action: Any) -> Any:
         target = action.target
         resource = target.resource
         cluster = target.cluster if target.side is Side.REMOTE else ""
-        return (target.side, resource.api_version, resource.kind, cluster,
-                target.namespace if resource.namespaced else "", target.name)
+        return (
+            target.side,
+            resource.api_version,
+            resource.kind,
+            cluster,
+            target.namespace if resource.namespaced else "",
+            target.name,
+        )
 
 
 def _remote_ref(obj: dict[str, Any]) -> ObjectRef:
     key = remote_key_of(obj)
-    return ObjectRef(Side.REMOTE, RESOURCES[obj["kind"].lower() + "s"].projected.remote, key.namespace, key.name,
-                     key.cluster)
+    return ObjectRef(
+        Side.REMOTE, RESOURCES[obj["kind"].lower() + "s"].projected.remote, key.namespace, key.name, key.cluster
+    )
 
 
 SyncModel.TestCase.settings = settings(
-    max_examples=int(os.environ.get("SYNC_MODEL_EXAMPLES", "60")), stateful_step_count=40, deadline=None,
+    max_examples=int(os.environ.get("SYNC_MODEL_EXAMPLES", "60")),
+    stateful_step_count=40,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 test_sync_model = SyncModel.TestCase

@@ -11,8 +11,7 @@ import functools
 import re
 from typing import Any
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from servlet.core.model import PublishedResource, PublishedResourceSpec, SourceResource
 from servlet.core.projection import Projected, project
@@ -32,9 +31,11 @@ def _kubernetes_compare(a: str, b: str) -> int:
             return (a > b) - (a < b)
         return -1 if match_b is None else 1
     level = {None: 2, "beta": 1, "alpha": 0}
-    for x, y in ((level[match_a.group(2)], level[match_b.group(2)]),
-                 (int(match_a.group(1)), int(match_b.group(1))),
-                 (int(match_a.group(3) or 0), int(match_b.group(3) or 0))):
+    for x, y in (
+        (level[match_a.group(2)], level[match_b.group(2)]),
+        (int(match_a.group(1)), int(match_b.group(1))),
+        (int(match_a.group(3) or 0), int(match_b.group(3) or 0)),
+    ):
         if x != y:
             return -1 if x > y else 1
     return (a > b) - (a < b)
@@ -59,26 +60,45 @@ def test_every_kubernetes_version_comes_before_every_other_name(kube: str, other
         assert by_version_priority([other, kube]) == [kube, other]
 
 
-_published_names = st.lists(st.from_regex(r"v[1-9]((alpha|beta)[1-9])?", fullmatch=True),
-                            min_size=1, max_size=4, unique=True)
+_published_names = st.lists(
+    st.from_regex(r"v[1-9]((alpha|beta)[1-9])?", fullmatch=True), min_size=1, max_size=4, unique=True
+)
 
 
 @given(_published_names, st.data())
 def test_several_versions_give_one_stored_version_the_sync_uses_and_any_list_order_one_schema(
-    names: list[str], data: st.DataObject,
+    names: list[str],
+    data: st.DataObject,
 ) -> None:
     storage = data.draw(st.sampled_from(names))
-    crd: dict[str, Any] = {"spec": {
-        "group": "example.io", "scope": "Namespaced",
-        "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget"},
-        "versions": [{"name": name, "served": True, "storage": name == storage,
-                      "schema": {"openAPIV3Schema": {"type": "object", "x-version": name}}} for name in names],
-    }}
+    crd: dict[str, Any] = {
+        "spec": {
+            "group": "example.io",
+            "scope": "Namespaced",
+            "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget"},
+            "versions": [
+                {
+                    "name": name,
+                    "served": True,
+                    "storage": name == storage,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-version": name}},
+                }
+                for name in names
+            ],
+        }
+    }
     chosen = data.draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
     results = [
-        project(crd=crd, api_group="widgets.example.corp", published=PublishedResource(
-            name="w", spec=PublishedResourceSpec(resource=SourceResource(
-                api_group="example.io", kind="Widget", versions=tuple(order)))))
+        project(
+            crd=crd,
+            api_group="widgets.example.corp",
+            published=PublishedResource(
+                name="w",
+                spec=PublishedResourceSpec(
+                    resource=SourceResource(api_group="example.io", kind="Widget", versions=tuple(order))
+                ),
+            ),
+        )
         for order in (chosen, list(reversed(chosen)))
     ]
     assert all(isinstance(result, Projected) for result in results)

@@ -35,10 +35,14 @@ def test_every_printed_action_type_belongs_to_one_action_class() -> None:
 
 
 def test_finalizer_changes_with_the_same_list_stay_different_actions() -> None:
-    changes = [kind(target=PRIMARY, finalizers=("other",), resource_version="7")
-               for kind in (AddFinalizer, RemoveFinalizer, Release)]
+    changes = [
+        kind(target=PRIMARY, finalizers=("other",), resource_version="7")
+        for kind in (AddFinalizer, RemoveFinalizer, Release)
+    ]
     assert len(set(changes)) == 3
     assert [change.to_dict()["type"] for change in changes] == ["addFinalizer", "removeFinalizer", "release"]
-    assert all(change.to_dict()["patch"] == {"metadata": {"finalizers": ["other"], "resourceVersion": "7"}}
-               for change in changes)
+    assert all(
+        change.to_dict()["patch"] == {"metadata": {"finalizers": ["other"], "resourceVersion": "7"}}
+        for change in changes
+    )
     assert all(change.write is Write.FINALIZERS for change in changes)

@@ -49,19 +49,28 @@ def test_a_fresh_export_gets_the_schemas_sorted_and_nothing_else() -> None:
     change = _change(_export(), [ORDERS, CERTS_A])
 
     assert change.patch == {"spec": {"latestResourceSchemas": [CERTS_A, ORDERS]}}
-    assert change.spec == {"identity": IDENTITY, "permissionClaims": [EVENTS],
-                           "latestResourceSchemas": [CERTS_A, ORDERS]}
+    assert change.spec == {
+        "identity": IDENTITY,
+        "permissionClaims": [EVENTS],
+        "latestResourceSchemas": [CERTS_A, ORDERS],
+    }
 
 
 def test_schemas_already_in_the_export_are_not_written_again() -> None:
-    assert plan_export(export=_export(latestResourceSchemas=[CERTS_A, ORDERS]), schema_names=[ORDERS, CERTS_A],
-                       related_kinds=()) is None
+    assert (
+        plan_export(
+            export=_export(latestResourceSchemas=[CERTS_A, ORDERS]), schema_names=[ORDERS, CERTS_A], related_kinds=()
+        )
+        is None
+    )
 
 
 def test_an_export_listing_the_right_schemas_in_another_order_is_left_alone() -> None:
     # kcp treats the list as a set; rewriting it only to sort it would be a needless write.
-    assert plan_export(export=_export(latestResourceSchemas=[ORDERS, CERTS_A]), schema_names=[CERTS_A],
-                       related_kinds=()) is None
+    assert (
+        plan_export(export=_export(latestResourceSchemas=[ORDERS, CERTS_A]), schema_names=[CERTS_A], related_kinds=())
+        is None
+    )
 
 
 def test_schemas_not_asked_for_are_never_removed() -> None:
@@ -84,13 +93,17 @@ def test_the_same_plural_in_another_group_is_another_resource() -> None:
     assert change.patch["spec"]["latestResourceSchemas"] == [CERTS_A, other_group]
 
 
-@pytest.mark.parametrize(("current", "chosen"), [
-    ([], CERTS_A),
-    ([CERTS_B], CERTS_B),
-    ([CERTS_A], CERTS_A),
-])
+@pytest.mark.parametrize(
+    ("current", "chosen"),
+    [
+        ([], CERTS_A),
+        ([CERTS_B], CERTS_B),
+        ([CERTS_A], CERTS_A),
+    ],
+)
 def test_two_wanted_schemas_for_one_resource_resolve_the_same_way_in_any_order(
-    current: list[str], chosen: str,
+    current: list[str],
+    chosen: str,
 ) -> None:
     for asked in ([CERTS_A, CERTS_B], [CERTS_B, CERTS_A]):
         change = plan_export(export=_export(latestResourceSchemas=current), schema_names=asked, related_kinds=())
@@ -104,13 +117,17 @@ def test_duplicate_schema_entries_are_written_once() -> None:
     assert change.patch == {"spec": {"latestResourceSchemas": [CERTS_A]}}
 
 
-@pytest.mark.parametrize(("kinds", "claims"), [
-    ((RelatedKind.SECRET,), [NAMESPACES, SECRETS]),
-    ((RelatedKind.CONFIGMAP,), [CONFIGMAPS, NAMESPACES]),
-    ((RelatedKind.SECRET, RelatedKind.CONFIGMAP, RelatedKind.SECRET), [CONFIGMAPS, NAMESPACES, SECRETS]),
-])
+@pytest.mark.parametrize(
+    ("kinds", "claims"),
+    [
+        ((RelatedKind.SECRET,), [NAMESPACES, SECRETS]),
+        ((RelatedKind.CONFIGMAP,), [CONFIGMAPS, NAMESPACES]),
+        ((RelatedKind.SECRET, RelatedKind.CONFIGMAP, RelatedKind.SECRET), [CONFIGMAPS, NAMESPACES, SECRETS]),
+    ],
+)
 def test_related_kinds_add_their_claims_and_namespaces_with_all_true(
-    kinds: tuple[RelatedKind, ...], claims: list[dict[str, Any]],
+    kinds: tuple[RelatedKind, ...],
+    claims: list[dict[str, Any]],
 ) -> None:
     change = _change(_export(latestResourceSchemas=[CERTS_A]), [CERTS_A], kinds)
 
@@ -127,11 +144,14 @@ def test_nothing_to_export_claims_nothing() -> None:
     assert plan_export(export=_export(permissionClaims=[]), schema_names=[], related_kinds=()) is None
 
 
-@pytest.mark.parametrize("present", [
-    {"group": "", "resource": "secrets", "all": True},
-    {"resource": "secrets"},
-    {"group": "", "resource": "secrets", "resourceSelector": [{"namespace": "default"}]},
-])
+@pytest.mark.parametrize(
+    "present",
+    [
+        {"group": "", "resource": "secrets", "all": True},
+        {"resource": "secrets"},
+        {"group": "", "resource": "secrets", "resourceSelector": [{"namespace": "default"}]},
+    ],
+)
 def test_an_existing_claim_counts_whatever_its_other_fields(present: dict[str, Any]) -> None:
     export = _export(latestResourceSchemas=[CERTS_A], permissionClaims=[NAMESPACES, present, EVENTS])
 
@@ -163,10 +183,15 @@ def test_schemas_and_claims_change_in_one_patch_and_the_rest_of_the_spec_is_unto
 
     change = _change(export, [CERTS_B, ISSUERS], (RelatedKind.SECRET,))
 
-    assert change.patch == {"spec": {"latestResourceSchemas": [CERTS_B, ISSUERS],
-                                     "permissionClaims": [EVENTS, NAMESPACES, SECRETS]}}
-    assert change.spec == {"identity": IDENTITY, "permissionClaims": [EVENTS, NAMESPACES, SECRETS],
-                           "maximalPermissionPolicy": {"local": {}}, "latestResourceSchemas": [CERTS_B, ISSUERS]}
+    assert change.patch == {
+        "spec": {"latestResourceSchemas": [CERTS_B, ISSUERS], "permissionClaims": [EVENTS, NAMESPACES, SECRETS]}
+    }
+    assert change.spec == {
+        "identity": IDENTITY,
+        "permissionClaims": [EVENTS, NAMESPACES, SECRETS],
+        "maximalPermissionPolicy": {"local": {}},
+        "latestResourceSchemas": [CERTS_B, ISSUERS],
+    }
 
 
 def test_the_planned_spec_needs_no_further_change() -> None:
@@ -174,8 +199,14 @@ def test_the_planned_spec_needs_no_further_change() -> None:
     export = _export(latestResourceSchemas=[CERTS_A, ORDERS], permissionClaims=[roles])
     change = _change(export, [CERTS_B, ISSUERS], (RelatedKind.SECRET, RelatedKind.CONFIGMAP))
 
-    assert plan_export(export={**export, "spec": change.spec}, schema_names=[ISSUERS, CERTS_B],
-                       related_kinds=(RelatedKind.CONFIGMAP, RelatedKind.SECRET)) is None
+    assert (
+        plan_export(
+            export={**export, "spec": change.spec},
+            schema_names=[ISSUERS, CERTS_B],
+            related_kinds=(RelatedKind.CONFIGMAP, RelatedKind.SECRET),
+        )
+        is None
+    )
 
 
 def test_an_export_without_spec_is_treated_as_empty() -> None:
@@ -197,11 +228,14 @@ def test_the_input_export_and_the_patch_are_not_modified_through_the_planned_spe
     assert change.patch["spec"]["latestResourceSchemas"] == [CERTS_A, ORDERS]
 
 
-@pytest.mark.parametrize(("name", "resource"), [
-    (CERTS_A, "certificates.certificates.example.corp"),
-    ("v1.configmaps.core", "configmaps.core"),
-    ("nodots", "nodots"),
-])
+@pytest.mark.parametrize(
+    ("name", "resource"),
+    [
+        (CERTS_A, "certificates.certificates.example.corp"),
+        ("v1.configmaps.core", "configmaps.core"),
+        ("nodots", "nodots"),
+    ],
+)
 def test_schema_resource_is_everything_after_the_first_dot(name: str, resource: str) -> None:
     assert schema_resource(name) == resource
 
@@ -218,18 +252,23 @@ def _old_export(*urls: str) -> dict[str, Any]:
     return {**_export(), "status": {"virtualWorkspaces": [{"url": url} for url in urls]}}
 
 
-@pytest.mark.parametrize(("endpoint_slice", "export", "url"), [
-    (_slice(SLICE_URL), _old_export(OLD_URL), SLICE_URL),
-    (_slice(SLICE_URL, OLD_URL), None, SLICE_URL),
-    (_slice("", SLICE_URL), None, SLICE_URL),
-    (_slice(), _old_export(OLD_URL), OLD_URL),
-    (None, _old_export(OLD_URL), OLD_URL),
-    ({"status": {}}, _old_export("", OLD_URL), OLD_URL),
-    (_slice(), _export(), None),
-    ({"spec": {"export": {"name": "x"}}}, None, None),
-    (None, None, None),
-])
+@pytest.mark.parametrize(
+    ("endpoint_slice", "export", "url"),
+    [
+        (_slice(SLICE_URL), _old_export(OLD_URL), SLICE_URL),
+        (_slice(SLICE_URL, OLD_URL), None, SLICE_URL),
+        (_slice("", SLICE_URL), None, SLICE_URL),
+        (_slice(), _old_export(OLD_URL), OLD_URL),
+        (None, _old_export(OLD_URL), OLD_URL),
+        ({"status": {}}, _old_export("", OLD_URL), OLD_URL),
+        (_slice(), _export(), None),
+        ({"spec": {"export": {"name": "x"}}}, None, None),
+        (None, None, None),
+    ],
+)
 def test_the_vw_url_comes_from_the_endpoint_slice_else_from_the_export(
-    endpoint_slice: dict[str, Any] | None, export: dict[str, Any] | None, url: str | None,
+    endpoint_slice: dict[str, Any] | None,
+    export: dict[str, Any] | None,
+    url: str | None,
 ) -> None:
     assert virtual_workspace_url(endpoint_slice=endpoint_slice, export=export) == url

@@ -25,8 +25,13 @@ COMMAND = typer.main.get_command(app)
 
 
 def _help(*command: str) -> str:
-    result = subprocess.run([sys.executable, "-m", "servlet.app", *command, "--help"], capture_output=True, text=True,
-                            env={**os.environ, "COLUMNS": "80", "TERM": "dumb"}, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "servlet.app", *command, "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80", "TERM": "dumb"},
+        check=True,
+    )
     return result.stdout
 
 
@@ -106,16 +111,23 @@ def test_detailed_exitcode_tells_pending_writes_from_none(tmp_path: Path) -> Non
 
 
 def test_an_invalid_name_is_a_usage_error_in_plan_as_in_run() -> None:
-    planned = CliRunner().invoke(app, ["plan", "--name", "Tom_1", "--api-group", "certificates.example.corp",
-                                       "-f", str(EXAMPLE)])
-    run = CliRunner().invoke(app, ["run", "--name", "Tom_1", "--api-group", "certificates.example.corp",
-                                   "--kcp-kubeconfig", "kcp.kubeconfig"])
+    planned = CliRunner().invoke(
+        app, ["plan", "--name", "Tom_1", "--api-group", "certificates.example.corp", "-f", str(EXAMPLE)]
+    )
+    run = CliRunner().invoke(
+        app,
+        ["run", "--name", "Tom_1", "--api-group", "certificates.example.corp", "--kcp-kubeconfig", "kcp.kubeconfig"],
+    )
     assert planned.exit_code == run.exit_code == 2
 
 
 def test_a_large_input_reports_each_file_it_reads(tmp_path: Path) -> None:
-    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big", "namespace": "default"},
-                  "data": {"blob": "x" * (PROGRESS_FROM_BYTES // 2)}}
+    config_map = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "big", "namespace": "default"},
+        "data": {"blob": "x" * (PROGRESS_FROM_BYTES // 2)},
+    }
     for name in ("a.yaml", "b.yaml"):
         (tmp_path / name).write_text(json.dumps(config_map))  # JSON is YAML, and dumped at once
     heard: list[str] = []
@@ -123,16 +135,24 @@ def test_a_large_input_reports_each_file_it_reads(tmp_path: Path) -> None:
     documents, problems = load_documents([tmp_path], stdin=io.StringIO(), progress=heard.append)
 
     assert not problems and len(documents) == 2
-    assert [line.split(" (")[0] for line in heard[:2]] == [f"reading {tmp_path / 'a.yaml'}",
-                                                            f"reading {tmp_path / 'b.yaml'}"]
+    assert [line.split(" (")[0] for line in heard[:2]] == [
+        f"reading {tmp_path / 'a.yaml'}",
+        f"reading {tmp_path / 'b.yaml'}",
+    ]
     assert heard[-1] == "read 2 documents from 2 file(s)"
     assert load_documents([tmp_path / "a.yaml"], progress=heard.append) and len(heard) == 3, "a small input is quiet"
 
 
 def _servlet(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     """`servlet` as a user runs it: a process, its exit code and its two streams."""
-    return subprocess.run([sys.executable, "-m", "servlet.app", *args], input=stdin, capture_output=True, text=True,
-                          check=False, env={**os.environ, "COLUMNS": "80"})
+    return subprocess.run(
+        [sys.executable, "-m", "servlet.app", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "COLUMNS": "80"},
+    )
 
 
 def test_as_a_process_the_exit_codes_tell_in_sync_from_pending_from_errors(tmp_path: Path) -> None:

@@ -34,8 +34,9 @@ def json_plan(*args: str) -> tuple[int, dict[str, Any]]:
 
 def actions_by_object(plan: dict[str, Any]) -> dict[str, list[str]]:
     return {
-        f"{obj['remote']['cluster']}:{obj['remote']['namespace']}/{obj['remote']['name']}":
-            [action["type"] for action in obj["actions"]]
+        f"{obj['remote']['cluster']}:{obj['remote']['namespace']}/{obj['remote']['name']}": [
+            action["type"] for action in obj["actions"]
+        ]
         for obj in plan["objects"]
     }
 
@@ -50,7 +51,10 @@ def test_example_text_plan_shows_schema_export_and_every_object() -> None:
     assert code == 0, output
     assert "+ create v" in output and ".zertifikate.certificates.example.corp" in output
     assert "from PublishedResource publish-certmanager-certs" in output
-    assert '~ spec.permissionClaims = [{"group": "", "resource": "events", "all": true}, {"group": "", "resource": "namespaces"' in output
+    assert (
+        '~ spec.permissionClaims = [{"group": "", "resource": "events", "all": true}, {"group": "", "resource": "namespaces"'
+        in output
+    )
     assert "+ addFinalizer remote Zertifikat k7v2m9x4q1w8z3r5:default/web" in output
     # team-a's local namespace exists already; team-b's does not
     assert "createNamespace local Namespace p4n8c2l6t0y9h1j3" in output
@@ -81,14 +85,22 @@ def test_example_json_plan_has_the_documented_shape() -> None:
 
 def converged_world(plan: dict[str, Any]) -> list[dict[str, Any]]:
     """The clusters after the plan ran: local copies, namespaces, finalizers, schema, export."""
-    world: list[dict[str, Any]] = [yaml.safe_load((EXAMPLE / "crd-certificates.yaml").read_text()),
-                                   yaml.safe_load((EXAMPLE / "publishedresource.yaml").read_text())]
+    world: list[dict[str, Any]] = [
+        yaml.safe_load((EXAMPLE / "crd-certificates.yaml").read_text()),
+        yaml.safe_load((EXAMPLE / "publishedresource.yaml").read_text()),
+    ]
     export = yaml.safe_load((EXAMPLE / "apiexport.yaml").read_text())
     export["spec"] = plan["apiExport"]["spec"]
     world.append(export)
     for schema in plan["schemas"]:
-        world.append({"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIResourceSchema",
-                      "metadata": {"name": schema["name"]}, "spec": schema["spec"]})
+        world.append(
+            {
+                "apiVersion": "apis.kcp.io/v1alpha1",
+                "kind": "APIResourceSchema",
+                "metadata": {"name": schema["name"]},
+                "spec": schema["spec"],
+            }
+        )
     remote = {
         f"{doc['metadata']['annotations']['kcp.io/cluster']}:{doc['metadata']['namespace']}/{doc['metadata']['name']}": doc
         for path in ("workspace-team-a.yaml", "workspace-team-b.yaml")
@@ -123,9 +135,13 @@ def test_feeding_the_created_objects_back_plans_no_writes(tmp_path: Path) -> Non
 def test_a_secret_issued_on_the_service_side_flows_up_without_printing_its_value(tmp_path: Path) -> None:
     _, first = json_plan("-f", str(EXAMPLE))
     secret_value = base64.b64encode(b"-----BEGIN PRIVATE KEY----- very secret").decode()
-    issued = {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-              "metadata": {"name": "web-tls", "namespace": "k7v2m9x4q1w8z3r5"},
-              "data": {"tls.key": secret_value, "tls.crt": secret_value}}
+    issued = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/tls",
+        "metadata": {"name": "web-tls", "namespace": "k7v2m9x4q1w8z3r5"},
+        "data": {"tls.key": secret_value, "tls.crt": secret_value},
+    }
     world = write_documents(tmp_path / "world.yaml", [*converged_world(first), issued])
     code, plan = json_plan("-f", str(world))
     assert code == 0
@@ -143,8 +159,16 @@ def test_invalid_input_lists_every_error_with_exit_code_1_and_no_traceback(tmp_p
     broken["spec"]["related"][0]["kind"] = "Deployment"
     write_documents(tmp_path / "published.yaml", [broken])
     (tmp_path / "bad.yaml").write_text("kind: [unclosed\n")
-    code, plan = json_plan("-f", str(EXAMPLE / "crd-certificates.yaml"), "-f", str(tmp_path / "published.yaml"),
-                           "-f", str(tmp_path / "bad.yaml"), "-f", str(tmp_path / "missing.yaml"))
+    code, plan = json_plan(
+        "-f",
+        str(EXAMPLE / "crd-certificates.yaml"),
+        "-f",
+        str(tmp_path / "published.yaml"),
+        "-f",
+        str(tmp_path / "bad.yaml"),
+        "-f",
+        str(tmp_path / "missing.yaml"),
+    )
     assert code == 1
     messages = [f"{error['object']} {error['field']}: {error['message']}" for error in plan["errors"]]
     assert any("missing.yaml" in m and "does not exist" in m for m in messages), messages
@@ -168,13 +192,19 @@ def test_a_bad_servlet_identity_is_refused_naming_the_flag(flag: str, value: str
 def test_a_published_resource_without_its_crd_is_an_error_naming_the_resource() -> None:
     code, plan = json_plan("-f", str(EXAMPLE / "publishedresource.yaml"))
     assert code == 1
-    assert plan["errors"] == [{"object": "PublishedResource publish-certmanager-certs", "field": "spec.resource",
-                               "message": "there is no CustomResourceDefinition for kind 'Certificate' in group "
-                               "'cert-manager.io' among the inputs"}]
+    assert plan["errors"] == [
+        {
+            "object": "PublishedResource publish-certmanager-certs",
+            "field": "spec.resource",
+            "message": "there is no CustomResourceDefinition for kind 'Certificate' in group "
+            "'cert-manager.io' among the inputs",
+        }
+    ]
 
 
 def test_of_two_published_resources_with_the_same_schema_only_the_oldest_is_published_and_synced(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     crd = yaml.safe_load((EXAMPLE / "crd-certificates.yaml").read_text())
     twin_crd = copy.deepcopy(crd)  # another group, the very same schema once projected
     twin_crd["metadata"]["name"] = "certificates.twin.example.org"
@@ -193,8 +223,12 @@ def test_of_two_published_resources_with_the_same_schema_only_the_oldest_is_publ
     assert "PublishedResource publish-certmanager-certs already publishes" in error["message"]
     assert [step["publishedResource"] for step in plan["schemas"]] == ["publish-certmanager-certs"]
     assert plan["apiExport"]["spec"]["latestResourceSchemas"] == [plan["schemas"][0]["name"]]
-    created = [action["object"]["apiVersion"] for obj in plan["objects"] for action in obj["actions"]
-               if action["type"] == "create"]
+    created = [
+        action["object"]["apiVersion"]
+        for obj in plan["objects"]
+        for action in obj["actions"]
+        if action["type"] == "create"
+    ]
     assert created == ["cert-manager.io/v1"], "a copy went into the younger twin's CRD"
 
 
@@ -238,16 +272,23 @@ def test_a_bad_servlet_namespace_is_refused_naming_the_flag() -> None:
 def _orphaned_copy() -> dict[str, Any]:
     """A local copy of the example's Zertifikat `default/gone` in team-a, which no longer exists."""
     link = "syncer.kdp.k8c.io"
-    return {"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-            "metadata": {"name": "cert-gone", "namespace": "k7v2m9x4q1w8z3r5",
-                         "labels": {f"{link}/servlet": "tom", f"{link}/remote-object-cluster": "k7v2m9x4q1w8z3r5",
-                                    f"{link}/remote-object-name-hash": sha1_hex("gone"),
-                                    f"{link}/remote-object-namespace-hash": sha1_hex("default"),
-                                    f"{link}/remote-object-resource-hash":
-                                        sha1_hex("zertifikate.certificates.example.corp")},
-                         "annotations": {f"{link}/remote-object-name": "gone",
-                                         f"{link}/remote-object-namespace": "default"}},
-            "spec": {"secretName": "gone-tls"}}
+    return {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {
+            "name": "cert-gone",
+            "namespace": "k7v2m9x4q1w8z3r5",
+            "labels": {
+                f"{link}/servlet": "tom",
+                f"{link}/remote-object-cluster": "k7v2m9x4q1w8z3r5",
+                f"{link}/remote-object-name-hash": sha1_hex("gone"),
+                f"{link}/remote-object-namespace-hash": sha1_hex("default"),
+                f"{link}/remote-object-resource-hash": sha1_hex("zertifikate.certificates.example.corp"),
+            },
+            "annotations": {f"{link}/remote-object-name": "gone", f"{link}/remote-object-namespace": "default"},
+        },
+        "spec": {"secretName": "gone-tls"},
+    }
 
 
 def test_plan_lists_orphans_and_previews_their_deletion_with_delete_orphans(tmp_path: Path) -> None:
@@ -256,9 +297,11 @@ def test_plan_lists_orphans_and_previews_their_deletion_with_delete_orphans(tmp_
     code_deleting, deleting = json_plan("-f", str(EXAMPLE), "-f", str(orphan), "--delete-orphans")
 
     assert code == code_deleting == 0
-    expected = {"publishedResource": "publish-certmanager-certs",
-                "local": {"namespace": "k7v2m9x4q1w8z3r5", "name": "cert-gone"},
-                "remote": {"cluster": "k7v2m9x4q1w8z3r5", "namespace": "default", "name": "gone"}}
+    expected = {
+        "publishedResource": "publish-certmanager-certs",
+        "local": {"namespace": "k7v2m9x4q1w8z3r5", "name": "cert-gone"},
+        "remote": {"cluster": "k7v2m9x4q1w8z3r5", "namespace": "default", "name": "gone"},
+    }
     assert kept["orphans"] == [{**expected, "action": "keep"}]
     assert deleting["orphans"] == [{**expected, "action": "delete"}]
     _, text = run_plan("-f", str(EXAMPLE), "-f", str(orphan), "--delete-orphans")
@@ -269,28 +312,45 @@ def test_plan_lists_orphans_and_previews_their_deletion_with_delete_orphans(tmp_
 
 
 def _widget_crd_of_two_versions() -> dict[str, Any]:
-    schema = {"type": "object", "properties": {
-        "spec": {"type": "object", "properties": {"size": {"type": "string"}}},
-        "status": {"type": "object", "properties": {"phase": {"type": "string"}}}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {"size": {"type": "string"}}},
+            "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
+        },
+    }
     version = {"served": True, "schema": {"openAPIV3Schema": schema}, "subresources": {"status": {}}}
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": "widgets.example.io"},
-            "spec": {"group": "example.io", "scope": "Namespaced",
-                     "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget"},
-                     "versions": [{"name": "v1", "storage": True, **version},
-                                  {"name": "v2", "storage": False, **version}]}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.io"},
+        "spec": {
+            "group": "example.io",
+            "scope": "Namespaced",
+            "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget"},
+            "versions": [{"name": "v1", "storage": True, **version}, {"name": "v2", "storage": False, **version}],
+        },
+    }
 
 
 def test_a_plan_of_several_versions_shows_them_and_plans_objects_written_in_either(tmp_path: Path) -> None:
-    published = {"apiVersion": "services.kdp.k8c.io/v1alpha1", "kind": "PublishedResource",
-                 "metadata": {"name": "widgets"},
-                 "spec": {"resource": {"apiGroup": "example.io", "kind": "Widget", "versions": ["v2", "v1"]},
-                          "projection": {"versions": {"v1": "v1beta1"}}}}
+    published = {
+        "apiVersion": "services.kdp.k8c.io/v1alpha1",
+        "kind": "PublishedResource",
+        "metadata": {"name": "widgets"},
+        "spec": {
+            "resource": {"apiGroup": "example.io", "kind": "Widget", "versions": ["v2", "v1"]},
+            "projection": {"versions": {"v1": "v1beta1"}},
+        },
+    }
     export = yaml.safe_load((EXAMPLE / "apiexport.yaml").read_text())
     workspace_objects = [
-        {"apiVersion": f"certificates.example.corp/{version}", "kind": "Widget",
-         "metadata": {"name": name, "namespace": "default", "annotations": {"kcp.io/cluster": "k7v2m9x4q1w8z3r5"}},
-         "spec": {"size": "s"}}
+        {
+            "apiVersion": f"certificates.example.corp/{version}",
+            "kind": "Widget",
+            "metadata": {"name": name, "namespace": "default", "annotations": {"kcp.io/cluster": "k7v2m9x4q1w8z3r5"}},
+            "spec": {"size": "s"},
+        }
         for name, version in (("old", "v1beta1"), ("new", "v2"))
     ]
     write_documents(tmp_path / "world.yaml", [_widget_crd_of_two_versions(), published, export, *workspace_objects])

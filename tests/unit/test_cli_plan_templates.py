@@ -30,8 +30,10 @@ def sha3short(text: str, length: int) -> str:
 def test_plan_shows_the_local_names_the_templates_compute() -> None:
     code, output = plan(CRD, FIXTURE)
     assert code == 0, output
-    local_names = {obj["remote"]["name"]: (obj["local"]["namespace"], obj["local"]["name"])
-                   for obj in json.loads(output)["objects"]}
+    local_names = {
+        obj["remote"]["name"]: (obj["local"]["namespace"], obj["local"]["name"])
+        for obj in json.loads(output)["objects"]
+    }
     assert local_names == {
         # team label "Payments", lower-cased; the name fits in 12 characters
         "web-frontend": ("k7v2m9x4q1w8z3r5", f"payments-web-frontend-{sha3short('default', 8)}"),

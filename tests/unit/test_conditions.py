@@ -26,10 +26,17 @@ SYNCING = Condition.true(ConditionType.SYNCING, reason="Syncing", message="watch
 ALL_TRUE = (VALID, PUBLISHED, EXPORTED, SYNCING)
 
 
-def _written(reported: Any, *, current: dict[str, Any] | None = None, generation: int = 1, now: str = T0,
-             schema: str | None = None) -> dict[str, Any]:
-    patch = status_patch(current=current, reported=reported, generation=generation, now=now,
-                         resource_schema_name=schema)
+def _written(
+    reported: Any,
+    *,
+    current: dict[str, Any] | None = None,
+    generation: int = 1,
+    now: str = T0,
+    schema: str | None = None,
+) -> dict[str, Any]:
+    patch = status_patch(
+        current=current, reported=reported, generation=generation, now=now, resource_schema_name=schema
+    )
     assert patch is not None, "expected a status change"
     return {**(current or {}), **patch["status"]}
 
@@ -41,7 +48,12 @@ def _by_type(status: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_a_first_report_writes_every_condition_in_order_with_generation_and_time() -> None:
     status = _written(ALL_TRUE, generation=3, schema="v1234abcd.widgets.example.corp")
     assert [entry["type"] for entry in status["conditions"]] == [
-        "Valid", "SchemaPublished", "Exported", "Syncing", "Ready"]
+        "Valid",
+        "SchemaPublished",
+        "Exported",
+        "Syncing",
+        "Ready",
+    ]
     for entry in status["conditions"]:
         assert entry["status"] == "True"
         assert entry["observedGeneration"] == 3
@@ -52,15 +64,23 @@ def test_a_first_report_writes_every_condition_in_order_with_generation_and_time
 
 def test_reporting_the_same_again_writes_nothing() -> None:
     status = _written(ALL_TRUE, schema="v1.widgets.example.corp")
-    assert status_patch(current=status, reported=ALL_TRUE, generation=1, now=T1,
-                        resource_schema_name="v1.widgets.example.corp") is None
+    assert (
+        status_patch(
+            current=status, reported=ALL_TRUE, generation=1, now=T1, resource_schema_name="v1.widgets.example.corp"
+        )
+        is None
+    )
 
 
-@pytest.mark.parametrize("change, transition_moves", [
-    (Condition.true(ConditionType.SYNCING, reason="Syncing", message="watching 3 workspaces"), False),
-    (Condition.true(ConditionType.SYNCING, reason="Resumed", message="watching"), False),
-    (Condition.false(ConditionType.SYNCING, reason="WaitingForVirtualWorkspace", message="no URL yet"), True),
-], ids=["message-only", "reason-only", "status-flip"])
+@pytest.mark.parametrize(
+    "change, transition_moves",
+    [
+        (Condition.true(ConditionType.SYNCING, reason="Syncing", message="watching 3 workspaces"), False),
+        (Condition.true(ConditionType.SYNCING, reason="Resumed", message="watching"), False),
+        (Condition.false(ConditionType.SYNCING, reason="WaitingForVirtualWorkspace", message="no URL yet"), True),
+    ],
+    ids=["message-only", "reason-only", "status-flip"],
+)
 def test_the_transition_time_moves_only_when_the_status_changes(change: Condition, transition_moves: bool) -> None:
     before = _written(ALL_TRUE)
     after = _written((VALID, PUBLISHED, EXPORTED, change), current=before, now=T1)
@@ -70,28 +90,52 @@ def test_the_transition_time_moves_only_when_the_status_changes(change: Conditio
     assert _by_type(after)["Valid"]["lastTransitionTime"] == T0
 
 
-@pytest.mark.parametrize("reported, ready_status, reason", [
-    (ALL_TRUE, "True", "Ready"),
-    ((Condition.false(ConditionType.VALID, reason="InvalidSpec", message="spec.naming.name: unknown placeholder"),
-      Condition.false(ConditionType.SCHEMA_PUBLISHED, reason="InvalidSpec")), "False", "InvalidSpec"),
-    ((VALID, PUBLISHED, Condition.false(ConditionType.EXPORTED, reason="ExportNotFound", message="gone")),
-     "False", "ExportNotFound"),
-    ((VALID, PUBLISHED, EXPORTED,
-      Condition.false(ConditionType.SYNCING, reason="WaitingForVirtualWorkspace", message="no URL")),
-     "False", "WaitingForVirtualWorkspace"),
-    ((VALID, PUBLISHED), "Unknown", "Pending"),
-], ids=["all-true", "invalid", "not-exported", "waiting-for-vw", "not-all-reported"])
-def test_ready_summarises_the_other_conditions(reported: tuple[Condition, ...], ready_status: str,
-                                                 reason: str) -> None:
+@pytest.mark.parametrize(
+    "reported, ready_status, reason",
+    [
+        (ALL_TRUE, "True", "Ready"),
+        (
+            (
+                Condition.false(
+                    ConditionType.VALID, reason="InvalidSpec", message="spec.naming.name: unknown placeholder"
+                ),
+                Condition.false(ConditionType.SCHEMA_PUBLISHED, reason="InvalidSpec"),
+            ),
+            "False",
+            "InvalidSpec",
+        ),
+        (
+            (VALID, PUBLISHED, Condition.false(ConditionType.EXPORTED, reason="ExportNotFound", message="gone")),
+            "False",
+            "ExportNotFound",
+        ),
+        (
+            (
+                VALID,
+                PUBLISHED,
+                EXPORTED,
+                Condition.false(ConditionType.SYNCING, reason="WaitingForVirtualWorkspace", message="no URL"),
+            ),
+            "False",
+            "WaitingForVirtualWorkspace",
+        ),
+        ((VALID, PUBLISHED), "Unknown", "Pending"),
+    ],
+    ids=["all-true", "invalid", "not-exported", "waiting-for-vw", "not-all-reported"],
+)
+def test_ready_summarises_the_other_conditions(reported: tuple[Condition, ...], ready_status: str, reason: str) -> None:
     ready = _by_type(_written(reported))["Ready"]
     assert (ready["status"], ready["reason"]) == (ready_status, reason)
 
 
 def test_ready_names_the_condition_at_fault_and_its_message() -> None:
-    ready = ready_condition({
-        ConditionType.VALID: Condition.false(ConditionType.VALID, reason="InvalidSpec",
-                                             message="spec.naming.name: unknown placeholder $remoteNme"),
-    })
+    ready = ready_condition(
+        {
+            ConditionType.VALID: Condition.false(
+                ConditionType.VALID, reason="InvalidSpec", message="spec.naming.name: unknown placeholder $remoteNme"
+            ),
+        }
+    )
     assert ready.status is ConditionStatus.FALSE
     assert ready.message == "Valid: spec.naming.name: unknown placeholder $remoteNme"
 
@@ -105,8 +149,11 @@ def test_conditions_not_reported_since_a_restart_keep_their_value_and_time() -> 
     before = _written(ALL_TRUE)
     # A restarted servlet has only heard from the schema controller so far.
     assert status_patch(current=before, reported=(VALID, PUBLISHED), generation=1, now=T1) is None
-    after = _written((VALID, PUBLISHED, EXPORTED,
-                      Condition.false(ConditionType.SYNCING, reason="CachesNotSynced")), current=before, now=T1)
+    after = _written(
+        (VALID, PUBLISHED, EXPORTED, Condition.false(ConditionType.SYNCING, reason="CachesNotSynced")),
+        current=before,
+        now=T1,
+    )
     assert _by_type(after)["Ready"]["lastTransitionTime"] == T1
     assert _by_type(after)["Exported"]["lastTransitionTime"] == T0
 
@@ -119,8 +166,13 @@ def test_a_new_generation_is_recorded_even_when_nothing_else_changes() -> None:
 
 
 def test_conditions_of_other_writers_are_kept() -> None:
-    foreign = {"type": "example.com/Audited", "status": "True", "reason": "Checked", "message": "",
-               "lastTransitionTime": T0}
+    foreign = {
+        "type": "example.com/Audited",
+        "status": "True",
+        "reason": "Checked",
+        "message": "",
+        "lastTransitionTime": T0,
+    }
     after = _written(ALL_TRUE, current={"conditions": [foreign]})
     assert after["conditions"][-1] == foreign
 
@@ -128,8 +180,9 @@ def test_conditions_of_other_writers_are_kept() -> None:
 def test_an_unchanged_schema_name_is_not_rewritten_and_none_leaves_it_alone() -> None:
     before = _written(ALL_TRUE, schema="v1.widgets.example.corp")
     assert status_patch(current=before, reported=ALL_TRUE, generation=1, now=T1, resource_schema_name=None) is None
-    patch = status_patch(current=before, reported=ALL_TRUE, generation=1, now=T1,
-                         resource_schema_name="v2.widgets.example.corp")
+    patch = status_patch(
+        current=before, reported=ALL_TRUE, generation=1, now=T1, resource_schema_name="v2.widgets.example.corp"
+    )
     assert patch == {"status": {"resourceSchemaName": "v2.widgets.example.corp"}}
 
 
@@ -140,16 +193,27 @@ def test_very_long_messages_are_cut_to_fit_the_crd() -> None:
 
 
 def test_parse_conditions_reads_ours_and_ignores_garbage() -> None:
-    status = {"conditions": [{"type": "Valid", "status": "False", "reason": "InvalidSpec", "message": "bad"},
-                             {"type": "Ready", "status": "Maybe"}, "junk", {"type": "Other", "status": "True"}]}
+    status = {
+        "conditions": [
+            {"type": "Valid", "status": "False", "reason": "InvalidSpec", "message": "bad"},
+            {"type": "Ready", "status": "Maybe"},
+            "junk",
+            {"type": "Other", "status": "True"},
+        ]
+    }
     assert parse_conditions(status) == {
-        ConditionType.VALID: Condition.false(ConditionType.VALID, reason="InvalidSpec", message="bad")}
+        ConditionType.VALID: Condition.false(ConditionType.VALID, reason="InvalidSpec", message="bad")
+    }
 
 
 # -- Synced: the objects' truth ----------------------------------------------------------------
 
-FAILURES = [("team-a/default/web", "the local name default/web is taken"), ("team-a/default/db", "too large"),
-            ("team-b/prod/api", "invalid name"), ("team-b/prod/old", "cannot read Secret x")]
+FAILURES = [
+    ("team-a/default/web", "the local name default/web is taken"),
+    ("team-a/default/db", "too large"),
+    ("team-b/prod/api", "invalid name"),
+    ("team-b/prod/old", "cannot read Secret x"),
+]
 
 
 def test_synced_counts_the_failing_objects_and_names_the_first_few() -> None:
@@ -171,7 +235,13 @@ def test_some_objects_failing_leaves_ready_true_and_says_so_in_synced() -> None:
     status = _written((*ALL_TRUE, synced))
 
     assert [entry["type"] for entry in status["conditions"]] == [
-        "Valid", "SchemaPublished", "Exported", "Syncing", "Synced", "Ready"]
+        "Valid",
+        "SchemaPublished",
+        "Exported",
+        "Syncing",
+        "Synced",
+        "Ready",
+    ]
     assert _by_type(status)["Ready"]["status"] == "True"
     assert _by_type(status)["Synced"]["message"].startswith("1 of 120 object(s) fail to sync")
 
@@ -194,8 +264,9 @@ def test_while_nothing_syncs_the_last_count_is_not_shown_as_current() -> None:
     counted = _written((*ALL_TRUE, synced_condition(total=5, failures=[])))
     stopped = Condition.false(ConditionType.SYNCING, reason="CRDNotFound", message="the CRD is gone")
 
-    after = _by_type(_written((VALID, PUBLISHED, EXPORTED, stopped, synced_condition(total=5, failures=[])),
-                              current=counted, now=T1))
+    after = _by_type(
+        _written((VALID, PUBLISHED, EXPORTED, stopped, synced_condition(total=5, failures=[])), current=counted, now=T1)
+    )
 
     assert (after["Synced"]["status"], after["Synced"]["reason"]) == ("Unknown", "NotSyncing")
     assert after["Ready"]["reason"] == "CRDNotFound"

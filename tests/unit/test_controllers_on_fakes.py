@@ -21,7 +21,6 @@ from servlet.app.observability.metrics import Metrics
 from servlet.app.runtime.informer import Informer
 from servlet.app.runtime.leader import LeaderElector, LeaseTiming
 from servlet.app.runtime.workqueue import Backoff
-from servlet.core.actions import NAMESPACE_TYPE
 from servlet.core.errors import NotFound, Operation, Transient
 from servlet.core.model import ResourceType, ServletIdentity
 from servlet.core.ports import (
@@ -33,6 +32,7 @@ from servlet.core.ports import (
     Collection,
     WatchSource,
 )
+from servlet.core.targets import NAMESPACE_TYPE
 
 T = TypeVar("T")
 FAST = Backoff(base=0.001, cap=0.01)
@@ -56,8 +56,12 @@ async def test_the_informer_relists_after_410_and_reports_the_deletion_it_missed
     seen: list[tuple[str, str]] = []
 
     async def main() -> int:
-        informer = Informer(clusters.sources.service_source(CONFIGMAPS), backoff=FAST,
-                            on_restart=lambda: calls.append("restart"), on_relist=lambda: calls.append("relist"))
+        informer = Informer(
+            clusters.sources.service_source(CONFIGMAPS),
+            backoff=FAST,
+            on_restart=lambda: calls.append("restart"),
+            on_relist=lambda: calls.append("relist"),
+        )
         informer.add_handler(lambda event: seen.append((event.type.value, event.key.name)))
         informer.start()
         await informer.wait_synced()
@@ -95,8 +99,11 @@ async def test_a_failing_first_list_is_retried_and_the_cache_syncs_once_the_serv
 async def test_a_resource_not_served_yet_is_listed_the_moment_the_pool_is_told_its_crd_appeared() -> None:
     clusters = MemoryClusters()
     clusters.create_local(CONFIGMAPS, configmap("a"))
-    not_served = NotFound(operation=Operation(verb="list", resource="configmaps"), code=404,
-                          message="the server could not find the requested resource")
+    not_served = NotFound(
+        operation=Operation(verb="list", resource="configmaps"),
+        code=404,
+        message="the server could not find the requested resource",
+    )
     clusters.server.faults.append(not_served)
     slow = Backoff(base=60.0, cap=60.0)  # a pause far longer than the test waits for the cache
 
@@ -128,8 +135,10 @@ class Clock:
 
 def candidates(clusters: MemoryClusters, clock: Clock, *names: str) -> list[LeaderElector]:
     timing = LeaseTiming(lease_duration=15, renew_deadline=10, retry_period=2)
-    return [LeaderElector(clusters.leases, name="tom", namespace="default", identity=name, clock=clock, timing=timing)
-            for name in names]
+    return [
+        LeaderElector(clusters.leases, name="tom", namespace="default", identity=name, clock=clock, timing=timing)
+        for name in names
+    ]
 
 
 async def test_of_two_candidates_one_leads_and_the_other_takes_over_only_once_the_lease_expired() -> None:
@@ -169,8 +178,18 @@ async def test_running_electors_hand_over_when_the_leader_stops() -> None:
     clock = Clock()
     timing = LeaseTiming(lease_duration=15, renew_deadline=10, retry_period=0.005)
     lost: list[str] = []
-    a, b = (LeaderElector(clusters.leases, name="tom", namespace="default", identity=name, clock=clock,
-                          timing=timing, on_lost=lambda name=name: lost.append(name)) for name in ("a", "b"))
+    a, b = (
+        LeaderElector(
+            clusters.leases,
+            name="tom",
+            namespace="default",
+            identity=name,
+            clock=clock,
+            timing=timing,
+            on_lost=lambda name=name: lost.append(name),
+        )
+        for name in ("a", "b")
+    )
 
     async def main() -> tuple[bool, bool, list[str]]:
         a.start()
@@ -190,20 +209,34 @@ async def test_running_electors_hand_over_when_the_leader_stops() -> None:
 
 
 def widget_crd() -> dict[str, Any]:
-    schema = {"openAPIV3Schema": {"type": "object", "properties": {
-        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": "widgets.example.com"},
-            "spec": {"group": "example.com", "scope": "Namespaced",
-                     "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget"},
-                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema,
-                                   "subresources": {"status": {}}}]}}
+    schema = {
+        "openAPIV3Schema": {
+            "type": "object",
+            "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}},
+        }
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget"},
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": schema, "subresources": {"status": {}}}
+            ],
+        },
+    }
 
 
 def published_widgets() -> dict[str, Any]:
-    return {"apiVersion": "services.kdp.k8c.io/v1alpha1", "kind": "PublishedResource",
-            "metadata": {"name": "widgets", "creationTimestamp": "2026-11-21T09:00:00Z"},
-            "spec": {"resource": {"apiGroup": "example.com", "kind": "Widget"}}}
+    return {
+        "apiVersion": "services.kdp.k8c.io/v1alpha1",
+        "kind": "PublishedResource",
+        "metadata": {"name": "widgets", "creationTimestamp": "2026-11-21T09:00:00Z"},
+        "spec": {"resource": {"apiGroup": "example.com", "kind": "Widget"}},
+    }
 
 
 def export() -> dict[str, Any]:
@@ -214,9 +247,16 @@ def exported_widgets() -> MemoryClusters:
     """The export with its virtual workspace published, and the Widget CRD on the service cluster."""
     clusters = MemoryClusters()
     clusters.create_in("org", APIEXPORT_TYPE, export())
-    clusters.create_in("org", ENDPOINT_SLICE_TYPE, {
-        "apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExportEndpointSlice", "metadata": {"name": GROUP},
-        "status": {"endpoints": [{"url": "memory://virtual-workspace"}]}})
+    clusters.create_in(
+        "org",
+        ENDPOINT_SLICE_TYPE,
+        {
+            "apiVersion": "apis.kcp.io/v1alpha1",
+            "kind": "APIExportEndpointSlice",
+            "metadata": {"name": GROUP},
+            "status": {"endpoints": [{"url": "memory://virtual-workspace"}]},
+        },
+    )
     clusters.create_local(CRD_TYPE, widget_crd())
     return clusters
 
@@ -236,11 +276,24 @@ async def leading(clusters: MemoryClusters) -> AsyncIterator[LeadingControllers]
     )
     metrics = Metrics(version="test")
     shared = Shared(
-        servlet_name="tom", export_name=GROUP,
-        catalog=Catalog(published=caches.published, crds=caches.crds, servlet=ServletIdentity(name="tom", api_group=GROUP)),
-        caches=caches, pool=pool, sources=sources, location=sources, org=clusters.org, service=clusters.service,
-        vw=clusters.vw, executor=clusters.executor, metrics=metrics, depths=QueueDepths(metrics),
-        log=get_logger("controllers"), now=lambda: "2026-11-21T09:00:00Z")
+        servlet_name="tom",
+        export_name=GROUP,
+        catalog=Catalog(
+            published=caches.published, crds=caches.crds, servlet=ServletIdentity(name="tom", api_group=GROUP)
+        ),
+        caches=caches,
+        pool=pool,
+        sources=sources,
+        location=sources,
+        org=clusters.org,
+        service=clusters.service,
+        vw=clusters.vw,
+        executor=clusters.executor,
+        metrics=metrics,
+        depths=QueueDepths(metrics),
+        log=get_logger("controllers"),
+        now=lambda: "2026-11-21T09:00:00Z",
+    )
     await asyncio.gather(*(cache.wait_synced() for cache in caches.all()))
     controllers = LeadingControllers(shared)
     controllers.start()
@@ -298,9 +351,16 @@ async def test_a_published_resource_whose_crd_is_missing_is_reported_and_publish
 async def test_a_tenants_object_is_copied_to_the_service_cluster_and_its_status_flows_back() -> None:
     clusters = exported_widgets()
     clusters.create_local(PUBLISHED_RESOURCE_TYPE, published_widgets())
-    clusters.create_in("team-a", REMOTE_WIDGETS, {
-        "apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "default"},
-        "spec": {"size": 3}})
+    clusters.create_in(
+        "team-a",
+        REMOTE_WIDGETS,
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "default"},
+            "spec": {"size": 3},
+        },
+    )
 
     def copies() -> list[dict[str, Any]]:
         return clusters.list_local(WIDGETS)
@@ -310,10 +370,16 @@ async def test_a_tenants_object_is_copied_to_the_service_cluster_and_its_status_
             await eventually_async(lambda: copies(), what="the local copy")
             (local,) = copies()
             # The service's own controller reports on the copy.
-            clusters.patch_local(WIDGETS, {"status": {"phase": "Ready"}}, name=local["metadata"]["name"],
-                                 namespace=local["metadata"]["namespace"])
-            await eventually_async(lambda: (clusters.remote("team-a", REMOTE_WIDGETS, name="w", namespace="default") or {})
-                             .get("status"), what="the status copied back")
+            clusters.patch_local(
+                WIDGETS,
+                {"status": {"phase": "Ready"}},
+                name=local["metadata"]["name"],
+                namespace=local["metadata"]["namespace"],
+            )
+            await eventually_async(
+                lambda: (clusters.remote("team-a", REMOTE_WIDGETS, name="w", namespace="default") or {}).get("status"),
+                what="the status copied back",
+            )
         return copies(), clusters.remote("team-a", REMOTE_WIDGETS, name="w", namespace="default") or {}
 
     local, remote = await main()
@@ -327,9 +393,16 @@ async def test_synced_counts_only_the_objects_the_filter_admits() -> None:
     filtered["spec"]["filter"] = {"resource": {"matchLabels": {"sync": "yes"}}}
     clusters.create_local(PUBLISHED_RESOURCE_TYPE, filtered)
     for name, labels in (("synced", {"sync": "yes"}), ("left-out", {})):
-        clusters.create_in("team-a", REMOTE_WIDGETS, {
-            "apiVersion": f"{GROUP}/v1", "kind": "Widget",
-            "metadata": {"name": name, "namespace": "default", "labels": labels}, "spec": {"size": 1}})
+        clusters.create_in(
+            "team-a",
+            REMOTE_WIDGETS,
+            {
+                "apiVersion": f"{GROUP}/v1",
+                "kind": "Widget",
+                "metadata": {"name": name, "namespace": "default", "labels": labels},
+                "spec": {"size": 1},
+            },
+        )
 
     def synced_message() -> str:
         published = clusters.local(PUBLISHED_RESOURCE_TYPE, name="widgets") or {}
@@ -354,8 +427,9 @@ class RacedOrg(MemoryOrgWorkspace):
         if not self.refused:
             current = await self.get_export(name) or {}
             listed = current["spec"].get("latestResourceSchemas") or []
-            await super().patch_export(name, {"spec": {"latestResourceSchemas": [*listed, self._foreign]}},
-                                       resource_version="")
+            await super().patch_export(
+                name, {"spec": {"latestResourceSchemas": [*listed, self._foreign]}}, resource_version=""
+            )
         try:
             return await super().patch_export(name, patch, resource_version=resource_version)
         except Exception as failure:

@@ -31,9 +31,22 @@ EXAMPLE_PATH = REPO / "examples" / "certificates" / "publishedresource.yaml"
 # Keywords of a structural schema this manifest may use; anything else (oneOf, $ref, ...) is a
 # mistake here.
 KNOWN_KEYWORDS = {
-    "type", "description", "properties", "required", "items", "enum", "pattern", "maxLength",
-    "minLength", "minimum", "format", "additionalProperties", "x-kubernetes-validations",
-    "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type",
+    "type",
+    "description",
+    "properties",
+    "required",
+    "items",
+    "enum",
+    "pattern",
+    "maxLength",
+    "minLength",
+    "minimum",
+    "format",
+    "additionalProperties",
+    "x-kubernetes-validations",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-map-type",
 }
 TYPES = {"object", "array", "string", "integer", "number", "boolean"}
 PRINTER_COLUMN_TYPES = {"integer", "number", "string", "boolean", "date"}
@@ -141,27 +154,47 @@ FULL: dict[str, Any] = {
             },
         },
         "projection": {
-            "version": "v1beta1", "kind": "Zertifikat", "plural": "zertifikate",
-            "shortNames": ["zerts"], "categories": ["security"], "scope": "Namespaced",
+            "version": "v1beta1",
+            "kind": "Zertifikat",
+            "plural": "zertifikate",
+            "shortNames": ["zerts"],
+            "categories": ["security"],
+            "scope": "Namespaced",
         },
-        "naming": {"namespace": "$remoteClusterName", "name": "cert-$remoteNamespaceHash-$remoteNameHash",
-                   "allowSharedNamespaces": False},
+        "naming": {
+            "namespace": "$remoteClusterName",
+            "name": "cert-$remoteNamespaceHash-$remoteNameHash",
+            "allowSharedNamespaces": False,
+        },
         "related": [
-            {"identifier": "tls-secret", "origin": "service", "kind": "Secret",
-             "reference": {"name": {"path": "spec.secretName"}}},
-            {"identifier": "settings", "origin": "platform", "kind": "ConfigMap",
-             "reference": {
-                 "name": {"path": "spec.secretName", "regex": {"pattern": "^(.*)$", "replacement": "\\1-cfg"}},
-                 "namespace": {"path": "metadata.uid", "regex": {"pattern": "", "replacement": "kube-system"}},
-             }},
+            {
+                "identifier": "tls-secret",
+                "origin": "service",
+                "kind": "Secret",
+                "reference": {"name": {"path": "spec.secretName"}},
+            },
+            {
+                "identifier": "settings",
+                "origin": "platform",
+                "kind": "ConfigMap",
+                "reference": {
+                    "name": {"path": "spec.secretName", "regex": {"pattern": "^(.*)$", "replacement": "\\1-cfg"}},
+                    "namespace": {"path": "metadata.uid", "regex": {"pattern": "", "replacement": "kube-system"}},
+                },
+            },
         ],
     },
     "status": {
         "resourceSchemaName": "v1a2b3c4d.zertifikate.certificates.example.corp",
         "conditions": [
-            {"type": "Ready", "status": "False", "reason": "WaitingForVirtualWorkspace",
-             "message": "the APIExport has no virtual workspace URL yet", "observedGeneration": 1,
-             "lastTransitionTime": "2026-01-01T00:00:00Z"},
+            {
+                "type": "Ready",
+                "status": "False",
+                "reason": "WaitingForVirtualWorkspace",
+                "message": "the APIExport has no virtual workspace URL yet",
+                "observedGeneration": 1,
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            },
         ],
     },
 }
@@ -170,8 +203,11 @@ FULL: dict[str, Any] = {
 # The version fields come in a one-version and a list form that exclude each other: this is
 # FULL with the list forms.
 FULL_SEVERAL_VERSIONS: dict[str, Any] = copy.deepcopy(FULL)
-FULL_SEVERAL_VERSIONS["spec"]["resource"] = {"apiGroup": "cert-manager.io", "kind": "Certificate",
-                                             "versions": ["v1", "v1alpha2"]}
+FULL_SEVERAL_VERSIONS["spec"]["resource"] = {
+    "apiGroup": "cert-manager.io",
+    "kind": "Certificate",
+    "versions": ["v1", "v1alpha2"],
+}
 del FULL_SEVERAL_VERSIONS["spec"]["projection"]["version"]
 FULL_SEVERAL_VERSIONS["spec"]["projection"]["versions"] = {"v1": "v1beta1"}
 
@@ -183,9 +219,12 @@ def test_manifest_is_a_cluster_scoped_apiextensions_v1_crd_for_published_resourc
     assert spec["group"] == "services.kdp.k8c.io"
     assert spec["scope"] == "Cluster"
     assert spec["names"] == {
-        "kind": "PublishedResource", "listKind": "PublishedResourceList",
-        "plural": "publishedresources", "singular": "publishedresource",
-        "shortNames": ["pr"], "categories": ["kdp"],
+        "kind": "PublishedResource",
+        "listKind": "PublishedResourceList",
+        "plural": "publishedresources",
+        "singular": "publishedresource",
+        "shortNames": ["pr"],
+        "categories": ["kdp"],
     }
     # The API server requires the name to be <plural>.<group>.
     assert CRD["metadata"]["name"] == f"{spec['names']['plural']}.{spec['group']}"
@@ -225,7 +264,8 @@ def _is_scalar_item(path: str, node: dict[str, Any]) -> bool:
 
 
 @pytest.mark.parametrize(
-    "path,node", [(p, n) for p, n in _walk(SCHEMA) if p != ".metadata" and not _is_scalar_item(p, n)],
+    "path,node",
+    [(p, n) for p, n in _walk(SCHEMA) if p != ".metadata" and not _is_scalar_item(p, n)],
     ids=lambda v: v if isinstance(v, str) else "",
 )
 def test_every_field_has_a_description(path: str, node: dict[str, Any]) -> None:
@@ -238,8 +278,11 @@ def test_root_metadata_is_only_type_object() -> None:
     assert SCHEMA["properties"]["metadata"] == {"type": "object"}
 
 
-@pytest.mark.parametrize("path,node", [(p, n) for p, n in _walk(SCHEMA) if "x-kubernetes-list-map-keys" in n],
-                         ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    "path,node",
+    [(p, n) for p, n in _walk(SCHEMA) if "x-kubernetes-list-map-keys" in n],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
 def test_list_map_keys_are_required_strings(path: str, node: dict[str, Any]) -> None:
     assert node["x-kubernetes-list-type"] == "map"
     for key in node["x-kubernetes-list-map-keys"]:
@@ -309,8 +352,12 @@ def test_a_published_resource_using_every_field_is_valid() -> None:
 
 
 def test_the_smallest_published_resource_is_valid() -> None:
-    smallest = {"apiVersion": "services.kdp.k8c.io/v1alpha1", "kind": "PublishedResource",
-                "metadata": {"name": "x"}, "spec": {"resource": {"apiGroup": "example.com", "kind": "Thing"}}}
+    smallest = {
+        "apiVersion": "services.kdp.k8c.io/v1alpha1",
+        "kind": "PublishedResource",
+        "metadata": {"name": "x"},
+        "spec": {"resource": {"apiGroup": "example.com", "kind": "Thing"}},
+    }
     assert validate(SCHEMA, smallest) == []
 
 
@@ -413,8 +460,11 @@ SPEC_LOCATIONS = [(p[1:], n) for p, n in _object_locations(SCHEMA["properties"][
 
 def test_the_full_example_uses_every_spec_field_of_the_schema() -> None:
     in_schema = {path for path, _ in _walk(SCHEMA) if path.startswith(".spec")}
-    used = {path for full in (FULL, FULL_SEVERAL_VERSIONS)
-            for path in _paths_in(SCHEMA["properties"]["spec"], full["spec"], ".spec")}
+    used = {
+        path
+        for full in (FULL, FULL_SEVERAL_VERSIONS)
+        for path in _paths_in(SCHEMA["properties"]["spec"], full["spec"], ".spec")
+    }
     assert used == in_schema
 
 
@@ -493,8 +543,9 @@ def test_the_manifest_installs_and_serves_published_resources_with_status(kcpsim
         created = client.create(resource(_example()))
         assert created["spec"] == _example()["spec"]
         with pytest.raises(ApiError) as refused:
-            client.create(resource(_set(_set(_example(), "metadata.name", "broken"),
-                                        "spec.related.0.origin", "cluster")))
+            client.create(
+                resource(_set(_set(_example(), "metadata.name", "broken"), "spec.related.0.origin", "cluster"))
+            )
         assert refused.value.status.code == 422
 
         status = {"status": FULL["status"]}

@@ -42,8 +42,15 @@ from servlet.core.parsing import parse_published_resource
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 # The pages this suite checks in full; the rest of docs/ is checked for links only.
-OWN_PAGES = ("index.md", "getting-started.md", "publishing-resources.md", "cli.md", "operations.md",
-             "architecture.md", "decisions.md")
+OWN_PAGES = (
+    "index.md",
+    "getting-started.md",
+    "publishing-resources.md",
+    "cli.md",
+    "operations.md",
+    "architecture.md",
+    "decisions.md",
+)
 NEEDS_CLUSTER = "<!-- needs-cluster -->"
 COMMAND_TIMEOUT = 120
 
@@ -98,7 +105,7 @@ def fenced_blocks(page: str) -> list[Block]:
             end += 1
         previous = next((lines[i].strip() for i in range(index - 1, -1, -1) if lines[i].strip()), "")
         # A block inside a list item is indented like the item's text.
-        body = "\n".join(line[len(indent):] if line.startswith(indent) else line for line in lines[index + 1:end])
+        body = "\n".join(line[len(indent) :] if line.startswith(indent) else line for line in lines[index + 1 : end])
         found.append((index + 1, language, body + "\n", previous == NEEDS_CLUSTER))
         index = end + 1
     blocks = []
@@ -108,10 +115,11 @@ def fenced_blocks(page: str) -> list[Block]:
             next_line, next_language, next_body, _ = found[position + 1]
             # "Right after": only blank lines between the closing fence and the next opening one.
             closing = line + body.count("\n")  # 0-based index of the closing fence
-            if next_language == "text" and all(not text.strip() for text in lines[closing + 1:next_line - 1]):
+            if next_language == "text" and all(not text.strip() for text in lines[closing + 1 : next_line - 1]):
                 output = next_body
-        blocks.append(Block(page=page, line=line, language=language, body=body,
-                            needs_cluster=needs_cluster, output=output))
+        blocks.append(
+            Block(page=page, line=line, language=language, body=body, needs_cluster=needs_cluster, output=output)
+        )
     return blocks
 
 
@@ -210,7 +218,7 @@ def _contains_in_order(actual: list[str], chunks: list[list[str]]) -> str | None
     start = 0
     for chunk in chunks:
         for index in range(start, len(actual) - len(chunk) + 1):
-            if actual[index:index + len(chunk)] == chunk:
+            if actual[index : index + len(chunk)] == chunk:
                 start = index + len(chunk)
                 break
         else:
@@ -220,8 +228,15 @@ def _contains_in_order(actual: list[str], chunks: list[list[str]]) -> str | None
 
 @pytest.mark.parametrize("block", OFFLINE_BLOCKS, ids=lambda block: block.id)
 def test_offline_shell_block_runs_and_prints_what_the_page_shows(block: Block) -> None:
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", block.body], cwd=REPO, env=_environment(),
-                            capture_output=True, text=True, timeout=COMMAND_TIMEOUT, check=False)
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block.body],
+        cwd=REPO,
+        env=_environment(),
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        check=False,
+    )
     printed = result.stdout + result.stderr
     assert result.returncode == 0, f"docs/{block.id} failed with exit code {result.returncode}:\n{printed[-3000:]}"
     if block.output is not None:
@@ -312,7 +327,11 @@ def _crd_fields() -> list[str]:
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
     paths = [*_schema_paths(schema["spec"], "spec"), *_schema_paths(schema["status"], "status")]
     # Fields of a condition and of a selector requirement are the usual Kubernetes ones.
-    return [path for path in paths if not path.startswith(("status.conditions[].", "spec.filter.resource.matchExpressions[]."))]
+    return [
+        path
+        for path in paths
+        if not path.startswith(("status.conditions[].", "spec.filter.resource.matchExpressions[]."))
+    ]
 
 
 @pytest.mark.parametrize("field", _crd_fields())
@@ -341,8 +360,7 @@ def _set_value(values: dict[str, object], path: str, text: str) -> None:
         value = text == "true"
     elif re.fullmatch(r"-?[0-9]+", text):
         value = int(text)
-    keys: list[str | int] = [int(part) if part.isdigit() else part
-                             for part in re.findall(r"[^.\[\]]+", path)]
+    keys: list[str | int] = [int(part) if part.isdigit() else part for part in re.findall(r"[^.\[\]]+", path)]
     target: object = values
     for key, following in zip(keys, [*keys[1:], None]):
         fresh: object = value if following is None else ([] if isinstance(following, int) else {})
@@ -418,8 +436,13 @@ def _anchors(path: Path) -> set[str]:
 
 
 def _link_pages() -> list[Path]:
-    pages = [*sorted(DOCS.glob("*.md")), REPO / "README.md", REPO / "CHANGELOG.md", REPO / "CONTRIBUTING.md",
-             REPO / "charts" / "servlet" / "README.md"]
+    pages = [
+        *sorted(DOCS.glob("*.md")),
+        REPO / "README.md",
+        REPO / "CHANGELOG.md",
+        REPO / "CONTRIBUTING.md",
+        REPO / "charts" / "servlet" / "README.md",
+    ]
     return [page for page in pages if page.exists()]
 
 

@@ -62,14 +62,22 @@ def _problems_of_row(module_name: str, cell: str) -> list[str]:
     module = importlib.import_module(module_name)
     public = _public(module)
     entries = [match for text in re.findall(r"`([^`]+)`", cell) if (match := _ENTRY.fullmatch(text))]
-    documented_public = {public_module.__name__: _public(public_module)
-                         for public_module in map(importlib.import_module, _table_rows())}
+    documented_public = {
+        public_module.__name__: _public(public_module) for public_module in map(importlib.import_module, _table_rows())
+    }
     # Classes the cell names: a bare lower-case entry that is no module name is one of their fields.
-    classes = [getattr(module, entry["name"]) for entry in entries
-               if entry["name"] in public and isinstance(getattr(module, entry["name"], None), type)]
-    classes += [getattr(importlib.import_module(owner), result)
-                for entry in entries for result in re.split(r"\s+or\s+", entry["results"] or "")
-                for owner, names in documented_public.items() if result in names]
+    classes = [
+        getattr(module, entry["name"])
+        for entry in entries
+        if entry["name"] in public and isinstance(getattr(module, entry["name"], None), type)
+    ]
+    classes += [
+        getattr(importlib.import_module(owner), result)
+        for entry in entries
+        for result in re.split(r"\s+or\s+", entry["results"] or "")
+        for owner, names in documented_public.items()
+        if result in names
+    ]
     problems = []
     for entry in entries:
         owner, name, attribute = _resolve(module, entry["name"])
@@ -105,7 +113,9 @@ def test_library_examples_run_and_their_commented_results_hold() -> None:
 
 def test_the_table_lists_the_modules_the_examples_import() -> None:
     imported = set(re.findall(r"from (servlet\.core\.\w+) import", PAGE.read_text()))
-    assert imported <= set(_table_rows()), f"the examples import modules the table does not list: {imported - set(_table_rows())}"
+    assert imported <= set(_table_rows()), (
+        f"the examples import modules the table does not list: {imported - set(_table_rows())}"
+    )
 
 
 @pytest.mark.parametrize("module_name", sorted(_table_rows()))
@@ -127,7 +137,11 @@ def test_every_core_module_is_either_public_or_internal() -> None:
     on_disk = {f"servlet.core.{path.stem}" for path in (REPO / "core").glob("*.py") if path.stem != "__init__"}
     public, internal = set(_table_rows()), _internal_modules()
     assert not public & internal, f"docs/library.md calls these both public and internal: {sorted(public & internal)}"
-    assert not (public | internal) - on_disk, f"docs/library.md names modules that do not exist: {sorted((public | internal) - on_disk)}"
+    assert not (public | internal) - on_disk, (
+        f"docs/library.md names modules that do not exist: {sorted((public | internal) - on_disk)}"
+    )
     unplaced = sorted(on_disk - public - internal)
-    assert not unplaced, (f"docs/library.md neither documents nor lists as internal: {unplaced}; add a row to the "
-                          "table (and an __all__) or name it under `Internal modules:`")
+    assert not unplaced, (
+        f"docs/library.md neither documents nor lists as internal: {unplaced}; add a row to the "
+        "table (and an __all__) or name it under `Internal modules:`"
+    )

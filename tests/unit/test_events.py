@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from servlet.core.actions import (
-    SECRET_TYPE,
     AddFinalizer,
     Conflict,
     Create,
@@ -22,11 +21,14 @@ from servlet.core.conditions import Condition, ConditionType, synced_condition
 from servlet.core.events import OBJECT_REASONS, EventSpec, condition_events, object_event
 from servlet.core.model import ResourceType
 from servlet.core.ports import EventType
+from servlet.core.targets import SECRET_TYPE
 
-CERTIFICATES = ResourceType(group="cert-manager.io", version="v1", kind="Certificate", plural="certificates",
-                            namespaced=True)
-ZERTIFIKATE = ResourceType(group="certificates.example.corp", version="v1beta1", kind="Zertifikat",
-                           plural="zertifikate", namespaced=True)
+CERTIFICATES = ResourceType(
+    group="cert-manager.io", version="v1", kind="Certificate", plural="certificates", namespaced=True
+)
+ZERTIFIKATE = ResourceType(
+    group="certificates.example.corp", version="v1beta1", kind="Zertifikat", plural="zertifikate", namespaced=True
+)
 REMOTE = ObjectRef(side=Side.REMOTE, resource=ZERTIFIKATE, namespace="default", name="web", cluster="team-a")
 LOCAL = ObjectRef(side=Side.LOCAL, resource=CERTIFICATES, namespace="team-a", name="web")
 SECRET = ObjectRef(side=Side.LOCAL, resource=SECRET_TYPE, namespace="team-a", name="web-tls")
@@ -36,39 +38,59 @@ def _event(action: object) -> EventSpec | None:
     return object_event(action, primary_kind="Certificate")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("action", "reason"), [
-    (AddFinalizer(target=REMOTE, finalizers=("syncer.kdp.k8c.io/cleanup",)), "Accepted"),
-    (Create(target=LOCAL, object={}), "Synced"),
-    (Patch(target=LOCAL, patch={"spec": {"x": 1}}), "Synced"),
-])
+@pytest.mark.parametrize(
+    ("action", "reason"),
+    [
+        (AddFinalizer(target=REMOTE, finalizers=("syncer.kdp.k8c.io/cleanup",)), "Accepted"),
+        (Create(target=LOCAL, object={}), "Synced"),
+        (Patch(target=LOCAL, patch={"spec": {"x": 1}}), "Synced"),
+    ],
+)
 def test_progress_is_a_normal_event(action: object, reason: str) -> None:
     event = _event(action)
     assert event is not None and event.type is EventType.NORMAL and event.reason == reason
 
 
-@pytest.mark.parametrize("action", [
-    CreateNamespace(target=ObjectRef(side=Side.LOCAL, resource=SECRET_TYPE, namespace="", name="team-a")),
-    PatchRemoteStatus(target=REMOTE, status={}, patch={}),
-])
+@pytest.mark.parametrize(
+    "action",
+    [
+        CreateNamespace(target=ObjectRef(side=Side.LOCAL, resource=SECRET_TYPE, namespace="", name="team-a")),
+        PatchRemoteStatus(target=REMOTE, status={}, patch={}),
+    ],
+)
 def test_housekeeping_records_nothing(action: object) -> None:
     assert _event(action) is None
 
 
-@pytest.mark.parametrize(("action", "reason"), [
-    (Conflict(target=LOCAL, reason="the local name team-a/web is taken by an object not made by this servlet"),
-     "NameConflict"),
-    (Conflict(target=SECRET, reason="the Secret team-a/web-tls is someone else's", identifier="tls"),
-     "RelatedObjectConflict"),
-    (Error(target=REMOTE, field="spec.naming.name", reason="the computed name 'A_B' is not a valid name"),
-     "InvalidName"),
-    (Error(target=LOCAL, field="metadata.annotations", reason="the object is too large for its last-known-state"),
-     "TooLarge"),
-    (Error(target=SECRET, identifier="tls", reason="cannot read Secret default/web-tls of related object 'tls'"),
-     "RelatedObjectMissing"),
-    (Error(target=REMOTE, reason="2 local objects carry the link labels of this remote object"), "SyncFailed"),
-])
-def test_a_refusal_is_a_warning_with_its_reason_and_the_planner_sentence(action: Conflict | Error,
-                                                                         reason: str) -> None:
+@pytest.mark.parametrize(
+    ("action", "reason"),
+    [
+        (
+            Conflict(target=LOCAL, reason="the local name team-a/web is taken by an object not made by this servlet"),
+            "NameConflict",
+        ),
+        (
+            Conflict(target=SECRET, reason="the Secret team-a/web-tls is someone else's", identifier="tls"),
+            "RelatedObjectConflict",
+        ),
+        (
+            Error(target=REMOTE, field="spec.naming.name", reason="the computed name 'A_B' is not a valid name"),
+            "InvalidName",
+        ),
+        (
+            Error(
+                target=LOCAL, field="metadata.annotations", reason="the object is too large for its last-known-state"
+            ),
+            "TooLarge",
+        ),
+        (
+            Error(target=SECRET, identifier="tls", reason="cannot read Secret default/web-tls of related object 'tls'"),
+            "RelatedObjectMissing",
+        ),
+        (Error(target=REMOTE, reason="2 local objects carry the link labels of this remote object"), "SyncFailed"),
+    ],
+)
+def test_a_refusal_is_a_warning_with_its_reason_and_the_planner_sentence(action: Conflict | Error, reason: str) -> None:
     event = _event(action)
     assert event is not None and event.type is EventType.WARNING and event.reason == reason
     assert event.message.lower() == action.reason.lower()
@@ -86,8 +108,10 @@ def _by_type(*conditions: Condition) -> dict[ConditionType, Condition]:
 
 def test_a_fresh_publishedresource_announces_its_schema_and_its_export() -> None:
     events = condition_events(before={}, after=_by_type(VALID, PUBLISHED, EXPORTED))
-    assert [(e.type, e.reason) for e in events] == [(EventType.NORMAL, "SchemaPublished"),
-                                                    (EventType.NORMAL, "Exported")]
+    assert [(e.type, e.reason) for e in events] == [
+        (EventType.NORMAL, "SchemaPublished"),
+        (EventType.NORMAL, "Exported"),
+    ]
 
 
 def test_a_settled_publishedresource_records_nothing() -> None:
@@ -99,8 +123,11 @@ def test_a_condition_turning_false_is_a_warning_with_its_reason_once() -> None:
     before = _by_type(VALID, PUBLISHED, EXPORTED)
     (event,) = condition_events(before=before, after=_by_type(VALID, PUBLISHED, NOT_EXPORTED))
     assert event == EventSpec.warning("ExportNotFound", "Exported: the APIExport is gone")
-    still = _by_type(VALID, PUBLISHED, Condition.false(ConditionType.EXPORTED, reason="ExportNotFound",
-                                                       message="the APIExport is still gone"))
+    still = _by_type(
+        VALID,
+        PUBLISHED,
+        Condition.false(ConditionType.EXPORTED, reason="ExportNotFound", message="the APIExport is still gone"),
+    )
     assert condition_events(before=_by_type(VALID, PUBLISHED, NOT_EXPORTED), after=still) == []
 
 

@@ -18,14 +18,18 @@ def doc(content: object, source: str = "in.yaml") -> Document:
 def test_each_kind_lands_in_its_bucket_and_kcp_cluster_marks_remote_objects() -> None:
     remote_secret = obj("v1", "Secret", "s", namespace="default", annotations={"kcp.io/cluster": "abc"})
     local_secret = obj("v1", "Secret", "s", namespace="default")
-    inventory = build_inventory(doc(content) for content in [
-        obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "crd"),
-        obj("services.kdp.k8c.io/v1alpha1", "PublishedResource", "pr"),
-        obj("apis.kcp.io/v1alpha1", "APIExport", "export", annotations={"kcp.io/cluster": "org"}),
-        obj("apis.kcp.io/v1alpha1", "APIResourceSchema", "v1.things.example.corp"),
-        obj("apis.kcp.io/v1alpha1", "APIExportEndpointSlice", "export"),
-        remote_secret, local_secret,
-    ])
+    inventory = build_inventory(
+        doc(content)
+        for content in [
+            obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "crd"),
+            obj("services.kdp.k8c.io/v1alpha1", "PublishedResource", "pr"),
+            obj("apis.kcp.io/v1alpha1", "APIExport", "export", annotations={"kcp.io/cluster": "org"}),
+            obj("apis.kcp.io/v1alpha1", "APIResourceSchema", "v1.things.example.corp"),
+            obj("apis.kcp.io/v1alpha1", "APIExportEndpointSlice", "export"),
+            remote_secret,
+            local_secret,
+        ]
+    )
     assert [o["metadata"]["name"] for o in inventory.crds] == ["crd"]
     assert [o["metadata"]["name"] for o in inventory.published_resources] == ["pr"]
     assert [o["metadata"]["name"] for o in inventory.api_exports] == ["export"]
@@ -42,12 +46,15 @@ def test_list_documents_are_unpacked_and_empty_documents_ignored() -> None:
     assert inventory.problems == ()
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("just text", "the document is a str, not a Kubernetes object"),
-    ({"kind": "Secret", "metadata": {"name": "x"}}, "the document has no apiVersion"),
-    ({"apiVersion": "v1", "metadata": {"name": "x"}}, "the document has no kind"),
-    ({"apiVersion": "v1", "kind": "Secret"}, "the document has no metadata.name"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("just text", "the document is a str, not a Kubernetes object"),
+        ({"kind": "Secret", "metadata": {"name": "x"}}, "the document has no apiVersion"),
+        ({"apiVersion": "v1", "metadata": {"name": "x"}}, "the document has no kind"),
+        ({"apiVersion": "v1", "kind": "Secret"}, "the document has no metadata.name"),
+    ],
+)
 def test_a_document_that_is_no_object_is_reported_with_its_source(content: object, message: str) -> None:
     inventory = build_inventory([doc(content, source="team.yaml#3")])
     assert [(p.field, p.message) for p in inventory.problems] == [("team.yaml#3", message)]

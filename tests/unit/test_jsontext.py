@@ -39,8 +39,9 @@ def test_a_copy_is_deep_and_keeps_every_number_exactly() -> None:
     copied = jsontext.copy(original)
     copied["spec"]["items"][0]["x"] = "changed"
     copied["spec"]["items"].append("added")
-    assert original == {"spec": {"ratio": 0.1, "big": 2**70, "flag": False, "nan": original["spec"]["nan"],
-                                 "items": [{"x": None}]}}
+    assert original == {
+        "spec": {"ratio": 0.1, "big": 2**70, "flag": False, "nan": original["spec"]["nan"], "items": [{"x": None}]}
+    }
     assert copied["spec"]["ratio"] == 0.1 and copied["spec"]["big"] == 2**70
     assert copied["spec"]["flag"] is False and math.isnan(copied["spec"]["nan"])
 

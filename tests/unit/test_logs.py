@@ -58,8 +58,11 @@ def test_json_format_writes_one_object_per_line_with_the_fields(root_logger: log
     assert first["logger"] == "servlet.sync"
     assert first["message"] == "created local object"
     assert {key: first[key] for key in ("controller", "published_resource", "object", "workspace", "action")} == {
-        "controller": "sync", "published_resource": "certs", "object": "1084s8/cert-abc",
-        "workspace": "1084s8", "action": "create",
+        "controller": "sync",
+        "published_resource": "certs",
+        "object": "1084s8/cert-abc",
+        "workspace": "1084s8",
+        "action": "create",
     }
     assert first["time"].endswith("Z")
     datetime.fromisoformat(first["time"].replace("Z", "+00:00"))
@@ -68,8 +71,9 @@ def test_json_format_writes_one_object_per_line_with_the_fields(root_logger: log
 
 def test_console_format_is_one_readable_line_with_key_value_pairs(root_logger: logging.Logger) -> None:
     stream = _configure(LogFormat.CONSOLE)
-    get_logger("apiexport").info("added schema", schema="v1a2b3c4d.zertifikate.example.corp",
-                                 reason="a new CRD version", count=2)
+    get_logger("apiexport").info(
+        "added schema", schema="v1a2b3c4d.zertifikate.example.corp", reason="a new CRD version", count=2
+    )
     (line,) = stream.getvalue().splitlines()
     assert " INFO " in line
     assert "servlet.apiexport: added schema" in line
@@ -134,9 +138,13 @@ def test_bind_adds_fields_without_changing_the_original() -> None:
 
 def _secret(**extra: Any) -> dict[str, Any]:
     return {
-        "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/tls",
         "metadata": {"name": "tls", "namespace": "ns", "labels": {"app": "web"}},
-        "data": {"tls.key": ENCODED}, "stringData": {"password": PLAIN}, **extra,
+        "data": {"tls.key": ENCODED},
+        "stringData": {"password": PLAIN},
+        **extra,
     }
 
 
@@ -148,14 +156,33 @@ SECRET_SHAPES: list[tuple[str, object]] = [
     ("merge patch of a secret", {"data": {"k": ENCODED}}),
     ("stringData without kind", {"metadata": {"name": "x"}, "stringData": {"k": PLAIN}}),
     ("lightkube model", Secret(metadata=ObjectMeta(name="tls"), data={"k": ENCODED})),
-    ("last-known-state of a secret", _secret(metadata={
-        "name": "tls", "annotations": {"syncer.kdp.k8c.io/last-known-state": json.dumps({"data": {"k": ENCODED}})},
-    })),
-    ("last-applied-configuration of a secret", _secret(metadata={
-        "name": "tls", "annotations": {"kubectl.kubernetes.io/last-applied-configuration": f'{{"data":"{ENCODED}"}}'},
-    })),
-    ("related state on a primary", {"kind": "Certificate", "metadata": {"annotations": {
-        "syncer.kdp.k8c.io/related-state.tls-secret": f'{{"data":{{"k":"{ENCODED}"}}}}'}}}),
+    (
+        "last-known-state of a secret",
+        _secret(
+            metadata={
+                "name": "tls",
+                "annotations": {"syncer.kdp.k8c.io/last-known-state": json.dumps({"data": {"k": ENCODED}})},
+            }
+        ),
+    ),
+    (
+        "last-applied-configuration of a secret",
+        _secret(
+            metadata={
+                "name": "tls",
+                "annotations": {"kubectl.kubernetes.io/last-applied-configuration": f'{{"data":"{ENCODED}"}}'},
+            }
+        ),
+    ),
+    (
+        "related state on a primary",
+        {
+            "kind": "Certificate",
+            "metadata": {
+                "annotations": {"syncer.kdp.k8c.io/related-state.tls-secret": f'{{"data":{{"k":"{ENCODED}"}}}}'}
+            },
+        },
+    ),
     ("token field", {"user": {"token": PLAIN}}),
     ("password field", {"spec": {"adminPassword": PLAIN}}),
     ("kubeconfig client key", {"users": [{"user": {"client-key-data": ENCODED}}]}),
@@ -173,7 +200,9 @@ def test_redact_removes_secret_data_and_credentials(shape: object) -> None:
 @pytest.mark.parametrize("log_format", list(LogFormat))
 @pytest.mark.parametrize("shape", [value for _, value in SECRET_SHAPES], ids=[name for name, _ in SECRET_SHAPES])
 def test_secret_data_never_reaches_the_log(
-    root_logger: logging.Logger, log_format: LogFormat, shape: object,
+    root_logger: logging.Logger,
+    log_format: LogFormat,
+    shape: object,
 ) -> None:
     stream = _configure(log_format)
     get_logger("sync").info("syncing related object", object=shape, workspace="1084s8")
@@ -184,8 +213,14 @@ def test_secret_data_never_reaches_the_log(
 
 
 def test_redact_keeps_what_is_not_secret() -> None:
-    configmap = {"kind": "ConfigMap", "metadata": {"name": "settings", "annotations": {
-        "syncer.kdp.k8c.io/last-known-state": '{"data":{"mode":"fast"}}'}}, "data": {"mode": "fast"}}
+    configmap = {
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "settings",
+            "annotations": {"syncer.kdp.k8c.io/last-known-state": '{"data":{"mode":"fast"}}'},
+        },
+        "data": {"mode": "fast"},
+    }
     certificate = {"kind": "Certificate", "metadata": {"name": "web"}, "spec": {"secretName": "web-tls"}}
     secret = redact(_secret())
     assert redact(configmap) == configmap

@@ -7,17 +7,11 @@ from typing import Any
 import pytest
 
 from servlet.adapters.memory import MemoryClusters
-from servlet.core.actions import (
-    NAMESPACE_TYPE,
-    CreateNamespace,
-    DeleteLocal,
-    ObjectRef,
-    RemoveFinalizer,
-    Side,
-)
+from servlet.core.actions import CreateNamespace, DeleteLocal, ObjectRef, RemoveFinalizer, Side
 from servlet.core.errors import AlreadyExists, Conflict, Forbidden, Gone, NotFound
 from servlet.core.model import ResourceType
 from servlet.core.ports import APIEXPORT_TYPE, LEASE_TYPE, PUBLISHED_RESOURCE_TYPE, SCHEMA_TYPE
+from servlet.core.targets import NAMESPACE_TYPE
 
 WIDGETS = ResourceType(group="example.com", version="v1", kind="Widget", plural="widgets", namespaced=True)
 
@@ -56,14 +50,22 @@ async def test_reads_of_missing_objects_are_none_and_writes_to_them_not_found() 
 
 async def test_export_patches_are_merge_patches_guarded_by_the_resource_version_read() -> None:
     clusters = MemoryClusters()
-    export = clusters.create_in("org", APIEXPORT_TYPE, {
-        "apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExport", "metadata": {"name": "e"},
-        "spec": {"latestResourceSchemas": ["a"], "other": "x"}})
+    export = clusters.create_in(
+        "org",
+        APIEXPORT_TYPE,
+        {
+            "apiVersion": "apis.kcp.io/v1alpha1",
+            "kind": "APIExport",
+            "metadata": {"name": "e"},
+            "spec": {"latestResourceSchemas": ["a"], "other": "x"},
+        },
+    )
     read_at = export["metadata"]["resourceVersion"]
 
     async def main() -> tuple[dict[str, Any], type[Exception]]:
-        patched = await clusters.org.patch_export("e", {"spec": {"latestResourceSchemas": ["a", "b"], "other": None}},
-                                                  resource_version=read_at)
+        patched = await clusters.org.patch_export(
+            "e", {"spec": {"latestResourceSchemas": ["a", "b"], "other": None}}, resource_version=read_at
+        )
         try:
             await clusters.org.patch_export("e", {"spec": {"latestResourceSchemas": []}}, resource_version=read_at)
         except Conflict as stale:
@@ -77,8 +79,12 @@ async def test_export_patches_are_merge_patches_guarded_by_the_resource_version_
 
 async def test_a_schema_of_the_same_name_counts_as_created_only_with_the_same_spec() -> None:
     clusters = MemoryClusters()
-    schema = {"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIResourceSchema", "metadata": {"name": "s"},
-              "spec": {"group": "g"}}
+    schema = {
+        "apiVersion": "apis.kcp.io/v1alpha1",
+        "kind": "APIResourceSchema",
+        "metadata": {"name": "s"},
+        "spec": {"group": "g"},
+    }
 
     async def main() -> None:
         created = await clusters.org.create_schema(schema)
@@ -101,7 +107,9 @@ async def test_deletes_honour_uid_preconditions_and_finalizers() -> None:
         await clusters.executor.execute(DeleteLocal(target=widget_ref("held"), uid=held["metadata"]["uid"]))
         marked = clusters.local(WIDGETS, name="held", namespace="default")
         version = str((marked or {}).get("metadata", {}).get("resourceVersion"))
-        await clusters.executor.execute(RemoveFinalizer(target=widget_ref("held"), finalizers=(), resource_version=version))
+        await clusters.executor.execute(
+            RemoveFinalizer(target=widget_ref("held"), finalizers=(), resource_version=version)
+        )
         return marked, clusters.local(WIDGETS, name="held", namespace="default")
 
     marked, after = await main()
@@ -122,8 +130,12 @@ async def test_creating_a_namespace_that_exists_is_done_not_failed() -> None:
 
 async def test_a_lease_replaced_from_a_stale_read_is_a_conflict() -> None:
     clusters = MemoryClusters()
-    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-             "metadata": {"name": "l", "namespace": "default"}, "spec": {"holderIdentity": "a"}}
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "l", "namespace": "default"},
+        "spec": {"holderIdentity": "a"},
+    }
 
     async def main() -> str:
         read = await clusters.leases.create_lease(lease)
@@ -171,8 +183,9 @@ async def test_lists_come_in_pages_of_one_snapshot_and_a_watch_resumes_after_it(
         clusters.create_local(WIDGETS, widget("f", labels={"keep": "yes"}))
         clusters.create_local(WIDGETS, widget("unlabelled"))
         seen: list[tuple[str, str]] = []
-        async for event in collection.watch(resource_version=page.resource_version, timeout_seconds=0,
-                                            read_timeout=1, label_selector="keep=yes"):
+        async for event in collection.watch(
+            resource_version=page.resource_version, timeout_seconds=0, read_timeout=1, label_selector="keep=yes"
+        ):
             seen.append((event.type, event.object["metadata"]["name"]))
         return pages, seen
 

@@ -128,8 +128,12 @@ def _object(labels: dict[str, str] | None = None, annotations: dict[str, str] | 
 def _labels(remote: RemoteKey, servlet: str = "tom", **changes: str | None) -> dict[str, str]:
     labels = link_labels(servlet_name=servlet, remote=remote)
     for key, value in changes.items():
-        full = {"servlet": SERVLET_LABEL, "cluster": REMOTE_CLUSTER_LABEL, "ns": REMOTE_NAMESPACE_HASH_LABEL,
-                "name": REMOTE_NAME_HASH_LABEL}[key]
+        full = {
+            "servlet": SERVLET_LABEL,
+            "cluster": REMOTE_CLUSTER_LABEL,
+            "ns": REMOTE_NAMESPACE_HASH_LABEL,
+            "name": REMOTE_NAME_HASH_LABEL,
+        }[key]
         if value is None:
             labels.pop(full, None)
         else:
@@ -144,11 +148,15 @@ def _labels(remote: RemoteKey, servlet: str = "tom", **changes: str | None) -> d
         pytest.param(_object(_labels(CLUSTER_SCOPED)), CLUSTER_SCOPED, True, id="labels-name-cluster-scoped"),
         pytest.param(
             _object(_labels(NAMESPACED, name=None, ns="mangled"), link_annotations(remote=NAMESPACED)),
-            NAMESPACED, True, id="mangled-hash-labels-but-annotations-name-it",
+            NAMESPACED,
+            True,
+            id="mangled-hash-labels-but-annotations-name-it",
         ),
         pytest.param(
             _object(_labels(CLUSTER_SCOPED, name=None), link_annotations(remote=CLUSTER_SCOPED)),
-            CLUSTER_SCOPED, True, id="annotations-name-cluster-scoped",
+            CLUSTER_SCOPED,
+            True,
+            id="annotations-name-cluster-scoped",
         ),
         pytest.param(_object(), NAMESPACED, False, id="no-metadata-of-ours"),
         pytest.param(_object(_labels(NAMESPACED, servlet=None)), NAMESPACED, False, id="no-servlet-label"),
@@ -157,25 +165,41 @@ def _labels(remote: RemoteKey, servlet: str = "tom", **changes: str | None) -> d
         pytest.param(_object(_labels(NAMESPACED, cluster=None)), NAMESPACED, False, id="no-cluster-label"),
         pytest.param(
             _object(_labels(NAMESPACED, servlet=None), link_annotations(remote=NAMESPACED)),
-            NAMESPACED, False, id="annotations-without-servlet-label",
+            NAMESPACED,
+            False,
+            id="annotations-without-servlet-label",
         ),
         pytest.param(
             _object(_labels(RemoteKey(cluster=NAMESPACED.cluster, namespace="default", name="other"))),
-            NAMESPACED, False, id="other-name",
+            NAMESPACED,
+            False,
+            id="other-name",
         ),
         pytest.param(
             _object(_labels(RemoteKey(cluster=NAMESPACED.cluster, namespace="kube-system", name="my-cert"))),
-            NAMESPACED, False, id="other-namespace",
+            NAMESPACED,
+            False,
+            id="other-namespace",
         ),
-        pytest.param(_object(_labels(NAMESPACED)), CLUSTER_SCOPED, False, id="namespaced-copy-is-not-cluster-scoped-one"),
-        pytest.param(_object(_labels(CLUSTER_SCOPED)), NAMESPACED, False, id="cluster-scoped-copy-is-not-namespaced-one"),
+        pytest.param(
+            _object(_labels(NAMESPACED)), CLUSTER_SCOPED, False, id="namespaced-copy-is-not-cluster-scoped-one"
+        ),
+        pytest.param(
+            _object(_labels(CLUSTER_SCOPED)), NAMESPACED, False, id="cluster-scoped-copy-is-not-namespaced-one"
+        ),
         pytest.param(
             _object(_labels(NAMESPACED, name=None), {REMOTE_NAME_ANNOTATION: "my-cert"}),
-            NAMESPACED, False, id="annotations-missing-the-namespace",
+            NAMESPACED,
+            False,
+            id="annotations-missing-the-namespace",
         ),
         pytest.param(
-            _object(_labels(NAMESPACED, name=None), {**link_annotations(remote=NAMESPACED), REMOTE_NAME_ANNOTATION: "x"}),
-            NAMESPACED, False, id="annotations-name-another-object",
+            _object(
+                _labels(NAMESPACED, name=None), {**link_annotations(remote=NAMESPACED), REMOTE_NAME_ANNOTATION: "x"}
+            ),
+            NAMESPACED,
+            False,
+            id="annotations-name-another-object",
         ),
         pytest.param({"metadata": None}, NAMESPACED, False, id="metadata-not-a-map"),
         pytest.param({"metadata": {"labels": None}}, NAMESPACED, False, id="labels-null"),

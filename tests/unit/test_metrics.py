@@ -82,7 +82,10 @@ def test_reconciles_are_counted_by_controller_and_result_and_timed() -> None:
     ],
 )
 def test_api_requests_by_target_verb_and_code(
-    target: ApiTarget, verb: str, code: int | None, labels: tuple[tuple[str, str], ...],
+    target: ApiTarget,
+    verb: str,
+    code: int | None,
+    labels: tuple[tuple[str, str], ...],
 ) -> None:
     metrics = Metrics(version="dev")
     metrics.count_api_request(target=target, verb=verb, code=code)
@@ -96,26 +99,61 @@ Record = Callable[[Metrics], None]
 @pytest.mark.parametrize(
     "record,name,labels,value",
     [
-        (lambda m: m.set_queue_depth(controller="sync", depth=7),
-         "servlet_workqueue_depth", (("controller", "sync"),), 7),
-        (lambda m: m.count_watch_restart(resource="secrets"),
-         "servlet_watch_restarts_total", (("resource", "secrets"),), 1),
-        (lambda m: m.count_watch_relist(resource="secrets"),
-         "servlet_watch_relists_total", (("resource", "secrets"),), 1),
-        (lambda m: m.set_managed_objects(published_resource="certs", count=12),
-         "servlet_managed_objects", (("published_resource", "certs"),), 12),
-        (lambda m: m.count_sync_conflict(published_resource="certs"),
-         "servlet_sync_conflicts_total", (("published_resource", "certs"),), 1),
-        (lambda m: m.set_orphaned_objects(published_resource="certs", count=3),
-         "servlet_orphaned_objects", (("published_resource", "certs"),), 3),
-        (lambda m: m.count_orphan_deleted(published_resource="certs"),
-         "servlet_orphans_deleted_total", (("published_resource", "certs"),), 1),
-        (lambda m: m.count_error(controller="sync", kind="conflict"),
-         "servlet_errors_total", (("controller", "sync"), ("kind", "conflict")), 1),
+        (
+            lambda m: m.set_queue_depth(controller="sync", depth=7),
+            "servlet_workqueue_depth",
+            (("controller", "sync"),),
+            7,
+        ),
+        (
+            lambda m: m.count_watch_restart(resource="secrets"),
+            "servlet_watch_restarts_total",
+            (("resource", "secrets"),),
+            1,
+        ),
+        (
+            lambda m: m.count_watch_relist(resource="secrets"),
+            "servlet_watch_relists_total",
+            (("resource", "secrets"),),
+            1,
+        ),
+        (
+            lambda m: m.set_managed_objects(published_resource="certs", count=12),
+            "servlet_managed_objects",
+            (("published_resource", "certs"),),
+            12,
+        ),
+        (
+            lambda m: m.count_sync_conflict(published_resource="certs"),
+            "servlet_sync_conflicts_total",
+            (("published_resource", "certs"),),
+            1,
+        ),
+        (
+            lambda m: m.set_orphaned_objects(published_resource="certs", count=3),
+            "servlet_orphaned_objects",
+            (("published_resource", "certs"),),
+            3,
+        ),
+        (
+            lambda m: m.count_orphan_deleted(published_resource="certs"),
+            "servlet_orphans_deleted_total",
+            (("published_resource", "certs"),),
+            1,
+        ),
+        (
+            lambda m: m.count_error(controller="sync", kind="conflict"),
+            "servlet_errors_total",
+            (("controller", "sync"), ("kind", "conflict")),
+            1,
+        ),
     ],
 )
 def test_each_recording_method_shows_in_the_exposition(
-    record: Record, name: str, labels: tuple[tuple[str, str], ...], value: float,
+    record: Record,
+    name: str,
+    labels: tuple[tuple[str, str], ...],
+    value: float,
 ) -> None:
     metrics = Metrics(version="dev")
     record(metrics)

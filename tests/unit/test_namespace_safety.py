@@ -50,14 +50,17 @@ def _service_secret(namespace: dict[str, Any] | None = None, *, origin: str = "s
 # --- parsing: which namespace patterns a PublishedResource may use ------------------------------
 
 
-@pytest.mark.parametrize("pattern", [
-    "$remoteNamespace",
-    "$remoteClusterName-$remoteNamespace",  # workspace a + namespace b-c meets workspace a-b + namespace c
-    "$remoteNamespace-$remoteClusterName",
-    "$remoteName",
-    "w-$remoteNamespaceHash",  # a hash keeps tenants apart only together with the cluster name
-    "$remoteNameHash",
-])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "$remoteNamespace",
+        "$remoteClusterName-$remoteNamespace",  # workspace a + namespace b-c meets workspace a-b + namespace c
+        "$remoteNamespace-$remoteClusterName",
+        "$remoteName",
+        "w-$remoteNamespaceHash",  # a hash keeps tenants apart only together with the cluster name
+        "$remoteNameHash",
+    ],
+)
 def test_a_namespace_tenants_choose_across_workspaces_needs_the_opt_in(pattern: str) -> None:
     (problem,) = _parse({"namespace": pattern})
     assert problem.field == "spec.naming.namespace"
@@ -73,12 +76,15 @@ def test_the_verbatim_remote_namespace_after_the_cluster_name_really_collides() 
     assert first == second == "ab-cd-ef"
 
 
-@pytest.mark.parametrize("pattern", [
-    "$remoteClusterName",
-    "$remoteClusterName-$remoteNamespaceHash",
-    "t-$remoteClusterName-$remoteNamespaceHash-$remoteNameHash",
-    "shared-widgets",  # fixed: shared, but no tenant chooses it (servlet plan warns)
-])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "$remoteClusterName",
+        "$remoteClusterName-$remoteNamespaceHash",
+        "t-$remoteClusterName-$remoteNamespaceHash-$remoteNameHash",
+        "shared-widgets",  # fixed: shared, but no tenant chooses it (servlet plan warns)
+    ],
+)
 def test_per_workspace_and_fixed_namespaces_need_no_opt_in(pattern: str) -> None:
     assert _parse({"namespace": pattern}) == []
 
@@ -86,7 +92,8 @@ def test_per_workspace_and_fixed_namespaces_need_no_opt_in(pattern: str) -> None
 @pytest.mark.parametrize("pattern", ["kube-system", "kube-public", "kube-$remoteClusterName"])
 @pytest.mark.parametrize("shared", [False, True])
 def test_a_pattern_that_always_yields_a_system_namespace_is_invalid_even_when_shared(
-        pattern: str, shared: bool) -> None:
+    pattern: str, shared: bool
+) -> None:
     (problem,) = _parse({"namespace": pattern, "allowSharedNamespaces": shared})
     assert problem.field == "spec.naming.namespace"
     assert pattern in problem.message and "system namespace" in problem.message
@@ -103,21 +110,31 @@ def test_the_opt_in_must_be_a_boolean() -> None:
     assert problem.field == "spec.naming.allowSharedNamespaces" and '"yes"' in problem.message
 
 
-@pytest.mark.parametrize("namespace", [None, {"path": "metadata.namespace"},
-                                       {"path": "metadata.namespace", "regex": {"pattern": "^x", "replacement": ""}}])
+@pytest.mark.parametrize(
+    "namespace",
+    [
+        None,
+        {"path": "metadata.namespace"},
+        {"path": "metadata.namespace", "regex": {"pattern": "^x", "replacement": ""}},
+    ],
+)
 def test_shared_namespaces_refuse_service_secrets_from_the_namespace_the_tenant_chose(
-        namespace: dict[str, Any] | None) -> None:
+    namespace: dict[str, Any] | None,
+) -> None:
     naming = {"namespace": "$remoteNamespace", "allowSharedNamespaces": True}
     (problem,) = _parse(naming, related=[_service_secret(namespace)])
     assert problem.field == "spec.related[0].reference.namespace"
     assert "origin service" in problem.message and "$remoteNamespace" in problem.message
 
 
-@pytest.mark.parametrize("related", [
-    _service_secret({"path": "status.secretNamespace"}),
-    _service_secret({"path": "spec.secretName", "regex": {"pattern": "", "replacement": "certs"}}),
-    _service_secret(None, origin="platform"),
-])
+@pytest.mark.parametrize(
+    "related",
+    [
+        _service_secret({"path": "status.secretNamespace"}),
+        _service_secret({"path": "spec.secretName", "regex": {"pattern": "", "replacement": "certs"}}),
+        _service_secret(None, origin="platform"),
+    ],
+)
 def test_shared_namespaces_allow_service_namespaces_and_platform_objects(related: dict[str, Any]) -> None:
     assert _parse({"namespace": "$remoteNamespace", "allowSharedNamespaces": True}, related=[related]) == []
 
@@ -127,10 +144,15 @@ def test_per_workspace_namespaces_keep_service_secrets_in_the_primarys_namespace
 
 
 def test_the_index_of_a_refused_related_entry_is_its_place_in_the_manifest() -> None:
-    broken = {"identifier": "first", "origin": "service", "kind": "Deployment",
-              "reference": {"name": {"path": "spec.a"}}}
-    problems = _parse({"namespace": "$remoteNamespace", "allowSharedNamespaces": True},
-                      related=[broken, _service_secret()])
+    broken = {
+        "identifier": "first",
+        "origin": "service",
+        "kind": "Deployment",
+        "reference": {"name": {"path": "spec.a"}},
+    }
+    problems = _parse(
+        {"namespace": "$remoteNamespace", "allowSharedNamespaces": True}, related=[broken, _service_secret()]
+    )
     assert [p.field for p in problems] == ["spec.related[0].kind", "spec.related[1].reference.namespace"]
 
 
@@ -139,18 +161,28 @@ def test_the_index_of_a_refused_related_entry_is_its_place_in_the_manifest() -> 
 SHARED = Naming(namespace="$remoteNamespace", allow_shared_namespaces=True)
 
 
-def _key(naming: Naming, *, cluster: str = "k7v2m9x4q1w8z3r5", namespace: str,
-         protected: frozenset[str] = frozenset()) -> LocalKey | Problem:
-    return local_key_for(naming=naming, remote=RemoteKey(cluster=cluster, namespace=namespace, name="web"),
-                         local_namespaced=True, remote_namespaced=True, protected_namespaces=protected)
+def _key(
+    naming: Naming, *, cluster: str = "k7v2m9x4q1w8z3r5", namespace: str, protected: frozenset[str] = frozenset()
+) -> LocalKey | Problem:
+    return local_key_for(
+        naming=naming,
+        remote=RemoteKey(cluster=cluster, namespace=namespace, name="web"),
+        local_namespaced=True,
+        remote_namespaced=True,
+        protected_namespaces=protected,
+    )
 
 
 @pytest.mark.parametrize("namespace", ["kube-system", "kube-public", "kube-node-lease", "kube-x"])
 def test_a_tenant_namespace_named_like_a_system_one_is_refused(namespace: str) -> None:
     problem = _key(SHARED, namespace=namespace)
-    assert problem == Problem(field="spec.naming.namespace", message=(
-        f"pattern '$remoteNamespace' yields '{namespace}', which is a system namespace (kube-*); "
-        "no copy is written there"))
+    assert problem == Problem(
+        field="spec.naming.namespace",
+        message=(
+            f"pattern '$remoteNamespace' yields '{namespace}', which is a system namespace (kube-*); "
+            "no copy is written there"
+        ),
+    )
 
 
 def test_the_servlets_own_namespace_is_refused() -> None:
@@ -175,7 +207,9 @@ def test_default_is_refused_unless_the_published_resource_shares_namespaces() ->
 def _context(servlet: ServletIdentity) -> SyncContext:
     spec = PublishedResourceSpec(resource=SourceResource(api_group="example.com", kind="Widget"), naming=SHARED)
     projected = Projected(
-        schema_name="v0123abcd.widgets.example.com", schema_spec={}, has_status_subresource=False,
+        schema_name="v0123abcd.widgets.example.com",
+        schema_spec={},
+        has_status_subresource=False,
         local=ResourceType("example.com", "v1", "Widget", "widgets", True),
         remote=ResourceType("example.com", "v1", "Widget", "widgets", True),
     )
@@ -183,9 +217,17 @@ def _context(servlet: ServletIdentity) -> SyncContext:
 
 
 def _remote(namespace: str) -> dict[str, Any]:
-    return {"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"size": 1},
-            "metadata": {"name": "web", "namespace": namespace, "resourceVersion": "1",
-                         "annotations": {"kcp.io/cluster": "k7v2m9x4q1w8z3r5"}}}
+    return {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "spec": {"size": 1},
+        "metadata": {
+            "name": "web",
+            "namespace": namespace,
+            "resourceVersion": "1",
+            "annotations": {"kcp.io/cluster": "k7v2m9x4q1w8z3r5"},
+        },
+    }
 
 
 @pytest.mark.parametrize("namespace", ["kube-system", "kdp-system"])

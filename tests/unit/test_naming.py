@@ -27,7 +27,11 @@ def test_placeholders_are_listed_longest_first() -> None:
     assert PLACEHOLDERS[0] == "$remoteNamespaceHash"
     assert [len(p) for p in PLACEHOLDERS] == sorted((len(p) for p in PLACEHOLDERS), reverse=True)
     assert set(PLACEHOLDERS) == {
-        "$remoteClusterName", "$remoteNamespace", "$remoteNamespaceHash", "$remoteName", "$remoteNameHash",
+        "$remoteClusterName",
+        "$remoteNamespace",
+        "$remoteNamespaceHash",
+        "$remoteName",
+        "$remoteNameHash",
     }
 
 
@@ -89,7 +93,9 @@ def test_unknown_placeholders_are_reported_once_in_order(pattern: str, unknown: 
     ],
 )
 def test_default_naming_follows_the_spec_table(
-    local_namespaced: bool, remote_namespaced: bool, expected: Naming,
+    local_namespaced: bool,
+    remote_namespaced: bool,
+    expected: Naming,
 ) -> None:
     assert default_naming(local_namespaced=local_namespaced, remote_namespaced=remote_namespaced) == expected
 
@@ -104,10 +110,15 @@ def test_default_naming_follows_the_spec_table(
     ],
 )
 def test_unset_naming_uses_the_default_of_the_scope_combination(
-    local_namespaced: bool, remote: RemoteKey, expected: LocalKey,
+    local_namespaced: bool,
+    remote: RemoteKey,
+    expected: LocalKey,
 ) -> None:
     key = local_key_for(
-        naming=Naming(), remote=remote, local_namespaced=local_namespaced, remote_namespaced=bool(remote.namespace),
+        naming=Naming(),
+        remote=remote,
+        local_namespaced=local_namespaced,
+        remote_namespaced=bool(remote.namespace),
     )
     assert key == expected
 
@@ -116,8 +127,11 @@ def test_seed_certificate_example_is_refused_in_kube_system() -> None:
     # The seed put every copy into kube-system; the SPEC's namespace safety never allows that.
     naming = Naming(namespace="kube-system", name="$remoteClusterName-$remoteNamespaceHash-$remoteNameHash")
     key = local_key_for(naming=naming, remote=NAMESPACED_REMOTE, local_namespaced=True, remote_namespaced=True)
-    assert key == Problem(field="spec.naming.namespace", message="pattern 'kube-system' yields 'kube-system', "
-                          "which is a system namespace (kube-*); no copy is written there")
+    assert key == Problem(
+        field="spec.naming.namespace",
+        message="pattern 'kube-system' yields 'kube-system', "
+        "which is a system namespace (kube-*); no copy is written there",
+    )
 
 
 def test_only_the_name_pattern_set_keeps_the_default_namespace() -> None:
@@ -142,21 +156,31 @@ def test_a_cluster_scoped_local_object_ignores_the_namespace_pattern() -> None:
     ("naming", "remote", "problem"),
     [
         (
-            Naming(namespace="$remoteNamespace"), CLUSTER_REMOTE,
-            Problem(field="spec.naming.namespace", message="pattern '$remoteNamespace' yields '', which is not a "
-                    "DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit, "
-                    "at most 63 characters)"),
+            Naming(namespace="$remoteNamespace"),
+            CLUSTER_REMOTE,
+            Problem(
+                field="spec.naming.namespace",
+                message="pattern '$remoteNamespace' yields '', which is not a "
+                "DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit, "
+                "at most 63 characters)",
+            ),
         ),
         (
-            Naming(name="$remoteName.Upper"), NAMESPACED_REMOTE,
-            Problem(field="spec.naming.name", message="pattern '$remoteName.Upper' yields 'my-cert.Upper', which is "
-                    "not a DNS-1123 subdomain (dot-separated parts of lower-case letters, digits and '-' that start "
-                    "and end with a letter or digit, at most 253 characters)"),
+            Naming(name="$remoteName.Upper"),
+            NAMESPACED_REMOTE,
+            Problem(
+                field="spec.naming.name",
+                message="pattern '$remoteName.Upper' yields 'my-cert.Upper', which is "
+                "not a DNS-1123 subdomain (dot-separated parts of lower-case letters, digits and '-' that start "
+                "and end with a letter or digit, at most 253 characters)",
+            ),
         ),
     ],
 )
 def test_an_invalid_result_is_a_problem_naming_the_pattern_and_the_value(
-    naming: Naming, remote: RemoteKey, problem: Problem,
+    naming: Naming,
+    remote: RemoteKey,
+    problem: Problem,
 ) -> None:
     key = local_key_for(naming=naming, remote=remote, local_namespaced=True, remote_namespaced=bool(remote.namespace))
     assert key == problem

@@ -51,7 +51,8 @@ def _undeclared(third_party: set[str], declared: set[str]) -> dict[str, list[str
     unknown = sorted(module for module in third_party if module not in providers)
     assert unknown == [], f"imported but installed by no distribution: {unknown}"
     return {
-        module: sorted(providers[module]) for module in third_party
+        module: sorted(providers[module])
+        for module in third_party
         if not declared & {_canonical(name) for name in providers[module]}
     }
 
@@ -68,13 +69,17 @@ def test_every_third_party_module_the_code_imports_is_a_declared_dependency() ->
 
 def test_kcpsim_lists_its_sub_packages_and_declares_what_it_imports() -> None:
     config = tomllib.loads((KCPSIM / "pyproject.toml").read_text())
-    on_disk = {".".join(["kcpsim", *init.relative_to(KCPSIM).parts[:-1]]) for init in KCPSIM.rglob("__init__.py")
-               if "egg-info" not in str(init)}
+    on_disk = {
+        ".".join(["kcpsim", *init.relative_to(KCPSIM).parts[:-1]])
+        for init in KCPSIM.rglob("__init__.py")
+        if "egg-info" not in str(init)
+    }
     assert on_disk == set(config["tool"]["setuptools"]["packages"])
     third_party = _imported_top_level_modules([KCPSIM]) - set(sys.stdlib_module_names) - {"kcpsim", "__future__"}
     project = config["project"]
-    declared = _names([*project["dependencies"], *(r for extra in project["optional-dependencies"].values()
-                                                   for r in extra)])
+    declared = _names(
+        [*project["dependencies"], *(r for extra in project["optional-dependencies"].values() for r in extra)]
+    )
     undeclared = _undeclared(third_party, declared)
     assert undeclared == {}, f"kcpsim imports these but kcpsim/pyproject.toml does not declare them: {undeclared}"
 

@@ -41,7 +41,9 @@ def _manifest(**spec: Any) -> dict[str, Any]:
 
 def _related(**fields: Any) -> dict[str, Any]:
     item: dict[str, Any] = {
-        "identifier": "tls-secret", "origin": "service", "kind": "Secret",
+        "identifier": "tls-secret",
+        "origin": "service",
+        "kind": "Secret",
         "reference": {"name": {"path": "spec.secretName"}},
     }
     item.update(fields)
@@ -71,17 +73,22 @@ def test_the_seed_minimal_example_parses_with_defaults() -> None:
 def test_the_seed_certificate_example_with_its_tls_secret() -> None:
     # The seed's namespace was kube-system, which namespace safety refuses (test_namespace_safety.py).
     manifest = _manifest(
-        naming={"namespace": "certs-$remoteClusterName",
-                "name": "$remoteClusterName-$remoteNamespaceHash-$remoteNameHash"},
+        naming={
+            "namespace": "certs-$remoteClusterName",
+            "name": "$remoteClusterName-$remoteNamespaceHash-$remoteNameHash",
+        },
         related=[_related()],
     )
     assert _spec(parse_published_resource(manifest)) == PublishedResourceSpec(
         resource=CERT_MANAGER,
-        naming=Naming(namespace="certs-$remoteClusterName",
-                      name="$remoteClusterName-$remoteNamespaceHash-$remoteNameHash"),
+        naming=Naming(
+            namespace="certs-$remoteClusterName", name="$remoteClusterName-$remoteNamespaceHash-$remoteNameHash"
+        ),
         related=(
             RelatedResource(
-                identifier="tls-secret", origin=Origin.SERVICE, kind=RelatedKind.SECRET,
+                identifier="tls-secret",
+                origin=Origin.SERVICE,
+                kind=RelatedKind.SECRET,
                 reference=RelatedReference(name=ValueReference(path="spec.secretName")),
             ),
         ),
@@ -118,7 +125,8 @@ def test_the_seed_constant_namespace_injection_parses() -> None:
     }
     spec = _spec(parse_published_resource(_manifest(related=[_related(reference=reference)])))
     assert spec.related[0].reference.namespace == ValueReference(
-        path="metadata.uid", regex=RegexRule(pattern="", replacement="kube-system"),
+        path="metadata.uid",
+        regex=RegexRule(pattern="", replacement="kube-system"),
     )
 
 
@@ -126,11 +134,19 @@ def test_filter_and_projection_are_read() -> None:
     manifest = _manifest(
         filter={
             "namespace": "my-app",
-            "resource": {"matchLabels": {"foo": "bar"},
-                         "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["x"]}]},
+            "resource": {
+                "matchLabels": {"foo": "bar"},
+                "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["x"]}],
+            },
         },
-        projection={"version": "v1beta1", "kind": "Zertifikat", "plural": "zertifikate", "shortNames": ["zerts"],
-                    "categories": ["management"], "scope": "Cluster"},
+        projection={
+            "version": "v1beta1",
+            "kind": "Zertifikat",
+            "plural": "zertifikate",
+            "shortNames": ["zerts"],
+            "categories": ["management"],
+            "scope": "Cluster",
+        },
     )
     spec = _spec(parse_published_resource(manifest))
     assert spec.filter == ResourceFilter(
@@ -141,8 +157,12 @@ def test_filter_and_projection_are_read() -> None:
         ),
     )
     assert spec.projection == Projection(
-        version="v1beta1", kind="Zertifikat", plural="zertifikate", short_names=("zerts",),
-        categories=("management",), scope=Scope.CLUSTER,
+        version="v1beta1",
+        kind="Zertifikat",
+        plural="zertifikate",
+        short_names=("zerts",),
+        categories=("management",),
+        scope=Scope.CLUSTER,
     )
 
 
@@ -156,7 +176,9 @@ def test_filter_and_projection_are_read() -> None:
     ],
 )
 def test_an_explicit_empty_list_is_kept_apart_from_an_absent_one(
-    projection: dict[str, Any], short_names: tuple[str, ...] | None, categories: tuple[str, ...] | None,
+    projection: dict[str, Any],
+    short_names: tuple[str, ...] | None,
+    categories: tuple[str, ...] | None,
 ) -> None:
     spec = _spec(parse_published_resource(_manifest(projection=projection)))
     assert (spec.projection.short_names, spec.projection.categories) == (short_names, categories)
@@ -188,8 +210,10 @@ def test_type_meta_may_be_absent_but_not_wrong() -> None:
         ({"spec": None}, "spec: is required"),
         ({"spec": [1]}, "spec: must be a map, not a list"),
         ({"spec": {}}, "spec.resource: is required (apiGroup and kind of the CRD to publish)"),
-        ({"metadata": [], "spec": {"resource": {"apiGroup": "a.io", "kind": "A"}}},
-         "metadata: must be a map, not a list"),
+        (
+            {"metadata": [], "spec": {"resource": {"apiGroup": "a.io", "kind": "A"}}},
+            "metadata: must be a map, not a list",
+        ),
     ],
 )
 def test_any_shape_of_input_is_a_problem_not_an_exception(manifest: Any, expected: str) -> None:
@@ -205,60 +229,102 @@ def test_any_shape_of_input_is_a_problem_not_an_exception(manifest: Any, expecte
         ({"resource": {"apiGroup": "", "kind": "A"}}, "spec.resource.apiGroup: must not be empty"),
         ({"resource": {"apiGroup": ["a"], "kind": "A"}}, "spec.resource.apiGroup: must be a string, not a list"),
         ({"resource": {"apiGroup": "a.io", "kind": 5}}, "spec.resource.kind: must be a string, not 5"),
-        ({"resource": {"apiGroup": "a.io", "kind": "A", "versions": "v1"}},
-         'spec.resource.versions: must be a list of strings, not "v1"'),
-        ({"resource": {"apiGroup": "a.io", "kind": "A", "versions": ["v1", 2]}},
-         "spec.resource.versions[1]: must be a string, not 2"),
-        ({"resource": {"apiGroup": "a.io", "kind": "A", "versions": ["v1", "V2"]}},
-         "spec.resource.versions[1]: must be a lower-case DNS-1035 label (letters, digits and '-', starting with a "
-         'letter, at most 63 characters), not "V2"'),
-        ({"resource": {"apiGroup": "a.io", "kind": "A", "versions": ["v2", "v1", "v2"]}},
-         'spec.resource.versions[2]: "v2" is listed twice (also at [0])'),
-        ({"resource": {"apiGroup": "a.io", "kind": "A", "version": "v1", "versions": ["v1", "v2"]}},
-         'spec.resource.versions: set either version or versions, not both (version is "v1")'),
-        ({"resource": {"apiGroup": "a.io", "kind": "A", "wersions": ["v1"]}},
-         "spec.resource.wersions: unknown field (known fields: apiGroup, kind, version, versions)"),
-        ({"projection": {"versions": ["v1"]}},
-         "spec.projection.versions: must be a map from a CRD version to its name in kcp, not a list"),
-        ({"projection": {"versions": {"v1": "V1beta1"}}},
-         'spec.projection.versions.v1: "V1beta1" is not a Kubernetes version name like v1, v1alpha1 or v2beta3'),
-        ({"projection": {"versions": {"v1": None}}},
-         "spec.projection.versions.v1: null is not a Kubernetes version name like v1, v1alpha1 or v2beta3"),
-        ({"projection": {"versions": {1: "v1"}}},
-         "spec.projection.versions.1: the key 1 is not a CRD version name: use a lower-case DNS-1035 label such as v1"),
-        ({"projection": {"versions": {"v1": "v3", "v2": "v3"}}},
-         'spec.projection.versions.v2: "v3" is already the name of v1; versions in kcp must be unique'),
-        ({"projection": {"version": "v1beta1", "versions": {"v1": "v1beta1"}}},
-         'spec.projection.versions: set either version or versions, not both (version is "v1beta1")'),
-        ({"resource": {"apiGroup": "Cert_Manager", "kind": "A"}},
-         'spec.resource.apiGroup: must be a DNS subdomain such as cert-manager.io, not "Cert_Manager"'),
-        ({"resource": {"apiGroup": "a.io", "kind": "A", "version": "V1"}},
-         "spec.resource.version: must be a lower-case DNS-1035 label (letters, digits and '-', starting with a "
-         'letter, at most 63 characters), not "V1"'),
+        (
+            {"resource": {"apiGroup": "a.io", "kind": "A", "versions": "v1"}},
+            'spec.resource.versions: must be a list of strings, not "v1"',
+        ),
+        (
+            {"resource": {"apiGroup": "a.io", "kind": "A", "versions": ["v1", 2]}},
+            "spec.resource.versions[1]: must be a string, not 2",
+        ),
+        (
+            {"resource": {"apiGroup": "a.io", "kind": "A", "versions": ["v1", "V2"]}},
+            "spec.resource.versions[1]: must be a lower-case DNS-1035 label (letters, digits and '-', starting with a "
+            'letter, at most 63 characters), not "V2"',
+        ),
+        (
+            {"resource": {"apiGroup": "a.io", "kind": "A", "versions": ["v2", "v1", "v2"]}},
+            'spec.resource.versions[2]: "v2" is listed twice (also at [0])',
+        ),
+        (
+            {"resource": {"apiGroup": "a.io", "kind": "A", "version": "v1", "versions": ["v1", "v2"]}},
+            'spec.resource.versions: set either version or versions, not both (version is "v1")',
+        ),
+        (
+            {"resource": {"apiGroup": "a.io", "kind": "A", "wersions": ["v1"]}},
+            "spec.resource.wersions: unknown field (known fields: apiGroup, kind, version, versions)",
+        ),
+        (
+            {"projection": {"versions": ["v1"]}},
+            "spec.projection.versions: must be a map from a CRD version to its name in kcp, not a list",
+        ),
+        (
+            {"projection": {"versions": {"v1": "V1beta1"}}},
+            'spec.projection.versions.v1: "V1beta1" is not a Kubernetes version name like v1, v1alpha1 or v2beta3',
+        ),
+        (
+            {"projection": {"versions": {"v1": None}}},
+            "spec.projection.versions.v1: null is not a Kubernetes version name like v1, v1alpha1 or v2beta3",
+        ),
+        (
+            {"projection": {"versions": {1: "v1"}}},
+            "spec.projection.versions.1: the key 1 is not a CRD version name: use a lower-case DNS-1035 label such as v1",
+        ),
+        (
+            {"projection": {"versions": {"v1": "v3", "v2": "v3"}}},
+            'spec.projection.versions.v2: "v3" is already the name of v1; versions in kcp must be unique',
+        ),
+        (
+            {"projection": {"version": "v1beta1", "versions": {"v1": "v1beta1"}}},
+            'spec.projection.versions: set either version or versions, not both (version is "v1beta1")',
+        ),
+        (
+            {"resource": {"apiGroup": "Cert_Manager", "kind": "A"}},
+            'spec.resource.apiGroup: must be a DNS subdomain such as cert-manager.io, not "Cert_Manager"',
+        ),
+        (
+            {"resource": {"apiGroup": "a.io", "kind": "A", "version": "V1"}},
+            "spec.resource.version: must be a lower-case DNS-1035 label (letters, digits and '-', starting with a "
+            'letter, at most 63 characters), not "V1"',
+        ),
         ({"filter": "my-app"}, 'spec.filter: must be a map, not "my-app"'),
-        ({"filter": {"namespace": "My App"}},
-         'spec.filter.namespace: must be a namespace name (a DNS-1123 label), not "My App"'),
-        ({"filter": {"resource": {"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["b"]}]}}},
-         "spec.filter.resource.matchExpressions[0].values: must be empty for operator Exists"),
+        (
+            {"filter": {"namespace": "My App"}},
+            'spec.filter.namespace: must be a namespace name (a DNS-1123 label), not "My App"',
+        ),
+        (
+            {"filter": {"resource": {"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["b"]}]}}},
+            "spec.filter.resource.matchExpressions[0].values: must be empty for operator Exists",
+        ),
         ({"projection": {"scope": "Global"}}, 'spec.projection.scope: must be Namespaced or Cluster, not "Global"'),
-        ({"projection": {"scope": "namespaced"}},
-         'spec.projection.scope: must be Namespaced or Cluster, not "namespaced"'),
+        (
+            {"projection": {"scope": "namespaced"}},
+            'spec.projection.scope: must be Namespaced or Cluster, not "namespaced"',
+        ),
         ({"projection": {"shortNames": "zerts"}}, 'spec.projection.shortNames: must be a list of strings, not "zerts"'),
         ({"projection": {"categories": [1]}}, "spec.projection.categories[0]: must be a string, not 1"),
         ({"projection": {"kind": {"name": "X"}}}, "spec.projection.kind: must be a string, not a map"),
-        ({"projection": {"kind": "Zerti fikat"}},
-         "spec.projection.kind: must be a kind name such as Certificate (letters, digits and '-', starting with a "
-         'letter), not "Zerti fikat"'),
-        ({"projection": {"group": "x.io"}},
-         "spec.projection.group: unknown field (known fields: version, versions, kind, plural, shortNames, categories, "
-         "scope)"),
+        (
+            {"projection": {"kind": "Zerti fikat"}},
+            "spec.projection.kind: must be a kind name such as Certificate (letters, digits and '-', starting with a "
+            'letter), not "Zerti fikat"',
+        ),
+        (
+            {"projection": {"group": "x.io"}},
+            "spec.projection.group: unknown field (known fields: version, versions, kind, plural, shortNames, categories, "
+            "scope)",
+        ),
         ({"naming": {"name": "$remoteNme"}}, "spec.naming.name: unknown placeholder $remoteNme"),
-        ({"naming": {"namespace": "$remoteClusterNam"}},
-         "spec.naming.namespace: unknown placeholder $remoteClusterNam"),
+        (
+            {"naming": {"namespace": "$remoteClusterNam"}},
+            "spec.naming.namespace: unknown placeholder $remoteClusterNam",
+        ),
         ({"naming": {"name": ""}}, "spec.naming.name: must not be empty"),
         ({"naming": {"name": 5}}, "spec.naming.name: must be a string, not 5"),
-        ({"naming": {"prefix": "x"}},
-         "spec.naming.prefix: unknown field (known fields: namespace, name, allowSharedNamespaces)"),
+        (
+            {"naming": {"prefix": "x"}},
+            "spec.naming.prefix: unknown field (known fields: namespace, name, allowSharedNamespaces)",
+        ),
         ({"related": {"identifier": "x"}}, "spec.related: must be a list of related resources, not a map"),
         ({"related": ["x"]}, 'spec.related[0]: must be a map, not "x"'),
     ],
@@ -277,24 +343,40 @@ def test_each_bad_spec_field_is_one_problem_at_its_path(spec: dict[str, Any], ex
         ({"kind": None}, "spec.related[0].kind: is required: Secret or ConfigMap"),
         ({"origin": "kcp"}, 'spec.related[0].origin: must be service or platform, not "kcp"'),
         ({"origin": None}, "spec.related[0].origin: is required: service or platform"),
-        ({"identifier": "TLS"}, "spec.related[0].identifier: must be a DNS-1123 label of at most 40 characters "
-                                "(lower-case letters, digits and '-'), not \"TLS\""),
-        ({"identifier": "a" * 41}, "spec.related[0].identifier: must be a DNS-1123 label of at most 40 characters "
-                                   f"(lower-case letters, digits and '-'), not \"{'a' * 41}\""),
+        (
+            {"identifier": "TLS"},
+            "spec.related[0].identifier: must be a DNS-1123 label of at most 40 characters "
+            "(lower-case letters, digits and '-'), not \"TLS\"",
+        ),
+        (
+            {"identifier": "a" * 41},
+            "spec.related[0].identifier: must be a DNS-1123 label of at most 40 characters "
+            f"(lower-case letters, digits and '-'), not \"{'a' * 41}\"",
+        ),
         ({"identifier": 7}, "spec.related[0].identifier: must be a string, not 7"),
         ({"reference": None}, "spec.related[0].reference: is required (where the related object's name is found)"),
         ({"reference": {}}, "spec.related[0].reference.name: is required (a map with path and optional regex)"),
-        ({"reference": {"name": "spec.secretName"}},
-         'spec.related[0].reference.name: must be a map, not "spec.secretName"'),
+        (
+            {"reference": {"name": "spec.secretName"}},
+            'spec.related[0].reference.name: must be a map, not "spec.secretName"',
+        ),
         ({"reference": {"name": {}}}, "spec.related[0].reference.name.path: is required"),
-        ({"reference": {"name": {"path": "spec.x", "regexp": {}}}},
-         "spec.related[0].reference.name.regexp: unknown field (known fields: path, regex)"),
-        ({"reference": {"name": {"path": "spec.x"}, "namespace": {"regex": {"replacement": "x"}}}},
-         "spec.related[0].reference.namespace.path: is required"),
-        ({"reference": {"name": {"path": "spec.x"}, "kind": "Secret"}},
-         "spec.related[0].reference.kind: unknown field (known fields: name, namespace)"),
-        ({"mutation": {}},
-         "spec.related[0].mutation: unknown field (known fields: identifier, origin, kind, reference)"),
+        (
+            {"reference": {"name": {"path": "spec.x", "regexp": {}}}},
+            "spec.related[0].reference.name.regexp: unknown field (known fields: path, regex)",
+        ),
+        (
+            {"reference": {"name": {"path": "spec.x"}, "namespace": {"regex": {"replacement": "x"}}}},
+            "spec.related[0].reference.namespace.path: is required",
+        ),
+        (
+            {"reference": {"name": {"path": "spec.x"}, "kind": "Secret"}},
+            "spec.related[0].reference.kind: unknown field (known fields: name, namespace)",
+        ),
+        (
+            {"mutation": {}},
+            "spec.related[0].mutation: unknown field (known fields: identifier, origin, kind, reference)",
+        ),
     ],
 )
 def test_each_bad_related_field_is_one_problem_at_its_path(fields: dict[str, Any], expected: str) -> None:
@@ -316,7 +398,7 @@ def test_duplicate_identifiers_name_the_first_use() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["spec.secretName", "spec.tls[0].secretName", "metadata.annotations.\"example.com/secret\"", "spec.*.name"],
+    ["spec.secretName", "spec.tls[0].secretName", 'metadata.annotations."example.com/secret"', "spec.*.name"],
 )
 def test_json_paths_without_a_leading_dot_are_accepted(path: str) -> None:
     reference = {"name": {"path": path}}
@@ -327,10 +409,14 @@ def test_json_paths_without_a_leading_dot_are_accepted(path: str) -> None:
 @pytest.mark.parametrize(
     ("path", "message"),
     [
-        (".spec.secretName", "\".spec.secretName\" starts with '.'; write paths without a leading dot or $, "
-                             "as in spec.secretName"),
-        ("$.spec.secretName", "\"$.spec.secretName\" starts with '$'; write paths without a leading dot or $, "
-                              "as in spec.secretName"),
+        (
+            ".spec.secretName",
+            "\".spec.secretName\" starts with '.'; write paths without a leading dot or $, as in spec.secretName",
+        ),
+        (
+            "$.spec.secretName",
+            "\"$.spec.secretName\" starts with '$'; write paths without a leading dot or $, as in spec.secretName",
+        ),
         ("spec[", '"spec[" is not a valid JSONPath: Parse error near the end of string!'),
         ("spec secretName", '"spec secretName" is not a valid JSONPath: Parse error at 1:5 near token secretName (ID)'),
         ("", "must not be empty"),
@@ -359,7 +445,8 @@ def test_valid_regex_rules_are_kept_verbatim(regex: dict[str, Any]) -> None:
     reference = {"name": {"path": "spec.secretName", "regex": regex}}
     spec = _spec(parse_published_resource(_manifest(related=[_related(reference=reference)])))
     assert spec.related[0].reference.name.regex == RegexRule(
-        pattern=regex.get("pattern") or "", replacement=regex.get("replacement") or "",
+        pattern=regex.get("pattern") or "",
+        replacement=regex.get("replacement") or "",
     )
 
 
@@ -368,26 +455,48 @@ def test_valid_regex_rules_are_kept_verbatim(regex: dict[str, Any]) -> None:
     [
         ({"pattern": "(a"}, 'regex.pattern: "(a" is not a valid RE2 regular expression: missing ): (a'),
         # RE2 never backtracks, so what needs backtracking is refused when the spec is read.
-        ({"pattern": r"(a)\1"}, 'regex.pattern: "(a)\\1" is not a valid RE2 regular expression: invalid escape '
-                                "sequence: \\1"),
-        ({"pattern": "x(?=y)"}, 'regex.pattern: "x(?=y)" is not a valid RE2 regular expression: invalid perl '
-                                "operator: (?="),
-        ({"pattern": r"x\Z"}, 'regex.pattern: "x\\Z" is not a valid RE2 regular expression: invalid escape '
-                              "sequence: \\Z"),
-        ({"pattern": "(a)", "replacement": r"\2"}, 'regex.replacement: "\\2" is not a valid replacement for '
-                                                   'pattern "(a)": invalid group reference 2 at position 0'),
-        ({"pattern": "", "replacement": r"\1"}, 'regex.replacement: "\\1" is not a valid replacement for '
-                                                'pattern "": invalid group reference 1 at position 0'),
-        ({"pattern": "(?P<a>x)", "replacement": r"\g<b>"}, 'regex.replacement: "\\g<b>" is not a valid replacement '
-                                                           "for pattern \"(?P<a>x)\": unknown group name 'b' at "
-                                                           "position 0"),
-        ({"pattern": "(a)", "replacement": r"x\n"}, 'regex.replacement: "x\\n" is not a valid replacement for '
-                                                    'pattern "(a)": \\n at position 1 is not a group reference; '
-                                                    "write \\\\ for a backslash"),
-        ({"pattern": "(a)", "replacement": "$1-x"}, 'regex.replacement: "$1-x" refers to a group as $1; write \\1 '
-                                                    "instead"),
-        ({"pattern": "(a)", "replacement": "${1}"}, 'regex.replacement: "${1}" refers to a group as $1; write \\1 '
-                                                    "instead"),
+        (
+            {"pattern": r"(a)\1"},
+            'regex.pattern: "(a)\\1" is not a valid RE2 regular expression: invalid escape sequence: \\1',
+        ),
+        (
+            {"pattern": "x(?=y)"},
+            'regex.pattern: "x(?=y)" is not a valid RE2 regular expression: invalid perl operator: (?=',
+        ),
+        (
+            {"pattern": r"x\Z"},
+            'regex.pattern: "x\\Z" is not a valid RE2 regular expression: invalid escape sequence: \\Z',
+        ),
+        (
+            {"pattern": "(a)", "replacement": r"\2"},
+            'regex.replacement: "\\2" is not a valid replacement for '
+            'pattern "(a)": invalid group reference 2 at position 0',
+        ),
+        (
+            {"pattern": "", "replacement": r"\1"},
+            'regex.replacement: "\\1" is not a valid replacement for '
+            'pattern "": invalid group reference 1 at position 0',
+        ),
+        (
+            {"pattern": "(?P<a>x)", "replacement": r"\g<b>"},
+            'regex.replacement: "\\g<b>" is not a valid replacement '
+            "for pattern \"(?P<a>x)\": unknown group name 'b' at "
+            "position 0",
+        ),
+        (
+            {"pattern": "(a)", "replacement": r"x\n"},
+            'regex.replacement: "x\\n" is not a valid replacement for '
+            'pattern "(a)": \\n at position 1 is not a group reference; '
+            "write \\\\ for a backslash",
+        ),
+        (
+            {"pattern": "(a)", "replacement": "$1-x"},
+            'regex.replacement: "$1-x" refers to a group as $1; write \\1 instead',
+        ),
+        (
+            {"pattern": "(a)", "replacement": "${1}"},
+            'regex.replacement: "${1}" refers to a group as $1; write \\1 instead',
+        ),
         ({}, "regex: sets neither pattern nor replacement"),
         ({"pattern": 5, "replacement": "x"}, "regex.pattern: must be a string, not 5"),
         ({"pattern": "x", "replace": "y"}, "regex.replace: unknown field (known fields: pattern, replacement)"),
@@ -451,27 +560,39 @@ def test_a_generation_that_is_not_a_whole_number_is_a_problem(generation: Any) -
 
 
 @pytest.mark.parametrize("origin", ["service", "platform"])
-@pytest.mark.parametrize("namespace", [
-    {"path": "spec.secretNamespace"},
-    {"path": "metadata.labels.team"},
-    {"path": "spec.secretName", "regex": {"pattern": "^(.*)$", "replacement": "kube-system"}},
-])
+@pytest.mark.parametrize(
+    "namespace",
+    [
+        {"path": "spec.secretNamespace"},
+        {"path": "metadata.labels.team"},
+        {"path": "spec.secretName", "regex": {"pattern": "^(.*)$", "replacement": "kube-system"}},
+    ],
+)
 def test_a_related_namespace_the_tenant_could_choose_is_refused(origin: str, namespace: dict[str, Any]) -> None:
-    problems = _problems(_manifest(related=[_related(origin=origin, reference={
-        "name": {"path": "spec.secretName"}, "namespace": namespace})]))
+    problems = _problems(
+        _manifest(
+            related=[_related(origin=origin, reference={"name": {"path": "spec.secretName"}, "namespace": namespace})]
+        )
+    )
     assert len(problems) == 1, problems
-    assert problems[0].startswith(f"spec.related[0].reference.namespace.path: '{namespace['path']}' is read from "
-                                  "the tenant's object")
+    assert problems[0].startswith(
+        f"spec.related[0].reference.namespace.path: '{namespace['path']}' is read from the tenant's object"
+    )
 
 
-@pytest.mark.parametrize("namespace", [
-    {"path": "status.secretNamespace"},
-    {"path": "metadata.namespace"},
-    {"path": "spec.anything", "regex": {"pattern": "", "replacement": "certs"}},
-])
+@pytest.mark.parametrize(
+    "namespace",
+    [
+        {"path": "status.secretNamespace"},
+        {"path": "metadata.namespace"},
+        {"path": "spec.anything", "regex": {"pattern": "", "replacement": "certs"}},
+    ],
+)
 def test_a_related_namespace_from_status_the_primarys_namespace_or_a_constant_is_accepted(
-        namespace: dict[str, Any]) -> None:
-    result = parse_published_resource(_manifest(related=[_related(reference={
-        "name": {"path": "spec.secretName"}, "namespace": namespace})]))
+    namespace: dict[str, Any],
+) -> None:
+    result = parse_published_resource(
+        _manifest(related=[_related(reference={"name": {"path": "spec.secretName"}, "namespace": namespace})])
+    )
     assert result.problems == ()
     assert _spec(result).related[0].reference.namespace is not None

@@ -53,7 +53,9 @@ from servlet.core.related import RelatedKey, RelatedSnapshot
 CLUSTER = "p4n8c2l6t0y9h1j3"
 SERVLET = ServletIdentity(name="tom", api_group="certificates.example.corp")
 TLS_SECRET = RelatedResource(
-    identifier="tls-secret", origin=Origin.SERVICE, kind=RelatedKind.SECRET,
+    identifier="tls-secret",
+    origin=Origin.SERVICE,
+    kind=RelatedKind.SECRET,
     reference=RelatedReference(name=ValueReference(path="spec.secretName")),
 )
 # What the default naming makes of prod/api in CLUSTER.
@@ -61,16 +63,23 @@ LOCAL_NAME = f"{sha1_hex('prod')[:20]}-{sha1_hex('api')[:20]}"
 
 
 def make_context(
-    *, naming: Naming = Naming(), resource_filter: ResourceFilter = ResourceFilter(),
-    related: tuple[RelatedResource, ...] = (), status: bool = True,
-    local_namespaced: bool = True, remote_namespaced: bool = True,
+    *,
+    naming: Naming = Naming(),
+    resource_filter: ResourceFilter = ResourceFilter(),
+    related: tuple[RelatedResource, ...] = (),
+    status: bool = True,
+    local_namespaced: bool = True,
+    remote_namespaced: bool = True,
 ) -> SyncContext:
     spec = PublishedResourceSpec(
         resource=SourceResource(api_group="cert-manager.io", kind="Certificate", version="v1"),
-        filter=resource_filter, naming=naming, related=related,
+        filter=resource_filter,
+        naming=naming,
+        related=related,
     )
     projected = Projected(
-        schema_name="v0123abcd.zertifikate.certificates.example.corp", schema_spec={},
+        schema_name="v0123abcd.zertifikate.certificates.example.corp",
+        schema_spec={},
         local=ResourceType("cert-manager.io", "v1", "Certificate", "certificates", local_namespaced),
         remote=ResourceType("certificates.example.corp", "v1beta1", "Zertifikat", "zertifikate", remote_namespaced),
         has_status_subresource=status,
@@ -79,12 +88,21 @@ def make_context(
 
 
 def make_remote(
-    *, name: str = "api", namespace: str = "prod", spec: dict[str, Any] | None = None,
-    finalizers: tuple[str, ...] = (FINALIZER,), labels: dict[str, str] | None = None,
-    annotations: dict[str, str] | None = None, deleting: bool = False, status: Any = None,
+    *,
+    name: str = "api",
+    namespace: str = "prod",
+    spec: dict[str, Any] | None = None,
+    finalizers: tuple[str, ...] = (FINALIZER,),
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    deleting: bool = False,
+    status: Any = None,
 ) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "annotations": {"kcp.io/cluster": CLUSTER, **(annotations or {})},
-                            "resourceVersion": "7"}
+    meta: dict[str, Any] = {
+        "name": name,
+        "annotations": {"kcp.io/cluster": CLUSTER, **(annotations or {})},
+        "resourceVersion": "7",
+    }
     if namespace:
         meta["namespace"] = namespace
     if finalizers:
@@ -94,7 +112,9 @@ def make_remote(
     if deleting:
         meta["deletionTimestamp"] = "2026-11-20T10:00:00Z"
     obj: dict[str, Any] = {
-        "apiVersion": "certificates.example.corp/v1beta1", "kind": "Zertifikat", "metadata": meta,
+        "apiVersion": "certificates.example.corp/v1beta1",
+        "kind": "Zertifikat",
+        "metadata": meta,
         "spec": spec if spec is not None else {"secretName": "api-tls", "dnsNames": ["api.example.corp"]},
     }
     if status is not None:
@@ -103,13 +123,24 @@ def make_remote(
 
 
 def plan(
-    context: SyncContext, remote: dict[str, Any], *, local: dict[str, Any] | None = None,
-    occupant: dict[str, Any] | None = None, namespace_exists: bool = False,
+    context: SyncContext,
+    remote: dict[str, Any],
+    *,
+    local: dict[str, Any] | None = None,
+    occupant: dict[str, Any] | None = None,
+    namespace_exists: bool = False,
     related: RelatedSnapshot = RelatedSnapshot(),
 ) -> ObjectPlan:
-    return plan_object(context=context, inputs=PlanInputs(
-        remote, candidates=(local,) if local is not None else (), occupant=occupant,
-        namespace_exists=namespace_exists, related=related))
+    return plan_object(
+        context=context,
+        inputs=PlanInputs(
+            remote,
+            candidates=(local,) if local is not None else (),
+            occupant=occupant,
+            namespace_exists=namespace_exists,
+            related=related,
+        ),
+    )
 
 
 def created_local(context: SyncContext, remote: dict[str, Any]) -> dict[str, Any]:
@@ -127,8 +158,11 @@ def types(result: ObjectPlan) -> list[str]:
 
 
 def test_a_fresh_object_gets_finalizer_namespace_and_a_complete_local_copy() -> None:
-    remote = make_remote(finalizers=(), labels={"team": "b", "kcp.io/owner": "x", "syncer.kdp.k8c.io/servlet": "evil"},
-                         annotations={"note": "hi", "kubectl.kubernetes.io/last-applied-configuration": "{}"})
+    remote = make_remote(
+        finalizers=(),
+        labels={"team": "b", "kcp.io/owner": "x", "syncer.kdp.k8c.io/servlet": "evil"},
+        annotations={"note": "hi", "kubectl.kubernetes.io/last-applied-configuration": "{}"},
+    )
     result = plan(make_context(), remote)
 
     assert types(result) == ["addFinalizer", "createNamespace", "create"]
@@ -159,8 +193,10 @@ def test_a_fresh_object_gets_finalizer_namespace_and_a_complete_local_copy() -> 
         "syncer.kdp.k8c.io/remote-object-name": "api",
         "syncer.kdp.k8c.io/remote-object-resource": "zertifikate.certificates.example.corp",
     }
-    assert decode_state(state) == {"spec": remote["spec"], "metadata": {"labels": {"team": "b"},
-                                                                         "annotations": {"note": "hi"}}}
+    assert decode_state(state) == {
+        "spec": remote["spec"],
+        "metadata": {"labels": {"team": "b"}, "annotations": {"note": "hi"}},
+    }
 
 
 def test_an_existing_local_namespace_is_not_created_again() -> None:
@@ -264,8 +300,9 @@ def test_an_object_too_large_for_its_state_is_an_error_and_gets_no_finalizer(fin
     context = make_context()
     # Random-looking text defeats compression, so the state cannot fit the annotation limit.
     blob = "".join(sha1_hex(str(i)) for i in range(20000))
-    result = plan(context, make_remote(spec={"secretName": "x", "blob": blob}, finalizers=finalizers),
-                  namespace_exists=True)
+    result = plan(
+        context, make_remote(spec={"secretName": "x", "blob": blob}, finalizers=finalizers), namespace_exists=True
+    )
     assert types(result) == ["error"]
     assert "too large" in result.actions[0].to_dict()["reason"]
 
@@ -298,11 +335,20 @@ def test_an_occupant_linked_by_its_annotations_is_adopted_and_its_labels_repaire
     ids=["unlabelled", "other-servlet", "other-workspace"],
 )
 def test_an_occupant_that_is_not_provably_ours_is_a_conflict_and_nothing_is_written(labels: dict[str, str]) -> None:
-    occupant = {"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-                "metadata": {"namespace": CLUSTER, "name": LOCAL_NAME, "labels": labels,
-                             "annotations": {"syncer.kdp.k8c.io/remote-object-name": "api",
-                                             "syncer.kdp.k8c.io/remote-object-namespace": "prod"}},
-                "spec": {"secretName": "theirs"}}
+    occupant = {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {
+            "namespace": CLUSTER,
+            "name": LOCAL_NAME,
+            "labels": labels,
+            "annotations": {
+                "syncer.kdp.k8c.io/remote-object-name": "api",
+                "syncer.kdp.k8c.io/remote-object-namespace": "prod",
+            },
+        },
+        "spec": {"secretName": "theirs"},
+    }
     result = plan(make_context(), make_remote(finalizers=()), occupant=occupant)
 
     assert types(result) == ["conflict"]
@@ -324,8 +370,9 @@ TEAM_B = ResourceFilter(labels=LabelSelector(match_labels={"team": "b"}))
 def test_an_object_outside_the_filter_is_not_touched(
     resource_filter: ResourceFilter, labels: dict[str, str] | None, namespace: str
 ) -> None:
-    result = plan(make_context(resource_filter=resource_filter), make_remote(finalizers=(), labels=labels,
-                                                                             namespace=namespace))
+    result = plan(
+        make_context(resource_filter=resource_filter), make_remote(finalizers=(), labels=labels, namespace=namespace)
+    )
     assert result.actions == ()
 
 
@@ -388,8 +435,12 @@ READY = {"conditions": [{"type": "Ready", "status": "True"}], "notAfter": "2027-
     ("subresource", "local_status", "remote_status", "expected_patch"),
     [
         (True, READY, None, {"status": READY}),
-        (True, READY, {"conditions": [], "stale": "x"},
-         {"status": {"conditions": READY["conditions"], "notAfter": READY["notAfter"], "stale": None}}),
+        (
+            True,
+            READY,
+            {"conditions": [], "stale": "x"},
+            {"status": {"conditions": READY["conditions"], "notAfter": READY["notAfter"], "stale": None}},
+        ),
         (True, READY, READY, None),
         (True, None, {"conditions": []}, None),
         (False, READY, None, None),
@@ -448,10 +499,14 @@ def test_planning_a_world_finds_candidates_occupants_and_namespaces_from_the_obj
     context = make_context()
     synced = make_remote(name="api")
     fresh = make_remote(name="web", finalizers=())
-    secret = {"apiVersion": "v1", "kind": "Secret",
-              "metadata": {"namespace": "prod", "name": "x", "annotations": {"kcp.io/cluster": CLUSTER}}}
-    plans = plan_world(contexts=[context], remote_objects=[synced, secret, fresh],
-                       local_objects=[created_local(context, synced)])
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"namespace": "prod", "name": "x", "annotations": {"kcp.io/cluster": CLUSTER}},
+    }
+    plans = plan_world(
+        contexts=[context], remote_objects=[synced, secret, fresh], local_objects=[created_local(context, synced)]
+    )
 
     assert [p.remote.name for p in plans] == ["api", "web"]
     assert plans[0].actions == ()
@@ -463,10 +518,19 @@ def test_plans_have_a_stable_json_form() -> None:
     result = plan(make_context(), make_remote(finalizers=()))
     data = result.to_dict()
     assert json.loads(json.dumps(data)) == data
-    assert data["remote"] == {"apiVersion": "certificates.example.corp/v1beta1", "kind": "Zertifikat",
-                              "cluster": CLUSTER, "namespace": "prod", "name": "api"}
-    assert data["local"] == {"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-                             "namespace": CLUSTER, "name": LOCAL_NAME}
+    assert data["remote"] == {
+        "apiVersion": "certificates.example.corp/v1beta1",
+        "kind": "Zertifikat",
+        "cluster": CLUSTER,
+        "namespace": "prod",
+        "name": "api",
+    }
+    assert data["local"] == {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "namespace": CLUSTER,
+        "name": LOCAL_NAME,
+    }
     assert [a["type"] for a in data["actions"]] == ["addFinalizer", "createNamespace", "create"]
     assert data["actions"][2]["side"] == "local" and data["actions"][2]["resource"] == "certificates"
     assert result.describe() == f"{CLUSTER}:prod/api"
@@ -479,12 +543,19 @@ def test_local_copies_without_a_remote_object_are_orphans() -> None:
     context = make_context()
     live = created_local(context, make_remote(name="api"))
     gone = created_local(context, make_remote(name="gone"))
-    foreign = {"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-               "metadata": {"namespace": "x", "name": "y", "labels": {"syncer.kdp.k8c.io/servlet": "mary"}}}
+    foreign = {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {"namespace": "x", "name": "y", "labels": {"syncer.kdp.k8c.io/servlet": "mary"}},
+    }
     remote_keys = [RemoteKey(CLUSTER, "prod", "api")]
 
-    orphans = find_orphans(servlet_name="tom", remote_resource=context.projected.remote,
-                           local_objects=[live, gone, foreign], remote_keys=remote_keys)
+    orphans = find_orphans(
+        servlet_name="tom",
+        remote_resource=context.projected.remote,
+        local_objects=[live, gone, foreign],
+        remote_keys=remote_keys,
+    )
 
     assert [(o.local.name, o.remote) for o in orphans] == [
         (gone["metadata"]["name"], RemoteKey(CLUSTER, "prod", "gone"))

@@ -15,8 +15,11 @@ WEB = "k7v2m9x4q1w8z3r5:default/web"
 
 
 def _object_actions(plan: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    [obj] = [obj for obj in plan["objects"]
-             if f"{obj['remote']['cluster']}:{obj['remote']['namespace']}/{obj['remote']['name']}" == key]
+    [obj] = [
+        obj
+        for obj in plan["objects"]
+        if f"{obj['remote']['cluster']}:{obj['remote']['namespace']}/{obj['remote']['name']}" == key
+    ]
     return list(obj["actions"])
 
 
@@ -55,8 +58,12 @@ def test_the_json_plan_keeps_the_patch_and_adds_its_changes(tmp_path: Path) -> N
     changes = {change["path"]: change for change in patch["changes"]}
     assert changes["spec.secretName"] == {"path": "spec.secretName", "old": "web-tls", "new": "web-tls-2"}
     assert changes["spec.duration"] == {"path": "spec.duration", "new": "24h"}
-    assert set(changes) == {"spec.secretName", "spec.dnsNames", "spec.duration",
-                            'metadata.annotations["syncer.kdp.k8c.io/last-known-state"]'}
+    assert set(changes) == {
+        "spec.secretName",
+        "spec.dnsNames",
+        "spec.duration",
+        'metadata.annotations["syncer.kdp.k8c.io/last-known-state"]',
+    }
 
 
 def test_a_finalizer_patch_shows_the_list_before_and_after() -> None:
@@ -70,9 +77,13 @@ def test_a_changed_secret_shows_which_keys_change_but_never_a_value(tmp_path: Pa
     _, first = json_plan("-f", str(EXAMPLE))
     old_value = base64.b64encode(b"-----BEGIN PRIVATE KEY----- old secret").decode()
     new_value = base64.b64encode(b"-----BEGIN PRIVATE KEY----- new secret").decode()
-    issued = {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-              "metadata": {"name": "web-tls", "namespace": "k7v2m9x4q1w8z3r5"},
-              "data": {"tls.key": old_value, "tls.crt": old_value}}
+    issued = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/tls",
+        "metadata": {"name": "web-tls", "namespace": "k7v2m9x4q1w8z3r5"},
+        "data": {"tls.key": old_value, "tls.crt": old_value},
+    }
     world = [*converged_world(first), issued]
     _, second = json_plan("-f", str(write_documents(tmp_path / "second.yaml", world)))
     # What the second plan writes, with the real values (the printed plan hides them).
@@ -82,8 +93,9 @@ def test_a_changed_secret_shows_which_keys_change_but_never_a_value(tmp_path: Pa
             action["object"]["metadata"]["annotations"] = {"kcp.io/cluster": action["cluster"]}
             world.append(action["object"])
         elif action["type"] == "recordRelatedState":
-            local = next(doc for doc in world if doc.get("kind") == "Certificate"
-                         and doc["metadata"]["name"] == action["name"])
+            local = next(
+                doc for doc in world if doc.get("kind") == "Certificate" and doc["metadata"]["name"] == action["name"]
+            )
             annotations = local["metadata"].setdefault("annotations", {})
             annotations.update(action["patch"]["metadata"]["annotations"])
     issued["data"] = {"tls.key": new_value, "tls.crt": old_value}
@@ -101,10 +113,11 @@ def test_field_changes_ignore_the_preconditions_and_name_removed_fields() -> Non
     before = {"metadata": {"resourceVersion": "7", "labels": {"app": "web", "kcp.io/x": "a"}}, "spec": {"x": 1}}
     after = {"metadata": {"resourceVersion": "8", "uid": "u-1", "labels": {"app": "web"}}, "spec": {"x": {"y": 1}}}
     changes = field_changes(before, after, secret=False)
-    assert changes == [{"path": 'metadata.labels["kcp.io/x"]', "old": "a"},
-                       {"path": "spec.x", "old": 1, "new": {"y": 1}}]
-    assert list(change_lines(changes)) == ['- metadata.labels["kcp.io/x"]: "a" -> (none)',
-                                           '~ spec.x: 1 -> {"y": 1}']
+    assert changes == [
+        {"path": 'metadata.labels["kcp.io/x"]', "old": "a"},
+        {"path": "spec.x", "old": 1, "new": {"y": 1}},
+    ]
+    assert list(change_lines(changes)) == ['- metadata.labels["kcp.io/x"]: "a" -> (none)', '~ spec.x: 1 -> {"y": 1}']
 
 
 def test_paths_quote_keys_that_are_not_plain_words() -> None:
@@ -113,8 +126,13 @@ def test_paths_quote_keys_that_are_not_plain_words() -> None:
 
 
 def test_a_patch_to_an_object_the_plan_creates_is_compared_with_what_it_creates(tmp_path: Path) -> None:
-    issued = {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-              "metadata": {"name": "web-tls", "namespace": "k7v2m9x4q1w8z3r5"}, "data": {"tls.key": "a2V5"}}
+    issued = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/tls",
+        "metadata": {"name": "web-tls", "namespace": "k7v2m9x4q1w8z3r5"},
+        "data": {"tls.key": "a2V5"},
+    }
     inputs = write_documents(tmp_path / "issued.yaml", [issued])
     _, plan = json_plan("-f", str(EXAMPLE), "-f", str(inputs))
     actions = _object_actions(plan, WEB)

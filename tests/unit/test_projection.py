@@ -43,19 +43,24 @@ def _crd(*versions: dict[str, Any], scope: str = "Namespaced", **names: Any) -> 
         "spec": {
             "group": "example.io",
             "scope": scope,
-            "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget",
-                      **names},
+            "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget", **names},
             "versions": list(versions) or [_version("v1", storage=True)],
         },
     }
 
 
-def _published(*, version: str | None = None, group: str = "example.io", kind: str = "Widget",
-               projection: Projection = Projection()) -> PublishedResource:
+def _published(
+    *,
+    version: str | None = None,
+    group: str = "example.io",
+    kind: str = "Widget",
+    projection: Projection = Projection(),
+) -> PublishedResource:
     return PublishedResource(
         name="publish-widgets",
         spec=PublishedResourceSpec(
-            resource=SourceResource(api_group=group, kind=kind, version=version), projection=projection,
+            resource=SourceResource(api_group=group, kind=kind, version=version),
+            projection=projection,
         ),
     )
 
@@ -75,7 +80,9 @@ def _problems(crd: dict[str, Any], published: PublishedResource) -> tuple[Proble
 def test_the_seed_projects_cert_manager_certificates_as_zertifikat_v1beta1() -> None:
     crd = yaml.safe_load(EXAMPLE_CRD.read_text())
     published = _published(
-        group="cert-manager.io", kind="Certificate", version="v1",
+        group="cert-manager.io",
+        kind="Certificate",
+        version="v1",
         projection=Projection(version="v1beta1", kind="Zertifikat", short_names=("zerts",)),
     )
 
@@ -85,20 +92,32 @@ def test_the_seed_projects_cert_manager_certificates_as_zertifikat_v1beta1() -> 
     assert projected.schema_spec == {
         "group": GROUP,
         "scope": "Namespaced",
-        "names": {"kind": "Zertifikat", "listKind": "ZertifikatList", "singular": "zertifikat",
-                  "plural": "zertifikats", "shortNames": ["zerts"], "categories": ["cert-manager"]},
-        "versions": [{
-            "name": "v1beta1", "served": True, "storage": True,
-            "schema": crd_version["schema"]["openAPIV3Schema"],
-            "subresources": {"status": {}},
-            "additionalPrinterColumns": crd_version["additionalPrinterColumns"],
-        }],
+        "names": {
+            "kind": "Zertifikat",
+            "listKind": "ZertifikatList",
+            "singular": "zertifikat",
+            "plural": "zertifikats",
+            "shortNames": ["zerts"],
+            "categories": ["cert-manager"],
+        },
+        "versions": [
+            {
+                "name": "v1beta1",
+                "served": True,
+                "storage": True,
+                "schema": crd_version["schema"]["openAPIV3Schema"],
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": crd_version["additionalPrinterColumns"],
+            }
+        ],
     }
     assert projected.schema_name.startswith("v") and projected.schema_name.endswith(f".zertifikats.{GROUP}")
-    assert projected.local == ResourceType(group="cert-manager.io", version="v1", kind="Certificate",
-                                           plural="certificates", namespaced=True)
-    assert projected.remote == ResourceType(group=GROUP, version="v1beta1", kind="Zertifikat",
-                                            plural="zertifikats", namespaced=True)
+    assert projected.local == ResourceType(
+        group="cert-manager.io", version="v1", kind="Certificate", plural="certificates", namespaced=True
+    )
+    assert projected.remote == ResourceType(
+        group=GROUP, version="v1beta1", kind="Zertifikat", plural="zertifikats", namespaced=True
+    )
     assert projected.has_status_subresource
 
 
@@ -117,9 +136,15 @@ def test_the_plural_override_applies_even_when_the_kind_is_kept() -> None:
     assert names == {"kind": "Widget", "listKind": "WidgetList", "singular": "widget", "plural": "gadgets"}
 
 
-@pytest.mark.parametrize(("kind", "plural"), [
-    ("Policy", "policies"), ("Class", "classes"), ("Zertifikat", "zertifikats"), ("Box", "boxes"),
-])
+@pytest.mark.parametrize(
+    ("kind", "plural"),
+    [
+        ("Policy", "policies"),
+        ("Class", "classes"),
+        ("Zertifikat", "zertifikats"),
+        ("Box", "boxes"),
+    ],
+)
 def test_a_projected_kind_renames_every_derived_name(kind: str, plural: str) -> None:
     names = _projected(_crd(), _published(projection=Projection(kind=kind))).schema_spec["names"]
 
@@ -135,14 +160,19 @@ def test_without_a_projection_the_crd_names_are_published_in_the_servlet_group()
     assert projected.schema_name.endswith(f".widgets.{GROUP}")
 
 
-@pytest.mark.parametrize(("projection", "short_names", "categories"), [
-    (Projection(), ["wd"], ["all"]),
-    (Projection(short_names=("w", "wdg")), ["w", "wdg"], ["all"]),
-    (Projection(categories=("tools",)), ["wd"], ["tools"]),
-    (Projection(short_names=(), categories=()), None, None),
-])
+@pytest.mark.parametrize(
+    ("projection", "short_names", "categories"),
+    [
+        (Projection(), ["wd"], ["all"]),
+        (Projection(short_names=("w", "wdg")), ["w", "wdg"], ["all"]),
+        (Projection(categories=("tools",)), ["wd"], ["tools"]),
+        (Projection(short_names=(), categories=()), None, None),
+    ],
+)
 def test_short_names_and_categories_are_copied_unless_projected_and_an_empty_list_clears_them(
-    projection: Projection, short_names: list[str] | None, categories: list[str] | None,
+    projection: Projection,
+    short_names: list[str] | None,
+    categories: list[str] | None,
 ) -> None:
     crd = _crd(shortNames=["wd"], categories=["all"])
 
@@ -159,13 +189,18 @@ def test_a_cleared_list_names_the_same_schema_as_a_crd_without_that_list() -> No
     assert cleared.schema_name == never_had.schema_name
 
 
-@pytest.mark.parametrize(("crd_scope", "projected_scope", "remote_namespaced"), [
-    ("Namespaced", Scope.CLUSTER, False),
-    ("Cluster", Scope.NAMESPACED, True),
-    ("Cluster", None, False),
-])
+@pytest.mark.parametrize(
+    ("crd_scope", "projected_scope", "remote_namespaced"),
+    [
+        ("Namespaced", Scope.CLUSTER, False),
+        ("Cluster", Scope.NAMESPACED, True),
+        ("Cluster", None, False),
+    ],
+)
 def test_the_scope_is_the_projection_scope_or_the_crds(
-    crd_scope: str, projected_scope: Scope | None, remote_namespaced: bool,
+    crd_scope: str,
+    projected_scope: Scope | None,
+    remote_namespaced: bool,
 ) -> None:
     projected = _projected(_crd(scope=crd_scope), _published(projection=Projection(scope=projected_scope)))
 
@@ -189,22 +224,36 @@ def test_a_requested_version_is_published_as_the_only_served_storage_version() -
 
     projected = _projected(crd, _published(version="v1alpha1"))
 
-    assert projected.schema_spec["versions"] == [{
-        "name": "v1alpha1", "served": True, "storage": True, "schema": SCHEMA,
-        "deprecated": True, "deprecationWarning": "use v1",
-    }]
+    assert projected.schema_spec["versions"] == [
+        {
+            "name": "v1alpha1",
+            "served": True,
+            "storage": True,
+            "schema": SCHEMA,
+            "deprecated": True,
+            "deprecationWarning": "use v1",
+        }
+    ]
     assert projected.local.version == "v1alpha1"
 
 
-@pytest.mark.parametrize(("crd", "version", "message_part"), [
-    (_crd(_version("v1", storage=True)), "v2", "no version 'v2'"),
-    (_crd(_version("v1", storage=True), _version("v1beta1", served=False)), "v1beta1",
-     "does not serve version 'v1beta1'"),
-    (_crd(_version("v1", served=False, storage=True)), None, "does not serve version 'v1'"),
-    (_crd(_version("v1")), None, "no version as its storage version"),
-])
+@pytest.mark.parametrize(
+    ("crd", "version", "message_part"),
+    [
+        (_crd(_version("v1", storage=True)), "v2", "no version 'v2'"),
+        (
+            _crd(_version("v1", storage=True), _version("v1beta1", served=False)),
+            "v1beta1",
+            "does not serve version 'v1beta1'",
+        ),
+        (_crd(_version("v1", served=False, storage=True)), None, "does not serve version 'v1'"),
+        (_crd(_version("v1")), None, "no version as its storage version"),
+    ],
+)
 def test_a_missing_or_unserved_version_is_a_problem_of_spec_resource_version(
-    crd: dict[str, Any], version: str | None, message_part: str,
+    crd: dict[str, Any],
+    version: str | None,
+    message_part: str,
 ) -> None:
     problems = _problems(crd, _published(version=version))
 
@@ -212,24 +261,31 @@ def test_a_missing_or_unserved_version_is_a_problem_of_spec_resource_version(
     assert message_part in problems[0].message
 
 
-@pytest.mark.parametrize(("group", "kind", "field"), [
-    ("other.io", "Widget", "spec.resource.apiGroup"),
-    ("example.io", "Gadget", "spec.resource.kind"),
-])
+@pytest.mark.parametrize(
+    ("group", "kind", "field"),
+    [
+        ("other.io", "Widget", "spec.resource.apiGroup"),
+        ("example.io", "Gadget", "spec.resource.kind"),
+    ],
+)
 def test_a_crd_that_is_not_the_published_resource_is_a_problem(group: str, kind: str, field: str) -> None:
     problems = _problems(_crd(), _published(group=group, kind=kind))
 
     assert [p.field for p in problems] == [field]
 
 
-@pytest.mark.parametrize(("subresources", "has_status"), [
-    ({"status": {}}, True),
-    ({"status": {}, "scale": SCALE}, True),
-    ({"scale": SCALE}, False),
-    (None, False),
-])
+@pytest.mark.parametrize(
+    ("subresources", "has_status"),
+    [
+        ({"status": {}}, True),
+        ({"status": {}, "scale": SCALE}, True),
+        ({"scale": SCALE}, False),
+        (None, False),
+    ],
+)
 def test_the_status_subresource_of_the_chosen_version_is_reported_and_copied(
-    subresources: dict[str, Any] | None, has_status: bool,
+    subresources: dict[str, Any] | None,
+    has_status: bool,
 ) -> None:
     extra: dict[str, Any] = {} if subresources is None else {"subresources": subresources}
     crd = _crd(_version("v1", storage=True, **extra), _version("v2", subresources={"status": {}}))
@@ -240,22 +296,26 @@ def test_the_status_subresource_of_the_chosen_version_is_reported_and_copied(
     assert projected.schema_spec["versions"][0].get("subresources") == subresources
 
 
-@pytest.mark.parametrize(("projection", "field"), [
-    (Projection(plural="Zertifikate"), "spec.projection.plural"),
-    (Projection(plural="zerti_fikate"), "spec.projection.plural"),
-    (Projection(kind="Zerti fikat"), "spec.projection.kind"),
-    (Projection(kind="9Lives"), "spec.projection.kind"),
-    (Projection(kind="K" * 64), "spec.projection.kind"),
-    (Projection(kind="K" * 63), "spec.projection.plural"),
-    (Projection(version="1"), "spec.projection.version"),
-    (Projection(version="v1.0"), "spec.projection.version"),
-    (Projection(version="v0"), "spec.projection.version"),
-    (Projection(version="V1"), "spec.projection.version"),
-    (Projection(short_names=("ok", "Bad")), "spec.projection.shortNames[1]"),
-    (Projection(categories=("all tools",)), "spec.projection.categories[0]"),
-])
+@pytest.mark.parametrize(
+    ("projection", "field"),
+    [
+        (Projection(plural="Zertifikate"), "spec.projection.plural"),
+        (Projection(plural="zerti_fikate"), "spec.projection.plural"),
+        (Projection(kind="Zerti fikat"), "spec.projection.kind"),
+        (Projection(kind="9Lives"), "spec.projection.kind"),
+        (Projection(kind="K" * 64), "spec.projection.kind"),
+        (Projection(kind="K" * 63), "spec.projection.plural"),
+        (Projection(version="1"), "spec.projection.version"),
+        (Projection(version="v1.0"), "spec.projection.version"),
+        (Projection(version="v0"), "spec.projection.version"),
+        (Projection(version="V1"), "spec.projection.version"),
+        (Projection(short_names=("ok", "Bad")), "spec.projection.shortNames[1]"),
+        (Projection(categories=("all tools",)), "spec.projection.categories[0]"),
+    ],
+)
 def test_a_projection_that_yields_an_invalid_kubernetes_name_is_a_problem(
-    projection: Projection, field: str,
+    projection: Projection,
+    field: str,
 ) -> None:
     problems = _problems(_crd(), _published(projection=projection))
 
@@ -268,11 +328,15 @@ def test_kubernetes_version_names_are_accepted_as_projected_versions(version: st
 
 
 def test_every_problem_is_reported_at_once() -> None:
-    problems = _problems(_crd(), _published(version="v9", kind="Gadget",
-                                            projection=Projection(plural="Bad", version="one")))
+    problems = _problems(
+        _crd(), _published(version="v9", kind="Gadget", projection=Projection(plural="Bad", version="one"))
+    )
 
     assert {p.field for p in problems} == {
-        "spec.resource.kind", "spec.resource.version", "spec.projection.plural", "spec.projection.version",
+        "spec.resource.kind",
+        "spec.resource.version",
+        "spec.projection.plural",
+        "spec.projection.version",
     }
     assert "'Bad'" in next(p.message for p in problems if p.field == "spec.projection.plural")
 
@@ -347,10 +411,23 @@ def test_the_schema_manifest_is_an_apiresourceschema_named_after_its_hash() -> N
     }
 
 
-@pytest.mark.parametrize(("word", "plural"), [
-    ("policy", "policies"), ("class", "classes"), ("zertifikat", "zertifikats"), ("box", "boxes"),
-    ("church", "churches"), ("dish", "dishes"), ("key", "keys"), ("day", "days"), ("bus", "buses"),
-    ("status", "statuses"), ("quiz", "quizes"), ("widget", "widgets"), ("y", "ys"),
-])
+@pytest.mark.parametrize(
+    ("word", "plural"),
+    [
+        ("policy", "policies"),
+        ("class", "classes"),
+        ("zertifikat", "zertifikats"),
+        ("box", "boxes"),
+        ("church", "churches"),
+        ("dish", "dishes"),
+        ("key", "keys"),
+        ("day", "days"),
+        ("bus", "buses"),
+        ("status", "statuses"),
+        ("quiz", "quizes"),
+        ("widget", "widgets"),
+        ("y", "ys"),
+    ],
+)
 def test_pluralize_follows_three_documented_rules(word: str, plural: str) -> None:
     assert pluralize(word) == plural

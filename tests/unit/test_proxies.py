@@ -26,34 +26,38 @@ def test_the_upper_case_name_wins_and_a_proxy_without_scheme_is_http() -> None:
     assert _route("https://kcp.example", https_proxy="proxy.corp.example:3128") == PROXY
 
 
-@pytest.mark.parametrize("url", ["https://localhost:6443", "https://127.0.0.1:6443", "https://127.8.0.1",
-                                 "https://[::1]:6443"])
+@pytest.mark.parametrize(
+    "url", ["https://localhost:6443", "https://127.0.0.1:6443", "https://127.8.0.1", "https://[::1]:6443"]
+)
 def test_loopback_is_never_proxied(url: str) -> None:
     assert _route(url, HTTPS_PROXY=PROXY) is None
 
 
-@pytest.mark.parametrize(("no_proxy", "url", "direct"), [
-    ("*", "https://kcp.example", True),
-    ("kcp.example", "https://kcp.example", True),
-    ("kcp.example", "https://shard-1.kcp.example", True),
-    ("kcp.example", "https://notkcp.example", False),
-    (".kcp.example", "https://kcp.example", False),
-    (".kcp.example", "https://shard-1.kcp.example", True),
-    ("*.kcp.example", "https://kcp.example", False),
-    ("*.kcp.example", "https://shard-1.kcp.example", True),
-    ("KCP.Example", "https://kcp.example", True),
-    ("kcp.example:6443", "https://kcp.example:6443", True),
-    ("kcp.example:6443", "https://kcp.example:443", False),
-    ("kcp.example:443", "https://kcp.example", True),
-    ("10.0.0.0/8", "https://10.96.0.1:443", True),
-    ("10.0.0.0/8", "https://192.168.0.1", False),
-    ("10.96.0.1", "https://10.96.0.1", True),
-    ("10.96.0.1:443", "https://10.96.0.1:6443", False),
-    ("fd00::/8", "https://[fd00::1]:6443", True),
-    ("[fd00::1]:6443", "https://[fd00::1]:6443", True),
-    (" , other.example , .svc", "https://kubernetes.default.svc", True),
-    ("not a cidr/x, kcp.example", "https://kcp.example", True),
-])
+@pytest.mark.parametrize(
+    ("no_proxy", "url", "direct"),
+    [
+        ("*", "https://kcp.example", True),
+        ("kcp.example", "https://kcp.example", True),
+        ("kcp.example", "https://shard-1.kcp.example", True),
+        ("kcp.example", "https://notkcp.example", False),
+        (".kcp.example", "https://kcp.example", False),
+        (".kcp.example", "https://shard-1.kcp.example", True),
+        ("*.kcp.example", "https://kcp.example", False),
+        ("*.kcp.example", "https://shard-1.kcp.example", True),
+        ("KCP.Example", "https://kcp.example", True),
+        ("kcp.example:6443", "https://kcp.example:6443", True),
+        ("kcp.example:6443", "https://kcp.example:443", False),
+        ("kcp.example:443", "https://kcp.example", True),
+        ("10.0.0.0/8", "https://10.96.0.1:443", True),
+        ("10.0.0.0/8", "https://192.168.0.1", False),
+        ("10.96.0.1", "https://10.96.0.1", True),
+        ("10.96.0.1:443", "https://10.96.0.1:6443", False),
+        ("fd00::/8", "https://[fd00::1]:6443", True),
+        ("[fd00::1]:6443", "https://[fd00::1]:6443", True),
+        (" , other.example , .svc", "https://kubernetes.default.svc", True),
+        ("not a cidr/x, kcp.example", "https://kcp.example", True),
+    ],
+)
 def test_no_proxy_entries_follow_kubectls_rules(no_proxy: str, url: str, direct: bool) -> None:
     assert (_route(url, HTTPS_PROXY=PROXY, NO_PROXY=no_proxy) is None) == direct
 

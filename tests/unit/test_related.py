@@ -43,9 +43,8 @@ from servlet.core.related import (
     plan_related,
     plan_related_cleanup,
     related_reads,
-    resolve_side,
-    resolve_value,
 )
+from servlet.core.related_objects import resolve_side, resolve_value
 
 CLUSTER = "p4n8c2l6t0y9h1j3"
 LOCAL_NS = CLUSTER
@@ -53,11 +52,15 @@ KEY = related_state_annotation("tls-secret")
 PASSWORD = "aHVudGVyMg=="  # base64 of a password that must never show up in a reason
 
 TLS_SECRET = RelatedResource(
-    identifier="tls-secret", origin=Origin.SERVICE, kind=RelatedKind.SECRET,
+    identifier="tls-secret",
+    origin=Origin.SERVICE,
+    kind=RelatedKind.SECRET,
     reference=RelatedReference(name=ValueReference(path="spec.secretName")),
 )
 CREDENTIALS = RelatedResource(
-    identifier="credentials", origin=Origin.PLATFORM, kind=RelatedKind.CONFIGMAP,
+    identifier="credentials",
+    origin=Origin.PLATFORM,
+    kind=RelatedKind.CONFIGMAP,
     reference=RelatedReference(name=ValueReference(path="spec.configName")),
 )
 
@@ -66,48 +69,73 @@ def remote_primary(spec: dict[str, Any] | None = None, *, namespace: str = "prod
     meta: dict[str, Any] = {"name": "api", "annotations": {"kcp.io/cluster": CLUSTER}}
     if namespace:
         meta["namespace"] = namespace
-    return {"apiVersion": "certificates.example.corp/v1beta1", "kind": "Zertifikat", "metadata": meta,
-            "spec": spec if spec is not None else {"secretName": "api-tls", "configName": "settings"}}
+    return {
+        "apiVersion": "certificates.example.corp/v1beta1",
+        "kind": "Zertifikat",
+        "metadata": meta,
+        "spec": spec if spec is not None else {"secretName": "api-tls", "configName": "settings"},
+    }
 
 
-def local_primary(spec: dict[str, Any] | None = None, *, annotations: dict[str, str] | None = None,
-                  namespace: str = LOCAL_NS) -> dict[str, Any]:
+def local_primary(
+    spec: dict[str, Any] | None = None, *, annotations: dict[str, str] | None = None, namespace: str = LOCAL_NS
+) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": "cert-1", "annotations": dict(annotations or {})}
     if namespace:
         meta["namespace"] = namespace
     # The service rewrote the names on its side: each side is resolved on its own primary.
-    return {"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": meta,
-            "spec": spec if spec is not None else {"secretName": "cert-1-tls", "configName": "cert-1-settings"}}
+    return {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": meta,
+        "spec": spec if spec is not None else {"secretName": "cert-1-tls", "configName": "cert-1-settings"},
+    }
 
 
 def primaries(remote: dict[str, Any] | None = None, local: dict[str, Any] | None = None) -> Primaries:
     local = local if local is not None else local_primary()
     meta = local["metadata"]
     return Primaries(
-        servlet_name="tom", remote_key=RemoteKey(CLUSTER, "prod", "api"),
-        remote=remote if remote is not None else remote_primary(), local=local,
-        local_ref=ObjectRef(side=Side.LOCAL, resource=ResourceType("cert-manager.io", "v1", "Certificate",
-                                                                    "certificates", True),
-                            namespace=meta.get("namespace", ""), name=meta["name"]),
+        servlet_name="tom",
+        remote_key=RemoteKey(CLUSTER, "prod", "api"),
+        remote=remote if remote is not None else remote_primary(),
+        local=local,
+        local_ref=ObjectRef(
+            side=Side.LOCAL,
+            resource=ResourceType("cert-manager.io", "v1", "Certificate", "certificates", True),
+            namespace=meta.get("namespace", ""),
+            name=meta["name"],
+        ),
     )
 
 
 def secret(namespace: str, name: str, *, data: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"namespace": namespace, "name": name, **extra},
-            "type": "kubernetes.io/tls",
-            "data": data if data is not None else {"tls.crt": "Y2VydA==", "tls.key": PASSWORD}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"namespace": namespace, "name": name, **extra},
+        "type": "kubernetes.io/tls",
+        "data": data if data is not None else {"tls.crt": "Y2VydA==", "tls.key": PASSWORD},
+    }
 
 
 def configmap(namespace: str, name: str, *, data: dict[str, str] | None = None, **meta: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": namespace, "name": name, **meta},
-            "data": data if data is not None else {"region": "eu"}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"namespace": namespace, "name": name, **meta},
+        "data": data if data is not None else {"region": "eu"},
+    }
 
 
-def snapshot(*objects: tuple[Side, dict[str, Any]], namespaces: frozenset[tuple[Side, str]] = frozenset()
-             ) -> RelatedSnapshot:
+def snapshot(
+    *objects: tuple[Side, dict[str, Any]], namespaces: frozenset[tuple[Side, str]] = frozenset()
+) -> RelatedSnapshot:
     return RelatedSnapshot(
-        objects={RelatedKey(side, RelatedKind(obj["kind"]), obj["metadata"]["namespace"], obj["metadata"]["name"]): obj
-                 for side, obj in objects},
+        objects={
+            RelatedKey(side, RelatedKind(obj["kind"]), obj["metadata"]["namespace"], obj["metadata"]["name"]): obj
+            for side, obj in objects
+        },
         namespaces=namespaces,
     )
 
@@ -123,10 +151,16 @@ def types(actions: tuple[Any, ...]) -> list[str]:
     ("reference", "obj", "expected"),
     [
         (ValueReference(path="spec.secretName"), {"spec": {"secretName": "api-tls"}}, "api-tls"),
-        (ValueReference(path="spec.secretName", regex=RegexRule(pattern="^(.*)-tls$", replacement=r"\1-cert")),
-         {"spec": {"secretName": "api-tls"}}, "api-cert"),
-        (ValueReference(path="metadata.uid", regex=RegexRule(pattern="", replacement="kube-system")),
-         {"metadata": {"uid": "0b5c"}}, "kube-system"),
+        (
+            ValueReference(path="spec.secretName", regex=RegexRule(pattern="^(.*)-tls$", replacement=r"\1-cert")),
+            {"spec": {"secretName": "api-tls"}},
+            "api-cert",
+        ),
+        (
+            ValueReference(path="metadata.uid", regex=RegexRule(pattern="", replacement="kube-system")),
+            {"metadata": {"uid": "0b5c"}},
+            "kube-system",
+        ),
         (ValueReference(path="spec.secretName"), {"spec": {}}, None),
         (ValueReference(path="spec.replicas"), {"spec": {"replicas": 3}}, None),
         (ValueReference(path="spec.names[1]"), {"spec": {"names": ["a", "b"]}}, "b"),
@@ -161,7 +195,9 @@ def test_a_cluster_scoped_primary_without_a_namespace_reference_is_an_error() ->
 
 def test_a_cluster_scoped_primary_with_an_injected_namespace_resolves() -> None:
     related = RelatedResource(
-        identifier="tls-secret", origin=Origin.SERVICE, kind=RelatedKind.SECRET,
+        identifier="tls-secret",
+        origin=Origin.SERVICE,
+        kind=RelatedKind.SECRET,
         reference=RelatedReference(
             name=ValueReference(path="spec.secretName"),
             namespace=ValueReference(path="spec.secretName", regex=RegexRule(pattern="", replacement="kube-system")),
@@ -180,8 +216,11 @@ def test_an_invalid_resolved_name_is_a_problem() -> None:
 
 
 def test_a_service_origin_secret_flows_up_and_its_state_stays_on_the_local_primary() -> None:
-    source = secret(LOCAL_NS, "cert-1-tls", labels={"cert-manager.io/certificate-name": "cert-1",
-                                                    "syncer.kdp.k8c.io/servlet": "tom"})
+    source = secret(
+        LOCAL_NS,
+        "cert-1-tls",
+        labels={"cert-manager.io/certificate-name": "cert-1", "syncer.kdp.k8c.io/servlet": "tom"},
+    )
     actions = plan_related(primaries=primaries(), related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, source)))
 
     # The record comes after the create: it claims only a copy that was created.
@@ -191,15 +230,29 @@ def test_a_service_origin_secret_flows_up_and_its_state_stays_on_the_local_prima
     assert record.target.name == "cert-1"
     state = decode_state(record.patch["metadata"]["annotations"][KEY])
     # Keys only: the primary must not carry the Secret's values.
-    assert state == {"namespace": "prod", "name": "api-tls", "created": True,
-                     "content": {"type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""},
-                                 "metadata": {"labels": {"cert-manager.io/certificate-name": "cert-1"}}}}
+    assert state == {
+        "namespace": "prod",
+        "name": "api-tls",
+        "created": True,
+        "content": {
+            "type": "kubernetes.io/tls",
+            "data": {"tls.crt": "", "tls.key": ""},
+            "metadata": {"labels": {"cert-manager.io/certificate-name": "cert-1"}},
+        },
+    }
     assert isinstance(create, CreateRelated)
     assert (create.target.side, create.target.cluster, create.target.namespace, create.target.name) == (
-        Side.REMOTE, CLUSTER, "prod", "api-tls")
+        Side.REMOTE,
+        CLUSTER,
+        "prod",
+        "api-tls",
+    )
     # The workspace copy carries no servlet metadata at all.
     assert create.object == {
-        "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls", "data": source["data"],
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/tls",
+        "data": source["data"],
         "metadata": {"namespace": "prod", "name": "api-tls", "labels": {"cert-manager.io/certificate-name": "cert-1"}},
     }
 
@@ -225,8 +278,9 @@ def test_a_renewed_certificate_patches_the_workspace_copy_and_removes_dropped_ke
     workspace_copy = secret("prod", "api-tls", data=dict(source["data"]), annotations={"kcp.io/cluster": CLUSTER})
     workspace_copy["data"]["user-added"] = "eA=="
 
-    actions = plan_related(primaries=pair, related=[TLS_SECRET],
-                           snapshot=snapshot((Side.LOCAL, renewed), (Side.REMOTE, workspace_copy)))
+    actions = plan_related(
+        primaries=pair, related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, renewed), (Side.REMOTE, workspace_copy))
+    )
 
     assert types(actions) == ["patchRelated", "recordRelatedState"]
     assert isinstance(actions[0], PatchRelated)
@@ -249,8 +303,9 @@ def test_a_vanished_service_origin_deletes_the_copy_it_created_and_forgets_it() 
 def test_a_workspace_secret_the_servlet_did_not_create_is_synced_into_but_never_deleted() -> None:
     theirs = secret("prod", "api-tls", data={"tls.crt": "b2xk"})
     source = secret(LOCAL_NS, "cert-1-tls")
-    first = plan_related(primaries=primaries(), related=[TLS_SECRET],
-                         snapshot=snapshot((Side.LOCAL, source), (Side.REMOTE, theirs)))
+    first = plan_related(
+        primaries=primaries(), related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, source), (Side.REMOTE, theirs))
+    )
     assert types(first) == ["patchRelated", "recordRelatedState"]
     record = first[1]
     assert isinstance(record, RecordRelatedState)
@@ -263,15 +318,20 @@ def test_a_workspace_secret_the_servlet_did_not_create_is_synced_into_but_never_
 
 def test_a_missing_workspace_namespace_is_created_before_the_copy() -> None:
     related = RelatedResource(
-        identifier="tls-secret", origin=Origin.SERVICE, kind=RelatedKind.SECRET,
+        identifier="tls-secret",
+        origin=Origin.SERVICE,
+        kind=RelatedKind.SECRET,
         reference=RelatedReference(
             name=ValueReference(path="spec.secretName"),
             namespace=ValueReference(path="spec.secretName", regex=RegexRule(pattern="", replacement="certs")),
         ),
     )
     source = secret("certs", "cert-1-tls")
-    actions = plan_related(primaries=primaries(), related=[related],
-                           snapshot=snapshot((Side.LOCAL, source), namespaces=frozenset({(Side.LOCAL, "certs")})))
+    actions = plan_related(
+        primaries=primaries(),
+        related=[related],
+        snapshot=snapshot((Side.LOCAL, source), namespaces=frozenset({(Side.LOCAL, "certs")})),
+    )
     assert types(actions) == ["createNamespace", "createRelated", "recordRelatedState"]
     namespace = actions[0]
     assert isinstance(namespace, CreateNamespace)
@@ -294,11 +354,17 @@ def test_a_platform_origin_configmap_flows_down_with_link_metadata() -> None:
     assert types(actions) == ["createRelated", "recordRelatedState"]
     create, record = actions
     assert isinstance(create, CreateRelated) and isinstance(record, RecordRelatedState)
-    assert (create.target.side, create.target.namespace, create.target.name) == (Side.LOCAL, LOCAL_NS,
-                                                                                  "cert-1-settings")
+    assert (create.target.side, create.target.namespace, create.target.name) == (
+        Side.LOCAL,
+        LOCAL_NS,
+        "cert-1-settings",
+    )
     # Where the copy is and what it copies, so it can be found again once it is no longer named.
     assert decode_state(record.patch["metadata"]["annotations"][related_state_annotation("credentials")]) == {
-        "namespace": LOCAL_NS, "name": "cert-1-settings", "origin": {"namespace": "prod", "name": "settings"}}
+        "namespace": LOCAL_NS,
+        "name": "cert-1-settings",
+        "origin": {"namespace": "prod", "name": "settings"},
+    }
     meta = copy.deepcopy(create.object["metadata"])
     assert meta["labels"] == {
         "syncer.kdp.k8c.io/servlet": "tom",
@@ -307,8 +373,11 @@ def test_a_platform_origin_configmap_flows_down_with_link_metadata() -> None:
         "syncer.kdp.k8c.io/remote-object-name-hash": sha1_hex("settings"),
     }
     state = meta["annotations"].pop(LAST_KNOWN_STATE_ANNOTATION)
-    assert meta["annotations"] == {"owner": "team-b", "syncer.kdp.k8c.io/remote-object-namespace": "prod",
-                                   "syncer.kdp.k8c.io/remote-object-name": "settings"}
+    assert meta["annotations"] == {
+        "owner": "team-b",
+        "syncer.kdp.k8c.io/remote-object-namespace": "prod",
+        "syncer.kdp.k8c.io/remote-object-name": "settings",
+    }
     assert decode_state(state) == {"data": {"region": "eu"}, "metadata": {"annotations": {"owner": "team-b"}}}
     assert create.object["data"] == {"region": "eu"}
 
@@ -318,22 +387,30 @@ def test_a_platform_origin_configmap_flows_down_with_link_metadata() -> None:
 
     changed = copy.deepcopy(origin)
     changed["data"] = {"region": "us"}
-    update = plan_related(primaries=recorded, related=[CREDENTIALS],
-                          snapshot=snapshot((Side.REMOTE, changed), (Side.LOCAL, create.object)))
+    update = plan_related(
+        primaries=recorded,
+        related=[CREDENTIALS],
+        snapshot=snapshot((Side.REMOTE, changed), (Side.LOCAL, create.object)),
+    )
     assert types(update) == ["patchRelated"]
     assert update[0].to_dict()["patch"]["data"] == {"region": "us"}
 
 
 @pytest.mark.parametrize("kind", [RelatedKind.SECRET, RelatedKind.CONFIGMAP])
 def test_an_unlinked_local_destination_is_a_conflict_that_names_it_but_not_its_data(kind: RelatedKind) -> None:
-    related = RelatedResource(identifier="credentials", origin=Origin.PLATFORM, kind=kind,
-                              reference=RelatedReference(name=ValueReference(path="spec.configName")))
+    related = RelatedResource(
+        identifier="credentials",
+        origin=Origin.PLATFORM,
+        kind=kind,
+        reference=RelatedReference(name=ValueReference(path="spec.configName")),
+    )
     make = secret if kind is RelatedKind.SECRET else configmap
     origin = make("prod", "settings", data={"password": PASSWORD})
     squatter = make(LOCAL_NS, "cert-1-settings", data={"password": PASSWORD})
 
-    actions = plan_related(primaries=primaries(), related=[related],
-                           snapshot=snapshot((Side.REMOTE, origin), (Side.LOCAL, squatter)))
+    actions = plan_related(
+        primaries=primaries(), related=[related], snapshot=snapshot((Side.REMOTE, origin), (Side.LOCAL, squatter))
+    )
 
     assert types(actions) == ["conflict"]
     conflict = actions[0]
@@ -371,7 +448,9 @@ def test_cleanup_deletes_only_the_copies_the_servlet_created() -> None:
     actions = plan_related_cleanup(primaries=pair, related=[TLS_SECRET, CREDENTIALS], snapshot=everything)
 
     assert [(a.to_dict()["type"], a.to_dict()["side"], a.to_dict()["name"]) for a in actions] == [
-        ("deleteRelated", "remote", "api-tls"), ("deleteRelated", "local", "cert-1-settings")]
+        ("deleteRelated", "remote", "api-tls"),
+        ("deleteRelated", "local", "cert-1-settings"),
+    ]
     # Nothing recorded, nothing linked: nothing deleted.
     bare = snapshot((Side.REMOTE, secret("prod", "api-tls")), (Side.LOCAL, configmap(LOCAL_NS, "cert-1-settings")))
     assert plan_related_cleanup(primaries=primaries(), related=[TLS_SECRET, CREDENTIALS], snapshot=bare) == ()
@@ -396,8 +475,9 @@ def test_printed_plans_show_which_secret_keys_change_but_not_their_values() -> N
     renewed = copy.deepcopy(source)
     renewed["data"] = {"tls.crt": PASSWORD}
     workspace_copy = secret("prod", "api-tls", data=dict(source["data"]))
-    patched = plan_related(primaries=pair, related=[TLS_SECRET],
-                           snapshot=snapshot((Side.LOCAL, renewed), (Side.REMOTE, workspace_copy)))
+    patched = plan_related(
+        primaries=pair, related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, renewed), (Side.REMOTE, workspace_copy))
+    )
     created = plan_related(primaries=primaries(), related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, renewed)))
 
     shown = [redacted(action) for action in (*patched, *created)]
@@ -424,18 +504,27 @@ def test_a_create_that_loses_the_race_to_the_tenants_own_secret_never_makes_it_o
         assert isinstance(action, RecordRelatedState)
         local = apply_merge_patch(local, action.patch)
 
-    again = plan_related(primaries=primaries(local=local), related=[TLS_SECRET],
-                         snapshot=snapshot((Side.LOCAL, source), (Side.REMOTE, theirs)))
+    again = plan_related(
+        primaries=primaries(local=local),
+        related=[TLS_SECRET],
+        snapshot=snapshot((Side.LOCAL, source), (Side.REMOTE, theirs)),
+    )
     record = again[-1]
     assert isinstance(record, RecordRelatedState)
     assert decode_state(record.patch["metadata"]["annotations"][KEY])["created"] is False  # type: ignore[index]
     local = apply_merge_patch(local, record.patch)
 
     # Neither the origin's disappearance nor the primary's deletion deletes the tenant's Secret.
-    gone = plan_related(primaries=primaries(local=local), related=[TLS_SECRET], snapshot=snapshot((Side.REMOTE, theirs)))
+    gone = plan_related(
+        primaries=primaries(local=local), related=[TLS_SECRET], snapshot=snapshot((Side.REMOTE, theirs))
+    )
     assert "deleteRelated" not in types(gone)
-    assert plan_related_cleanup(primaries=primaries(local=local), related=[TLS_SECRET],
-                                snapshot=snapshot((Side.REMOTE, theirs))) == ()
+    assert (
+        plan_related_cleanup(
+            primaries=primaries(local=local), related=[TLS_SECRET], snapshot=snapshot((Side.REMOTE, theirs))
+        )
+        == ()
+    )
 
 
 def test_a_copy_whose_record_was_lost_after_its_create_is_kept_rather_than_guessed_ours() -> None:
@@ -444,13 +533,20 @@ def test_a_copy_whose_record_was_lost_after_its_create_is_kept_rather_than_guess
     assert isinstance(create, CreateRelated)
     # The create landed, the record did not: the copy cannot be told from a tenant's Secret.
     ours_unrecorded = create.object
-    replanned = plan_related(primaries=primaries(), related=[TLS_SECRET],
-                             snapshot=snapshot((Side.LOCAL, source), (Side.REMOTE, ours_unrecorded)))
+    replanned = plan_related(
+        primaries=primaries(),
+        related=[TLS_SECRET],
+        snapshot=snapshot((Side.LOCAL, source), (Side.REMOTE, ours_unrecorded)),
+    )
     record = replanned[-1]
     assert isinstance(record, RecordRelatedState)
     local = apply_merge_patch(local_primary(), record.patch)
-    assert plan_related_cleanup(primaries=primaries(local=local), related=[TLS_SECRET],
-                                snapshot=snapshot((Side.REMOTE, ours_unrecorded))) == ()
+    assert (
+        plan_related_cleanup(
+            primaries=primaries(local=local), related=[TLS_SECRET], snapshot=snapshot((Side.REMOTE, ours_unrecorded))
+        )
+        == ()
+    )
 
 
 # --- losing sight of an origin is not its deletion ---------------------------------------------
@@ -459,7 +555,9 @@ def test_a_copy_whose_record_was_lost_after_its_create_is_kept_rather_than_guess
 def converged_platform_world() -> tuple[Primaries, dict[str, Any], dict[str, Any]]:
     """The platform-origin ConfigMap synced down and recorded: (primaries, origin, local copy)."""
     origin = configmap("prod", "settings")
-    create, record = plan_related(primaries=primaries(), related=[CREDENTIALS], snapshot=snapshot((Side.REMOTE, origin)))
+    create, record = plan_related(
+        primaries=primaries(), related=[CREDENTIALS], snapshot=snapshot((Side.REMOTE, origin))
+    )
     assert isinstance(create, CreateRelated) and isinstance(record, RecordRelatedState)
     return primaries(local=apply_merge_patch(local_primary(), record.patch)), origin, create.object
 
@@ -502,14 +600,18 @@ def test_a_service_origin_out_of_sight_keeps_the_workspace_copy_and_its_record()
     source_key = RelatedKey(Side.LOCAL, RelatedKind.SECRET, LOCAL_NS, "cert-1-tls")
     objects = snapshot((Side.REMOTE, dict(workspace_copy))).objects
 
-    for lost in (RelatedSnapshot(objects=objects, unconfirmed=frozenset({source_key})),
-                 RelatedSnapshot(objects=objects, unreadable=frozenset({source_key}))):
+    for lost in (
+        RelatedSnapshot(objects=objects, unconfirmed=frozenset({source_key})),
+        RelatedSnapshot(objects=objects, unreadable=frozenset({source_key})),
+    ):
         actions = plan_related(primaries=pair, related=[TLS_SECRET], snapshot=lost)
         assert types(actions) == ["error"], lost
         assert f"local Secret {LOCAL_NS}/cert-1-tls" in actions[0].reason
-    assert absences_to_confirm(primaries=pair, related=[TLS_SECRET],
-                               snapshot=RelatedSnapshot(objects=objects, unconfirmed=frozenset({source_key}))
-                               ) == {source_key}
+    assert absences_to_confirm(
+        primaries=pair,
+        related=[TLS_SECRET],
+        snapshot=RelatedSnapshot(objects=objects, unconfirmed=frozenset({source_key})),
+    ) == {source_key}
 
 
 def test_an_unconfirmed_absence_that_leads_to_no_deletion_needs_no_read() -> None:
@@ -518,7 +620,9 @@ def test_an_unconfirmed_absence_that_leads_to_no_deletion_needs_no_read() -> Non
     cached = RelatedSnapshot(objects=snapshot((Side.REMOTE, origin)).objects, unconfirmed=frozenset({copy_key}))
 
     assert types(plan_related(primaries=primaries(), related=[CREDENTIALS], snapshot=cached)) == [
-        "createRelated", "recordRelatedState"]
+        "createRelated",
+        "recordRelatedState",
+    ]
     assert absences_to_confirm(primaries=primaries(), related=[CREDENTIALS], snapshot=cached) == frozenset()
 
 
@@ -539,15 +643,24 @@ def test_a_renamed_platform_reference_deletes_the_old_copy_and_creates_the_new_o
     new_origin = configmap("prod", "settings-v2")
     world = snapshot((Side.REMOTE, origin), (Side.REMOTE, new_origin), (Side.LOCAL, ours))
 
-    actions = plan_related(primaries=renamed(pair, remote_name="settings-v2", local_name="settings-v2"),
-                           related=[CREDENTIALS], snapshot=world)
+    actions = plan_related(
+        primaries=renamed(pair, remote_name="settings-v2", local_name="settings-v2"),
+        related=[CREDENTIALS],
+        snapshot=world,
+    )
 
     assert [(a.type, a.target.name) for a in actions] == [
-        ("deleteRelated", "cert-1-settings"), ("createRelated", "settings-v2"), ("recordRelatedState", "cert-1")]
+        ("deleteRelated", "cert-1-settings"),
+        ("createRelated", "settings-v2"),
+        ("recordRelatedState", "cert-1"),
+    ]
     record = actions[-1]
     assert isinstance(record, RecordRelatedState)
     assert decode_state(record.patch["metadata"]["annotations"][related_state_annotation("credentials")]) == {
-        "namespace": LOCAL_NS, "name": "settings-v2", "origin": {"namespace": "prod", "name": "settings-v2"}}
+        "namespace": LOCAL_NS,
+        "name": "settings-v2",
+        "origin": {"namespace": "prod", "name": "settings-v2"},
+    }
 
 
 def test_a_rename_seen_before_the_local_primary_follows_clears_the_old_copy_first() -> None:
@@ -555,8 +668,9 @@ def test_a_rename_seen_before_the_local_primary_follows_clears_the_old_copy_firs
     world = snapshot((Side.REMOTE, origin), (Side.REMOTE, configmap("prod", "settings-v2")), (Side.LOCAL, ours))
 
     # The local primary still names the old copy's place, which now would copy another origin.
-    actions = plan_related(primaries=renamed(pair, remote_name="settings-v2", local_name=None),
-                           related=[CREDENTIALS], snapshot=world)
+    actions = plan_related(
+        primaries=renamed(pair, remote_name="settings-v2", local_name=None), related=[CREDENTIALS], snapshot=world
+    )
 
     assert types(actions) == ["deleteRelated", "recordRelatedState"]
     assert actions[0].target is not None and actions[0].target.name == "cert-1-settings"
@@ -566,8 +680,9 @@ def test_a_removed_platform_reference_deletes_the_copy_no_longer_named() -> None
     pair, origin, ours = converged_platform_world()
     cleared = primaries(remote=remote_primary({}), local=copy.deepcopy(dict(pair.local)) | {"spec": {}})
 
-    actions = plan_related(primaries=cleared, related=[CREDENTIALS],
-                           snapshot=snapshot((Side.REMOTE, origin), (Side.LOCAL, ours)))
+    actions = plan_related(
+        primaries=cleared, related=[CREDENTIALS], snapshot=snapshot((Side.REMOTE, origin), (Side.LOCAL, ours))
+    )
 
     assert types(actions) == ["deleteRelated", "recordRelatedState"]
 
@@ -577,8 +692,11 @@ def test_a_copy_no_longer_named_that_is_not_ours_is_forgotten_but_never_deleted(
     theirs = configmap(LOCAL_NS, "cert-1-settings")  # the link is gone: someone else's object now
     world = snapshot((Side.REMOTE, origin), (Side.REMOTE, configmap("prod", "settings-v2")), (Side.LOCAL, theirs))
 
-    actions = plan_related(primaries=renamed(pair, remote_name="settings-v2", local_name="settings-v2"),
-                           related=[CREDENTIALS], snapshot=world)
+    actions = plan_related(
+        primaries=renamed(pair, remote_name="settings-v2", local_name="settings-v2"),
+        related=[CREDENTIALS],
+        snapshot=world,
+    )
 
     assert types(actions) == ["createRelated", "recordRelatedState"]
 
@@ -588,19 +706,26 @@ def test_a_renamed_service_reference_deletes_the_old_workspace_copy() -> None:
     old_copy = world.get(Side.REMOTE, RelatedKind.SECRET, Coordinates("prod", "api-tls"))
     assert old_copy is not None
 
-    actions = plan_related(primaries=renamed(pair, remote_name="api-tls-v2", local_name=None),
-                           related=[TLS_SECRET], snapshot=snapshot((Side.LOCAL, source), (Side.REMOTE, dict(old_copy))))
+    actions = plan_related(
+        primaries=renamed(pair, remote_name="api-tls-v2", local_name=None),
+        related=[TLS_SECRET],
+        snapshot=snapshot((Side.LOCAL, source), (Side.REMOTE, dict(old_copy))),
+    )
 
     assert [(a.type, a.target.name) for a in actions] == [
-        ("deleteRelated", "api-tls"), ("createRelated", "api-tls-v2"), ("recordRelatedState", "cert-1")]
+        ("deleteRelated", "api-tls"),
+        ("createRelated", "api-tls-v2"),
+        ("recordRelatedState", "cert-1"),
+    ]
 
 
 def test_a_linked_copy_made_before_records_existed_is_recorded() -> None:
     pair, origin, ours = converged_platform_world()
     unrecorded = primaries()  # the local primary of an older version carries no record
 
-    actions = plan_related(primaries=unrecorded, related=[CREDENTIALS],
-                           snapshot=snapshot((Side.REMOTE, origin), (Side.LOCAL, ours)))
+    actions = plan_related(
+        primaries=unrecorded, related=[CREDENTIALS], snapshot=snapshot((Side.REMOTE, origin), (Side.LOCAL, ours))
+    )
 
     assert types(actions) == ["recordRelatedState"]
     assert apply_merge_patch(dict(unrecorded.local), actions[0].to_dict()["patch"]) == pair.local

@@ -52,31 +52,43 @@ def test_the_crd_is_found_by_the_group_and_kind_the_published_resource_names() -
 
 def test_a_published_resource_with_its_crd_resolves_to_its_projection() -> None:
     crd, manifest = _load("crd-certificates.yaml"), _load("publishedresource.yaml")
-    resolution = resolve(parsed=parse_published_resource(manifest), crd=crd, api_group=API_GROUP,
-                         crds_from="on the service cluster")
+    resolution = resolve(
+        parsed=parse_published_resource(manifest), crd=crd, api_group=API_GROUP, crds_from="on the service cluster"
+    )
     assert isinstance(resolution.projected, Projected)
     assert resolution.projected.remote.group == API_GROUP
     assert (resolution.problems, resolution.reason) == ((), "")
 
 
 def test_a_missing_crd_is_named_with_where_it_was_looked_for() -> None:
-    resolution = resolve(parsed=parse_published_resource(_load("publishedresource.yaml")), crd=None,
-                         api_group=API_GROUP, crds_from="among the inputs")
+    resolution = resolve(
+        parsed=parse_published_resource(_load("publishedresource.yaml")),
+        crd=None,
+        api_group=API_GROUP,
+        crds_from="among the inputs",
+    )
     assert resolution.reason == CRD_NOT_FOUND and resolution.projected is None
     [problem] = resolution.problems
     assert problem.field == "spec.resource"
-    assert problem.message == ("there is no CustomResourceDefinition for kind 'Certificate' in group "
-                               "'cert-manager.io' among the inputs")
+    assert problem.message == (
+        "there is no CustomResourceDefinition for kind 'Certificate' in group 'cert-manager.io' among the inputs"
+    )
 
 
 def test_a_crd_being_deleted_counts_as_gone() -> None:
     crd = _load("crd-certificates.yaml")
     crd["metadata"]["deletionTimestamp"] = "2025-03-03T09:00:00Z"
-    resolution = resolve(parsed=parse_published_resource(_load("publishedresource.yaml")), crd=crd,
-                         api_group=API_GROUP, crds_from="on the service cluster")
+    resolution = resolve(
+        parsed=parse_published_resource(_load("publishedresource.yaml")),
+        crd=crd,
+        api_group=API_GROUP,
+        crds_from="on the service cluster",
+    )
     assert resolution.reason == CRD_NOT_FOUND and resolution.projected is None
-    assert resolution.problems[0].message == ("the CustomResourceDefinition for kind 'Certificate' in group "
-                                              "'cert-manager.io' on the service cluster is being deleted")
+    assert resolution.problems[0].message == (
+        "the CustomResourceDefinition for kind 'Certificate' in group "
+        "'cert-manager.io' on the service cluster is being deleted"
+    )
 
 
 def test_an_invalid_spec_reports_the_parser_problems_and_no_crd_is_needed() -> None:
@@ -91,8 +103,9 @@ def test_an_invalid_spec_reports_the_parser_problems_and_no_crd_is_needed() -> N
 def test_a_crd_that_cannot_be_projected_as_asked_reports_why() -> None:
     crd, manifest = _load("crd-certificates.yaml"), copy.deepcopy(_load("publishedresource.yaml"))
     manifest["spec"]["resource"]["version"] = "v9"  # the CRD serves no such version
-    resolution = resolve(parsed=parse_published_resource(manifest), crd=crd, api_group=API_GROUP,
-                         crds_from="among the inputs")
+    resolution = resolve(
+        parsed=parse_published_resource(manifest), crd=crd, api_group=API_GROUP, crds_from="among the inputs"
+    )
     assert resolution.reason == INVALID_PROJECTION and resolution.projected is None
     assert resolution.published is not None
     assert any("v9" in problem.message for problem in resolution.problems), resolution.problems

@@ -45,7 +45,8 @@ def test_a_catastrophic_pattern_on_a_long_value_gives_its_result(pattern: str, v
     ],
 )
 def test_replacements_use_the_documented_backslash_syntax(
-        pattern: str, replacement: str, value: str, expected: str) -> None:
+    pattern: str, replacement: str, value: str, expected: str
+) -> None:
     assert rewrite(RegexRule(pattern=pattern, replacement=replacement), value, field=FIELD) == expected
 
 
@@ -74,8 +75,9 @@ def test_patterns_have_go_semantics(pattern: str, value: str, expected: str) -> 
 )
 def test_a_pattern_re2_rejects_is_a_problem_on_the_pattern_field(pattern: str, reason: str) -> None:
     problem = compile_rule(RegexRule(pattern=pattern, replacement="x"), field=FIELD)
-    assert problem == Problem(field=f"{FIELD}.pattern",
-                              message=f'"{pattern}" is not a valid RE2 regular expression: {reason}')
+    assert problem == Problem(
+        field=f"{FIELD}.pattern", message=f'"{pattern}" is not a valid RE2 regular expression: {reason}'
+    )
 
 
 def test_rewriting_with_a_rejected_pattern_is_the_same_problem() -> None:
@@ -103,13 +105,16 @@ def test_rewriting_with_a_rejected_pattern_is_the_same_problem() -> None:
     ],
 )
 def test_replacements_are_parsed_into_text_and_groups_or_say_what_is_wrong(
-        replacement: str, groups: int, names: dict[str, int], expected: object) -> None:
+    replacement: str, groups: int, names: dict[str, int], expected: object
+) -> None:
     assert parse_replacement(replacement, groups=groups, names=names) == expected
 
 
 def test_a_go_style_group_reference_says_what_to_write_instead() -> None:
     problem = compile_rule(RegexRule(pattern="^(.*)$", replacement="$1-ca"), field=FIELD)
-    assert problem == Problem(field=f"{FIELD}.replacement", message=r'"$1-ca" refers to a group as $1; write \1 instead')
+    assert problem == Problem(
+        field=f"{FIELD}.replacement", message=r'"$1-ca" refers to a group as $1; write \1 instead'
+    )
 
 
 def test_values_up_to_the_length_bound_are_rewritten_and_longer_ones_are_a_problem() -> None:

@@ -14,16 +14,27 @@ import yaml
 from typer.testing import CliRunner
 
 from servlet.app.cli import app
-from servlet.app.daemon import DaemonConfig
+from servlet.app.daemon_config import DaemonConfig
 from servlet.app.observability.probes import Address
 from servlet.app.run_command import build_config
 
 GOOD: dict[str, Any] = {
-    "kubeconfig": None, "kcp_kubeconfig": "/etc/servlet/kcp.kubeconfig", "name": "tom",
-    "api_group": "certificates.example.corp", "apiexport": None, "namespace": "kdp-system",
-    "leader_election": True, "published_resource_selector": None, "metrics_address": ":8080",
-    "health_address": "127.0.0.1:8081", "delete_orphans": False, "lease_duration": 15.0,
-    "lease_renew_deadline": 10.0, "lease_retry_period": 2.0, "resync_period": 600.0, "sync_workers": 4,
+    "kubeconfig": None,
+    "kcp_kubeconfig": "/etc/servlet/kcp.kubeconfig",
+    "name": "tom",
+    "api_group": "certificates.example.corp",
+    "apiexport": None,
+    "namespace": "kdp-system",
+    "leader_election": True,
+    "published_resource_selector": None,
+    "metrics_address": ":8080",
+    "health_address": "127.0.0.1:8081",
+    "delete_orphans": False,
+    "lease_duration": 15.0,
+    "lease_renew_deadline": 10.0,
+    "lease_retry_period": 2.0,
+    "resync_period": 600.0,
+    "sync_workers": 4,
 }
 
 
@@ -48,19 +59,23 @@ def test_a_resync_period_of_zero_turns_periodic_resyncs_off() -> None:
     assert isinstance(config, DaemonConfig) and config.resync_period is None
 
 
-@pytest.mark.parametrize("change, flag", [
-    ({"name": "Tom"}, "--name"),
-    ({"api_group": "nodots"}, "--api-group"),
-    ({"kcp_kubeconfig": ""}, "--kcp-kubeconfig"),
-    ({"apiexport": "Not A Name"}, "--apiexport"),
-    ({"namespace": "kdp_system"}, "--namespace"),
-    ({"published_resource_selector": "env in prod"}, "--published-resource-selector"),
-    ({"metrics_address": "8080"}, "--metrics-address"),
-    ({"health_address": "localhost:http"}, "--health-address"),
-    ({"lease_renew_deadline": 20.0}, "--lease-renew-deadline"),
-    ({"resync_period": -1.0}, "--resync-period"),
-    ({"sync_workers": 0}, "--sync-workers"),
-], ids=lambda value: value if isinstance(value, str) else "")
+@pytest.mark.parametrize(
+    "change, flag",
+    [
+        ({"name": "Tom"}, "--name"),
+        ({"api_group": "nodots"}, "--api-group"),
+        ({"kcp_kubeconfig": ""}, "--kcp-kubeconfig"),
+        ({"apiexport": "Not A Name"}, "--apiexport"),
+        ({"namespace": "kdp_system"}, "--namespace"),
+        ({"published_resource_selector": "env in prod"}, "--published-resource-selector"),
+        ({"metrics_address": "8080"}, "--metrics-address"),
+        ({"health_address": "localhost:http"}, "--health-address"),
+        ({"lease_renew_deadline": 20.0}, "--lease-renew-deadline"),
+        ({"resync_period": -1.0}, "--resync-period"),
+        ({"sync_workers": 0}, "--sync-workers"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
 def test_each_bad_flag_is_reported_by_name(change: dict[str, Any], flag: str) -> None:
     problems = build_config(**{**GOOD, **change})
     assert isinstance(problems, list) and len(problems) == 1, problems
@@ -89,27 +104,39 @@ def cli() -> Iterator[CliRunner]:
 
 
 def _kubeconfig(path: Path, server: str) -> Path:
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": server}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "c",
+                "clusters": [{"name": "c", "cluster": {"server": server}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+            }
+        )
+    )
     return path
 
 
 BASE_ARGS = ["run", "--name", "tom", "--api-group", "certificates.example.corp", "--kcp-kubeconfig", "kcp.yaml"]
 
 
-@pytest.mark.parametrize("args, env, flag", [
-    (["--name", "Tom_Invalid"], {}, "--name"),
-    (["--log-format", "xml"], {}, "--log-format"),
-    (["--metrics-address", "nowhere"], {}, "--metrics-address"),
-    (["--lease-duration", "soon"], {}, "--lease-duration"),
-    ([], {"SERVLET_HEALTH_ADDRESS": "[::1]8081"}, "--health-address"),
-    ([], {"SERVLET_PUBLISHED_RESOURCE_SELECTOR": "a in b"}, "--published-resource-selector"),
-], ids=["name", "log-format", "metrics-address", "lease-duration", "env-health-address", "env-selector"])
+@pytest.mark.parametrize(
+    "args, env, flag",
+    [
+        (["--name", "Tom_Invalid"], {}, "--name"),
+        (["--log-format", "xml"], {}, "--log-format"),
+        (["--metrics-address", "nowhere"], {}, "--metrics-address"),
+        (["--lease-duration", "soon"], {}, "--lease-duration"),
+        ([], {"SERVLET_HEALTH_ADDRESS": "[::1]8081"}, "--health-address"),
+        ([], {"SERVLET_PUBLISHED_RESOURCE_SELECTOR": "a in b"}, "--published-resource-selector"),
+    ],
+    ids=["name", "log-format", "metrics-address", "lease-duration", "env-health-address", "env-selector"],
+)
 def test_bad_flags_and_environment_values_exit_2_naming_the_flag(
-        cli: CliRunner, args: list[str], env: dict[str, str], flag: str) -> None:
+    cli: CliRunner, args: list[str], env: dict[str, str], flag: str
+) -> None:
     result = cli.invoke(app, [*BASE_ARGS, *args], env=env)
     assert result.exit_code == 2, result.output
     assert flag in result.output, result.output
@@ -123,13 +150,19 @@ def test_a_missing_required_flag_exits_2_naming_it(cli: CliRunner) -> None:
 
 
 def test_flags_come_from_the_environment_and_a_kcp_kubeconfig_outside_a_workspace_exits_1(
-        cli: CliRunner, tmp_path: Path) -> None:
+    cli: CliRunner, tmp_path: Path
+) -> None:
     kcp = _kubeconfig(tmp_path / "kcp.yaml", "https://kcp.example.test:6443")
     service = _kubeconfig(tmp_path / "service.yaml", "https://service.example.test:6443")
-    env = {"SERVLET_NAME": "tom", "SERVLET_API_GROUP": "certificates.example.corp",
-           "SERVLET_KCP_KUBECONFIG": str(kcp), "SERVLET_KUBECONFIG": str(service),
-           "SERVLET_METRICS_ADDRESS": "127.0.0.1:0", "SERVLET_HEALTH_ADDRESS": "127.0.0.1:0",
-           "SERVLET_LOG_FORMAT": "console"}
+    env = {
+        "SERVLET_NAME": "tom",
+        "SERVLET_API_GROUP": "certificates.example.corp",
+        "SERVLET_KCP_KUBECONFIG": str(kcp),
+        "SERVLET_KUBECONFIG": str(service),
+        "SERVLET_METRICS_ADDRESS": "127.0.0.1:0",
+        "SERVLET_HEALTH_ADDRESS": "127.0.0.1:0",
+        "SERVLET_LOG_FORMAT": "console",
+    }
     result = cli.invoke(app, ["run"], env=env)
     assert result.exit_code == 1, result.output
     assert "--kcp-kubeconfig must point into a kcp workspace" in result.output
@@ -137,7 +170,13 @@ def test_flags_come_from_the_environment_and_a_kcp_kubeconfig_outside_a_workspac
 
 
 def test_python_dash_m_runs_the_command_line() -> None:
-    result = subprocess.run([sys.executable, "-m", "servlet.app", "run", "--help"], capture_output=True, text=True,
-                            timeout=60, check=False, env={"COLUMNS": "200", "PATH": ""})
+    result = subprocess.run(
+        [sys.executable, "-m", "servlet.app", "run", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"COLUMNS": "200", "PATH": ""},
+    )
     assert result.returncode == 0, result.stderr
     assert "SERVLET_KCP_KUBECONFIG" in result.stdout and "--delete-orphans" in result.stdout

@@ -64,12 +64,14 @@ def test_a_conflict_takes_off_a_finalizer_an_earlier_attempt_left() -> None:
 
 @pytest.mark.parametrize("order", [("default", "other"), ("other", "default")])
 def test_two_fresh_objects_on_one_local_name_the_first_by_key_gets_it_whatever_the_order(
-        order: tuple[str, str]) -> None:
+    order: tuple[str, str],
+) -> None:
     context = make_context(naming=Naming(namespace="$remoteClusterName", name="$remoteName"))
     remotes = [make_remote(name="twin", namespace=namespace, finalizers=()) for namespace in order]
 
-    plans = {plan.remote.namespace: plan for plan in plan_world(contexts=[context], remote_objects=remotes,
-                                                                  local_objects=[])}
+    plans = {
+        plan.remote.namespace: plan for plan in plan_world(contexts=[context], remote_objects=remotes, local_objects=[])
+    }
 
     assert types(plans["default"]) == ["addFinalizer", "createNamespace", "create"]
     assert set(types(plans["other"])) == {"conflict"}, "the second object writes nothing, not even a finalizer"
@@ -77,8 +79,9 @@ def test_two_fresh_objects_on_one_local_name_the_first_by_key_gets_it_whatever_t
 
 def test_a_freed_name_goes_to_the_object_that_waited_for_it() -> None:
     context = make_context(naming=Naming(namespace="$remoteClusterName", name="$remoteName"))
-    world = World(remote=[make_remote(name="twin", namespace=namespace, finalizers=())
-                          for namespace in ("default", "other")])
+    world = World(
+        remote=[make_remote(name="twin", namespace=namespace, finalizers=()) for namespace in ("default", "other")]
+    )
     settle(world, [context])
     first = world.listed(Side.REMOTE)[0]
     world.remove(Side.REMOTE, first)  # the tenant deletes the winner: its copy goes, then its finalizer
@@ -110,13 +113,27 @@ def test_copies_of_another_projection_of_a_recreated_published_resource_are_no_o
     old, new = _twin("Zertifikat", "zertifikate"), _twin("Certificate", "certificates")
     copy_of_old = created_local(old, make_remote())
 
-    assert find_orphans(servlet_name="tom", remote_resource=new.projected.remote, local_objects=[copy_of_old],
-                        remote_keys=[]) == ()
-    assert [orphan.local.name for orphan in find_orphans(
-        servlet_name="tom", remote_resource=old.projected.remote, local_objects=[copy_of_old], remote_keys=[])] == [
-        copy_of_old["metadata"]["name"]], "a copy of this resource whose remote object is gone is an orphan"
-    assert find_orphans(servlet_name="tom", remote_resource=old.projected.remote, local_objects=[copy_of_old],
-                        remote_keys=[RemoteKey(CLUSTER, "prod", "api")]) == ()
+    assert (
+        find_orphans(
+            servlet_name="tom", remote_resource=new.projected.remote, local_objects=[copy_of_old], remote_keys=[]
+        )
+        == ()
+    )
+    assert [
+        orphan.local.name
+        for orphan in find_orphans(
+            servlet_name="tom", remote_resource=old.projected.remote, local_objects=[copy_of_old], remote_keys=[]
+        )
+    ] == [copy_of_old["metadata"]["name"]], "a copy of this resource whose remote object is gone is an orphan"
+    assert (
+        find_orphans(
+            servlet_name="tom",
+            remote_resource=old.projected.remote,
+            local_objects=[copy_of_old],
+            remote_keys=[RemoteKey(CLUSTER, "prod", "api")],
+        )
+        == ()
+    )
 
 
 def test_a_removed_link_annotation_is_restored_on_the_next_reconcile() -> None:
@@ -143,8 +160,9 @@ def test_a_copy_someone_else_is_deleting_is_left_alone_until_gone_then_created_a
     (plan,) = settle(world, [context])
     assert types(plan) == [] and "being deleted" in plan.waiting, "no content patch into a copy in deletion"
 
-    world.objects = {key: obj for key, obj in world.objects.items()
-                     if not (key[0] is Side.LOCAL and key[2] == "Certificate")}  # its finalizer went
+    world.objects = {
+        key: obj for key, obj in world.objects.items() if not (key[0] is Side.LOCAL and key[2] == "Certificate")
+    }  # its finalizer went
     (plan,) = settle(world, [context])
     assert types(plan) == ["create"]
 
@@ -181,8 +199,16 @@ def test_plans_are_prefix_closed_on_the_example_states() -> None:
             after = world.copy()
             for action in whole.actions[:cut]:
                 after.apply(action)
-            current = after.get((Side.REMOTE, remote["apiVersion"], remote["kind"], CLUSTER,
-                                 remote["metadata"]["namespace"], remote["metadata"]["name"]))
+            current = after.get(
+                (
+                    Side.REMOTE,
+                    remote["apiVersion"],
+                    remote["kind"],
+                    CLUSTER,
+                    remote["metadata"]["namespace"],
+                    remote["metadata"]["name"],
+                )
+            )
             assert current is not None
             rest = plan_once(after, context, current)
             assert types(rest) == types(whole)[cut:], f"after {types(whole)[:cut]}"
@@ -214,8 +240,9 @@ def test_a_name_taken_between_two_rounds_of_reads_is_not_given_twice() -> None:
     # winner's copy after the round that found the name free, before the round that reads the
     # copies of the earlier contender.
     context = make_context(naming=Naming(namespace="$remoteClusterName", name="$remoteName"))
-    before = World(remote=[make_remote(name="twin", namespace=namespace, finalizers=())
-                           for namespace in ("default", "other")])
+    before = World(
+        remote=[make_remote(name="twin", namespace=namespace, finalizers=()) for namespace in ("default", "other")]
+    )
     after = before.copy()
     settle(after, [context])  # the first by key, twin in default, got the name and its copy
     second = next(remote for remote in before.listed(Side.REMOTE) if remote["metadata"]["namespace"] == "other")

@@ -41,18 +41,30 @@ def test_one_without_a_timestamp_counts_as_the_newest() -> None:
 
 
 def test_every_loser_names_the_one_keeper_of_its_own_schema() -> None:
-    claims = [SchemaClaim("w1", WIDGETS, MONDAY), SchemaClaim("w2", WIDGETS, TUESDAY),
-              SchemaClaim("w3", WIDGETS, TUESDAY), SchemaClaim("g2", GADGETS, TUESDAY),
-              SchemaClaim("g1", GADGETS, MONDAY)]
+    claims = [
+        SchemaClaim("w1", WIDGETS, MONDAY),
+        SchemaClaim("w2", WIDGETS, TUESDAY),
+        SchemaClaim("w3", WIDGETS, TUESDAY),
+        SchemaClaim("g2", GADGETS, TUESDAY),
+        SchemaClaim("g1", GADGETS, MONDAY),
+    ]
     assert schema_taken_by(claims) == {"w2": "w1", "w3": "w1", "g2": "g1"}
 
 
-CLAIMS = (SchemaClaim("c", WIDGETS, TUESDAY), SchemaClaim("b", WIDGETS, MONDAY), SchemaClaim("a", WIDGETS, TUESDAY),
-          SchemaClaim("d", WIDGETS), SchemaClaim("e", GADGETS))
+CLAIMS = (
+    SchemaClaim("c", WIDGETS, TUESDAY),
+    SchemaClaim("b", WIDGETS, MONDAY),
+    SchemaClaim("a", WIDGETS, TUESDAY),
+    SchemaClaim("d", WIDGETS),
+    SchemaClaim("e", GADGETS),
+)
 
 
-@pytest.mark.parametrize("order", list(itertools.permutations(CLAIMS)), ids=lambda order: "".join(
-    claim.published_resource for claim in order))
+@pytest.mark.parametrize(
+    "order",
+    list(itertools.permutations(CLAIMS)),
+    ids=lambda order: "".join(claim.published_resource for claim in order),
+)
 def test_the_order_the_claims_arrive_in_changes_nothing(order: tuple[SchemaClaim, ...]) -> None:
     assert schema_taken_by(order) == {"a": "b", "c": "b", "d": "b"}
 

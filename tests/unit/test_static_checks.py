@@ -24,9 +24,18 @@ def test_mypy_strict_passes_on_all_packages(tmp_path: Path) -> None:
 
 def test_import_contracts_hold() -> None:
     result = subprocess.run(
-        [sys.executable, "-c", "from importlinter.cli import lint_imports_command; lint_imports_command()",
-         "--config", str(REPO / "pyproject.toml"), "--no-cache"],
-        cwd=REPO, capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-c",
+            "from importlinter.cli import lint_imports_command; lint_imports_command()",
+            "--config",
+            str(REPO / "pyproject.toml"),
+            "--no-cache",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout
@@ -46,9 +55,23 @@ def test_core_module_calls_no_impure_builtin(module: Path) -> None:
 def test_ruff_finds_nothing_with_the_repositorys_rules() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "--no-cache", str(REPO)],
-        cwd=REPO, capture_output=True, text=True, check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_leaves_every_file_as_it_is() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "--no-cache", str(REPO)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, "run `.venv/bin/ruff format .`:\n" + result.stdout + result.stderr
 
 
 def test_the_pre_commit_hooks_are_these_checks_run_from_the_repositorys_own_venv() -> None:
@@ -56,6 +79,11 @@ def test_the_pre_commit_hooks_are_these_checks_run_from_the_repositorys_own_venv
     assert [repo["repo"] for repo in config["repos"]] == ["local"], "a hook fetched from elsewhere"
     entries = [hook["entry"] for repo in config["repos"] for hook in repo["hooks"]]
     assert all(entry.startswith(".venv/bin/") for entry in entries), entries
-    for check in ("-m ruff check --no-cache", "-m tests.typecheck", "lint-imports --config pyproject.toml --no-cache",
-                  "-k calls_no_impure_builtin"):
+    for check in (
+        "-m ruff check --no-cache",
+        "-m ruff format --check --no-cache",
+        "-m tests.typecheck",
+        "lint-imports --config pyproject.toml --no-cache",
+        "-k calls_no_impure_builtin",
+    ):
         assert any(check in entry for entry in entries), f"no pre-commit hook runs `{check}`"

@@ -49,11 +49,17 @@ def test_sha3sum_is_the_hex_sha3_256_of_the_text() -> None:
     assert rendered("{{ .ClusterName | sha3sum }}") == sha3("testcluster")
 
 
-@pytest.mark.parametrize(("source", "length"), [
-    ("{{ sha3short .ClusterName }}", 20), ("{{ .ClusterName | sha3short }}", 20),
-    ("{{ sha3short .ClusterName 8 }}", 8), ("{{ sha3short .ClusterName 1 }}", 1),
-    ("{{ sha3short .ClusterName 64 }}", 64), ("{{ sha3short .ClusterName 500 }}", 64),
-])
+@pytest.mark.parametrize(
+    ("source", "length"),
+    [
+        ("{{ sha3short .ClusterName }}", 20),
+        ("{{ .ClusterName | sha3short }}", 20),
+        ("{{ sha3short .ClusterName 8 }}", 8),
+        ("{{ sha3short .ClusterName 1 }}", 1),
+        ("{{ sha3short .ClusterName 64 }}", 64),
+        ("{{ sha3short .ClusterName 500 }}", 64),
+    ],
+)
 def test_sha3short_is_a_prefix_of_sha3sum_of_the_asked_length(source: str, length: int) -> None:
     assert rendered(source) == sha3("testcluster")[:length]
 
@@ -75,40 +81,46 @@ def test_sha256sum_is_the_hex_sha256_of_the_text() -> None:
     assert rendered("{{ sha256sum .ClusterName }}") == hashlib.sha256(b"testcluster").hexdigest()
 
 
-@pytest.mark.parametrize(("source", "expected"), [
-    ("{{ .Object.metadata.labels.team | lower }}", "payments"),
-    ("{{ upper .ClusterName }}", "TESTCLUSTER"),
-    ("x{{ .Object.spec.image | trim }}x", "xubuntu:latestx"),
-    ("{{ trunc 4 .ClusterName }}", "test"),
-    ("{{ .ClusterName | trunc 4 }}", "test"),
-    ("{{ .ClusterName | trunc -7 }}", "cluster"),
-    ("{{ .ClusterName | trunc 50 }}", "testcluster"),
-    ("{{ .ClusterName | trunc -50 }}", "testcluster"),
-    ("{{ .ClusterPath | replace \":\" \"-\" }}", "root-org-team"),
-    ("{{ replace \"t\" \"\" .ClusterName }}", "escluser"),
-    ("{{ .Object.metadata.labels.owner | default \"nobody\" }}", "nobody"),
-    ("{{ default \"nobody\" .Object.metadata.labels.team }}", "Payments"),
-    ("{{ .Object.spec.nothing | default \"x\" }}", "x"),
-    ("{{ .Object.spec.paused | default \"x\" }}", "x"),
-    ("{{ .Object.does.not.exist | default \"x\" }}", "x"),
-    ("{{ .Object.spec.replicas | default 1 }}", "3"),
-    ('{{ printf "%s-%s" .ClusterName .Object.metadata.name }}', "testcluster-objname"),
-    ('{{ printf "%d%%" .Object.spec.replicas }}', "3%"),
-    ('{{ .Object.metadata.name | printf "%v-x" }}', "objname-x"),
-    ('{{ printf "%s-%s" (.ClusterName | upper) (sha3short .ClusterName 4) }}', f"TESTCLUSTER-{sha3('testcluster')[:4]}"),
-])
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("{{ .Object.metadata.labels.team | lower }}", "payments"),
+        ("{{ upper .ClusterName }}", "TESTCLUSTER"),
+        ("x{{ .Object.spec.image | trim }}x", "xubuntu:latestx"),
+        ("{{ trunc 4 .ClusterName }}", "test"),
+        ("{{ .ClusterName | trunc 4 }}", "test"),
+        ("{{ .ClusterName | trunc -7 }}", "cluster"),
+        ("{{ .ClusterName | trunc 50 }}", "testcluster"),
+        ("{{ .ClusterName | trunc -50 }}", "testcluster"),
+        ('{{ .ClusterPath | replace ":" "-" }}', "root-org-team"),
+        ('{{ replace "t" "" .ClusterName }}', "escluser"),
+        ('{{ .Object.metadata.labels.owner | default "nobody" }}', "nobody"),
+        ('{{ default "nobody" .Object.metadata.labels.team }}', "Payments"),
+        ('{{ .Object.spec.nothing | default "x" }}', "x"),
+        ('{{ .Object.spec.paused | default "x" }}', "x"),
+        ('{{ .Object.does.not.exist | default "x" }}', "x"),
+        ("{{ .Object.spec.replicas | default 1 }}", "3"),
+        ('{{ printf "%s-%s" .ClusterName .Object.metadata.name }}', "testcluster-objname"),
+        ('{{ printf "%d%%" .Object.spec.replicas }}', "3%"),
+        ('{{ .Object.metadata.name | printf "%v-x" }}', "objname-x"),
+        (
+            '{{ printf "%s-%s" (.ClusterName | upper) (sha3short .ClusterName 4) }}',
+            f"TESTCLUSTER-{sha3('testcluster')[:4]}",
+        ),
+    ],
+)
 def test_each_function_computes_what_sprig_does(source: str, expected: str) -> None:
     assert rendered(source) == expected
 
 
 def test_a_pipeline_hands_its_value_to_the_next_function_as_the_last_argument() -> None:
-    assert rendered("{{ .ClusterName | replace \"test\" \"prod\" | upper | trunc 6 }}") == "PRODCL"
+    assert rendered('{{ .ClusterName | replace "test" "prod" | upper | trunc 6 }}') == "PRODCL"
     assert "argument 1 must be a string, not 8" in refused("{{ .ClusterName | sha3short 8 }}")
 
 
 def test_text_around_actions_is_kept_and_the_whole_output_trimmed_like_the_peer() -> None:
     assert rendered("  app-{{ .ClusterName }}.{{ .Object.metadata.name }}\n") == "app-testcluster.objname"
-    assert rendered("a {{- \" b \" -}} c") == "a b c"
+    assert rendered('a {{- " b " -}} c') == "a b c"
     assert rendered("a{{/* why */}}b") == "ab"
     assert rendered('{{ "}}" | trunc 1 }}') == "}"
 
@@ -125,41 +137,47 @@ def test_parentheses_may_nest_eight_deep() -> None:
     assert rendered("{{ lower " + "(lower " * 8 + ".ClusterName" + ")" * 8 + " }}") == "testcluster"
 
 
-@pytest.mark.parametrize(("source", "message"), [
-    ("{{ .Nope }}", "unknown field .Nope (known: .Object, .ClusterName, .ClusterPath)"),
-    ("{{ .ClusterName.first }}", ".ClusterName is a string and has no fields"),
-    ("{{ nope .ClusterName }}", "unknown function 'nope'"),
-    ("{{ .ClusterName | b64enc }}", "unknown function 'b64enc'"),
-    ("{{ if .ClusterName }}x{{ end }}", "'if' is not supported"),
-    ("{{ index .Object \"metadata\" }}", "'index' is not supported"),
-    ("{{ $name := .ClusterName }}", "variables are not supported"),
-    ("{{ .ClusterName", "unclosed action"),
-    ("{{ }}", "empty action"),
-    ("{{ lower }}", "lower takes 1 argument(s), got 0"),
-    ("{{ lower .ClusterName .ClusterPath }}", "lower takes 1 argument(s), got 2"),
-    ("{{ sha3short .ClusterName 8 9 }}", "sha3short takes 1 to 2 argument(s), got 3"),
-    ("{{ trunc \"4\" .ClusterName }}", "argument 1 must be a number"),
-    ("{{ .ClusterName \"x\" }}", "only a function takes arguments"),
-    ("{{ \"x\" | .ClusterName }}", "only a function can take a piped value"),
-    ("{{ printf .ClusterName }}", "format as a string constant"),
-    ('{{ printf "%s-%s" .ClusterName }}', "2 verb(s) for 1 value(s)"),
-    ('{{ printf "%x" .ClusterName }}', "not %x"),
-    ('{{ printf "50%" }}', "a lone %"),
-    ('{{ "\\q" }}', "unsupported escape"),
-    ("{{ trunc 9223372036854775808 .ClusterName }}", "out of range"),
-    ("{{ trunc " + "9" * 5000 + " .ClusterName }}", "out of range"),
-    ("{{ lower " + "(lower " * 9 + ".ClusterName" + ")" * 9 + " }}", "deeper than 8"),
-])
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("{{ .Nope }}", "unknown field .Nope (known: .Object, .ClusterName, .ClusterPath)"),
+        ("{{ .ClusterName.first }}", ".ClusterName is a string and has no fields"),
+        ("{{ nope .ClusterName }}", "unknown function 'nope'"),
+        ("{{ .ClusterName | b64enc }}", "unknown function 'b64enc'"),
+        ("{{ if .ClusterName }}x{{ end }}", "'if' is not supported"),
+        ('{{ index .Object "metadata" }}', "'index' is not supported"),
+        ("{{ $name := .ClusterName }}", "variables are not supported"),
+        ("{{ .ClusterName", "unclosed action"),
+        ("{{ }}", "empty action"),
+        ("{{ lower }}", "lower takes 1 argument(s), got 0"),
+        ("{{ lower .ClusterName .ClusterPath }}", "lower takes 1 argument(s), got 2"),
+        ("{{ sha3short .ClusterName 8 9 }}", "sha3short takes 1 to 2 argument(s), got 3"),
+        ('{{ trunc "4" .ClusterName }}', "argument 1 must be a number"),
+        ('{{ .ClusterName "x" }}', "only a function takes arguments"),
+        ('{{ "x" | .ClusterName }}', "only a function can take a piped value"),
+        ("{{ printf .ClusterName }}", "format as a string constant"),
+        ('{{ printf "%s-%s" .ClusterName }}', "2 verb(s) for 1 value(s)"),
+        ('{{ printf "%x" .ClusterName }}', "not %x"),
+        ('{{ printf "50%" }}', "a lone %"),
+        ('{{ "\\q" }}', "unsupported escape"),
+        ("{{ trunc 9223372036854775808 .ClusterName }}", "out of range"),
+        ("{{ trunc " + "9" * 5000 + " .ClusterName }}", "out of range"),
+        ("{{ lower " + "(lower " * 9 + ".ClusterName" + ")" * 9 + " }}", "deeper than 8"),
+    ],
+)
 def test_what_cannot_work_is_refused_when_parsed(source: str, message: str) -> None:
     assert message in refused(source)
 
 
-@pytest.mark.parametrize(("source", "message"), [
-    ("{{ .Object.metadata.namespace.x }}", "cannot read .x of .Object.metadata.namespace"),
-    ("{{ .Object.spec.replicas | lower }}", "argument 1 must be a string, not int 3"),
-    ("{{ .Object.metadata.missing | sha3sum }}", "must be a string, not a missing field"),
-    ('{{ printf "%d" .ClusterName }}', "%d needs a number"),
-])
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("{{ .Object.metadata.namespace.x }}", "cannot read .x of .Object.metadata.namespace"),
+        ("{{ .Object.spec.replicas | lower }}", "argument 1 must be a string, not int 3"),
+        ("{{ .Object.metadata.missing | sha3sum }}", "must be a string, not a missing field"),
+        ('{{ printf "%d" .ClusterName }}', "%d needs a number"),
+    ],
+)
 def test_a_value_of_the_wrong_type_fails_evaluation_as_in_go(source: str, message: str) -> None:
     assert message in failed(source)
 

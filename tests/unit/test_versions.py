@@ -12,31 +12,46 @@ from servlet.core.versions import by_version_priority
 
 GROUP = "widgets.example.corp"
 SCHEMA_V1 = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "string"}}}}}
-SCHEMA_V2 = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
-    "size": {"type": "string"}, "colour": {"type": "string"}}}}}
+SCHEMA_V2 = {
+    "type": "object",
+    "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "string"}, "colour": {"type": "string"}}}
+    },
+}
 
 
-def _version(name: str, *, served: bool = True, storage: bool = False, schema: Any = None,
-             **extra: Any) -> dict[str, Any]:
-    return {"name": name, "served": served, "storage": storage,
-            "schema": {"openAPIV3Schema": schema or SCHEMA_V1}, **extra}
+def _version(
+    name: str, *, served: bool = True, storage: bool = False, schema: Any = None, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "served": served,
+        "storage": storage,
+        "schema": {"openAPIV3Schema": schema or SCHEMA_V1},
+        **extra,
+    }
 
 
 def _crd(*versions: dict[str, Any]) -> dict[str, Any]:
     return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.io"},
-        "spec": {"group": "example.io", "scope": "Namespaced",
-                 "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget"},
-                 "versions": list(versions)},
+        "spec": {
+            "group": "example.io",
+            "scope": "Namespaced",
+            "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget"},
+            "versions": list(versions),
+        },
     }
 
 
 V1_V2 = _crd(_version("v1", storage=True), _version("v2", schema=SCHEMA_V2))
 
 
-def _published(*, version: str | None = None, versions: tuple[str, ...] | None = None,
-               projection: Projection = Projection()) -> PublishedResource:
+def _published(
+    *, version: str | None = None, versions: tuple[str, ...] | None = None, projection: Projection = Projection()
+) -> PublishedResource:
     source = SourceResource(api_group="example.io", kind="Widget", version=version, versions=versions)
     return PublishedResource(name="widgets", spec=PublishedResourceSpec(resource=source, projection=projection))
 
@@ -59,16 +74,42 @@ def _served(projected: Projected) -> list[tuple[str, bool]]:
 
 # -- Kubernetes' version order ----------------------------------------------------------------
 
+
 def test_versions_sort_ga_then_beta_then_alpha_then_other_names_alphabetically() -> None:
-    shuffled = ["foo10", "v1alpha1", "v11alpha2", "v2", "v1beta1", "v10beta3", "v1", "v12alpha1",
-                "foo1", "v11beta2", "v3beta1", "v1gamma1", "v10"]
+    shuffled = [
+        "foo10",
+        "v1alpha1",
+        "v11alpha2",
+        "v2",
+        "v1beta1",
+        "v10beta3",
+        "v1",
+        "v12alpha1",
+        "foo1",
+        "v11beta2",
+        "v3beta1",
+        "v1gamma1",
+        "v10",
+    ]
     assert by_version_priority(shuffled) == [
-        "v10", "v2", "v1", "v11beta2", "v10beta3", "v3beta1", "v1beta1", "v12alpha1", "v11alpha2", "v1alpha1",
-        "foo1", "foo10", "v1gamma1",
+        "v10",
+        "v2",
+        "v1",
+        "v11beta2",
+        "v10beta3",
+        "v3beta1",
+        "v1beta1",
+        "v12alpha1",
+        "v11alpha2",
+        "v1alpha1",
+        "foo1",
+        "foo10",
+        "v1gamma1",
     ]
 
 
 # -- selection ----------------------------------------------------------------------------------
+
 
 def test_listed_versions_are_published_in_kubernetes_order_whatever_the_list_order() -> None:
     one_way = _project(V1_V2, _published(versions=("v1", "v2")))
@@ -96,11 +137,14 @@ def test_the_one_version_forms_publish_one_version_without_conversion() -> None:
         projected = _project(V1_V2, published)
         assert _served(projected) == [("v1", True)]
         assert "conversion" not in projected.schema_spec
-    assert (_project(V1_V2, _published(versions=("v1",))).schema_name
-            == _project(V1_V2, _published(version="v1")).schema_name)
+    assert (
+        _project(V1_V2, _published(versions=("v1",))).schema_name
+        == _project(V1_V2, _published(version="v1")).schema_name
+    )
 
 
 # -- storage and the versions the sync uses -----------------------------------------------------
+
 
 def test_the_crds_storage_version_stays_the_storage_version_and_both_sides_sync_in_it() -> None:
     projected = _project(V1_V2, _published(versions=("v2", "v1"), projection=Projection(versions={"v1": "v1beta1"})))
@@ -124,6 +168,7 @@ def test_the_status_subresource_is_that_of_the_stored_version() -> None:
 
 # -- renaming ------------------------------------------------------------------------------------
 
+
 def test_renamed_versions_are_sorted_by_their_kcp_names() -> None:
     projected = _project(V1_V2, _published(versions=(), projection=Projection(versions={"v2": "v1alpha1"})))
     assert projected.remote_versions == ("v1", "v1alpha1")
@@ -137,28 +182,63 @@ def test_a_rename_map_on_one_version_names_the_same_schema_as_the_one_version_re
 
 # -- problems -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("crd", "published", "expected"), [
-    (V1_V2, _published(versions=("v2", "v3")),
-     ["spec.resource.versions[1]: the CRD has no version 'v3' (it has: v1, v2)"]),
-    (_crd(_version("v1", storage=True), _version("v2", served=False)), _published(versions=("v1", "v2")),
-     ["spec.resource.versions[1]: the CRD does not serve version 'v2'"]),
-    (_crd(_version("v1", served=False, storage=True)), _published(versions=()),
-     ["spec.resource.versions: is empty, which publishes every served version, but the CRD serves none "
-      "(it has: v1)"]),
-    (V1_V2, _published(versions=("v1", "v2"), projection=Projection(version="v1beta1")),
-     ["spec.projection.version: renames one version, but 2 are published (v1, v2); rename them with "
-      "spec.projection.versions"]),
-    (V1_V2, _published(versions=("v2",), projection=Projection(versions={"v1": "v1beta1"})),
-     ["spec.projection.versions.v1: the CRD version 'v1' is not published (published: v2)"]),
-    (V1_V2, _published(versions=("v1", "v2"), projection=Projection(versions={"v1": "v2"})),
-     ["spec.projection.versions: 'v2' would name both the CRD's 'v1' and 'v2' in kcp; versions in kcp must be "
-      "unique"]),
-    (_crd(_version("v1", storage=True), _version("version2")), _published(versions=()),
-     ["spec.projection.versions: the CRD's version 'version2' is not a version name kcp accepts "
-      "(like v1, v1alpha1 or v2beta3); rename it here"]),
-])
+
+@pytest.mark.parametrize(
+    ("crd", "published", "expected"),
+    [
+        (
+            V1_V2,
+            _published(versions=("v2", "v3")),
+            ["spec.resource.versions[1]: the CRD has no version 'v3' (it has: v1, v2)"],
+        ),
+        (
+            _crd(_version("v1", storage=True), _version("v2", served=False)),
+            _published(versions=("v1", "v2")),
+            ["spec.resource.versions[1]: the CRD does not serve version 'v2'"],
+        ),
+        (
+            _crd(_version("v1", served=False, storage=True)),
+            _published(versions=()),
+            [
+                "spec.resource.versions: is empty, which publishes every served version, but the CRD serves none "
+                "(it has: v1)"
+            ],
+        ),
+        (
+            V1_V2,
+            _published(versions=("v1", "v2"), projection=Projection(version="v1beta1")),
+            [
+                "spec.projection.version: renames one version, but 2 are published (v1, v2); rename them with "
+                "spec.projection.versions"
+            ],
+        ),
+        (
+            V1_V2,
+            _published(versions=("v2",), projection=Projection(versions={"v1": "v1beta1"})),
+            ["spec.projection.versions.v1: the CRD version 'v1' is not published (published: v2)"],
+        ),
+        (
+            V1_V2,
+            _published(versions=("v1", "v2"), projection=Projection(versions={"v1": "v2"})),
+            [
+                "spec.projection.versions: 'v2' would name both the CRD's 'v1' and 'v2' in kcp; versions in kcp must be "
+                "unique"
+            ],
+        ),
+        (
+            _crd(_version("v1", storage=True), _version("version2")),
+            _published(versions=()),
+            [
+                "spec.projection.versions: the CRD's version 'version2' is not a version name kcp accepts "
+                "(like v1, v1alpha1 or v2beta3); rename it here"
+            ],
+        ),
+    ],
+)
 def test_a_bad_version_selection_names_the_field_and_the_version(
-    crd: dict[str, Any], published: PublishedResource, expected: list[str],
+    crd: dict[str, Any],
+    published: PublishedResource,
+    expected: list[str],
 ) -> None:
     assert _problems(crd, published) == expected
 

@@ -44,9 +44,14 @@ def _context(name: str, *, group: str = "cert-manager.io", kind: str = "Zertifik
 
 def test_a_worker_runs_for_each_exported_resource_and_the_others_say_why_not() -> None:
     certs, waiting = _context("certs"), _context("waiting", kind="Antrag")
-    choice = choose_workers([Candidate(name="certs", context=certs), Candidate(name="waiting", context=waiting),
-                             Candidate(name="broken", context=None)],
-                            exported={certs.projected.schema_name})
+    choice = choose_workers(
+        [
+            Candidate(name="certs", context=certs),
+            Candidate(name="waiting", context=waiting),
+            Candidate(name="broken", context=None),
+        ],
+        exported={certs.projected.schema_name},
+    )
     assert dict(choice.run) == {"certs": certs}
     assert choice.unsyncable == {"broken"}
     assert set(choice.held) == {"waiting"}
@@ -58,9 +63,13 @@ def test_a_worker_runs_for_each_exported_resource_and_the_others_say_why_not() -
 def test_of_two_with_the_same_schema_only_the_older_runs_and_the_younger_names_it() -> None:
     older, younger = _context("zeta"), _context("alpha", group="twin.example.org")
     assert older.projected.schema_name == younger.projected.schema_name
-    choice = choose_workers([Candidate(name="alpha", context=younger, created="2025-03-04T09:00:00Z"),
-                             Candidate(name="zeta", context=older, created="2025-03-03T09:00:00Z")],
-                            exported={older.projected.schema_name})
+    choice = choose_workers(
+        [
+            Candidate(name="alpha", context=younger, created="2025-03-04T09:00:00Z"),
+            Candidate(name="zeta", context=older, created="2025-03-03T09:00:00Z"),
+        ],
+        exported={older.projected.schema_name},
+    )
     assert list(choice.run) == ["zeta"]
     assert choice.held["alpha"].reason == RESOURCE_TAKEN
     assert "PublishedResource zeta" in choice.held["alpha"].message
@@ -69,16 +78,20 @@ def test_of_two_with_the_same_schema_only_the_older_runs_and_the_younger_names_i
 def test_workers_sharing_a_local_resource_run_without_orphan_scan() -> None:
     first, second = _context("first"), _context("second", kind="Antrag")
     assert first.projected.local == second.projected.local
-    choice = choose_workers([Candidate(name="first", context=first), Candidate(name="second", context=second)],
-                            exported={first.projected.schema_name, second.projected.schema_name})
+    choice = choose_workers(
+        [Candidate(name="first", context=first), Candidate(name="second", context=second)],
+        exported={first.projected.schema_name, second.projected.schema_name},
+    )
     assert set(choice.run) == {"first", "second"}
     assert choice.orphan_scan_off == {"first", "second"}
 
 
 def test_a_worker_stops_when_its_resource_changes_or_goes_and_releases_only_when_nothing_syncs_again() -> None:
     certs, other = _context("certs"), _context("other", kind="Antrag")
-    choice = choose_workers([Candidate(name="certs", context=certs), Candidate(name="broken", context=None)],
-                            exported={certs.projected.schema_name})
+    choice = choose_workers(
+        [Candidate(name="certs", context=certs), Candidate(name="broken", context=None)],
+        exported={certs.projected.schema_name},
+    )
     running = {"certs": certs, "deleted": certs, "broken": certs, "changed": other}
     stops = workers_to_stop(running, choice, existing={"certs", "broken", "changed"})
     # "changed" still exists and can be published: its new worker will sync the objects again.
@@ -94,18 +107,30 @@ def test_pending_releases_are_dropped_once_a_worker_syncs_the_resource_again() -
 
 
 def _remote(name: str, *finalizers: str, version: str = "7") -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "default", "resourceVersion": version,
-                         "annotations": {"kcp.io/cluster": "team-a"}, "finalizers": list(finalizers)}}
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "resourceVersion": version,
+            "annotations": {"kcp.io/cluster": "team-a"},
+            "finalizers": list(finalizers),
+        }
+    }
 
 
 def test_releases_take_only_the_servlet_finalizer_off_objects_that_carry_it() -> None:
     resource = _context("certs").projected.remote
     releases = finalizer_releases(
         [_remote("ours", "other.example.org/keep", FINALIZER), _remote("not-ours", "other.example.org/keep")],
-        resource=resource)
+        resource=resource,
+    )
     [release] = releases
     assert (release.target.side, release.target.cluster, release.target.namespace, release.target.name) == (
-        Side.REMOTE, "team-a", "default", "ours")
+        Side.REMOTE,
+        "team-a",
+        "default",
+        "ours",
+    )
     assert release.patch == {"metadata": {"finalizers": ["other.example.org/keep"], "resourceVersion": "7"}}
 
 

@@ -171,9 +171,7 @@ async def test_periodic_resync_queues_every_known_key() -> None:
     async def handler(key: str) -> None:
         seen.append((key, round(now() - start, 6)))
 
-    queue: WorkQueue[str] = WorkQueue(
-        name="t", handler=handler, resync_every=0.02, resync_keys=lambda: ["x", "y"]
-    )
+    queue: WorkQueue[str] = WorkQueue(name="t", handler=handler, resync_every=0.02, resync_keys=lambda: ["x", "y"])
     queue.start()
     await elapse(0.05)
     await queue.shutdown()

@@ -39,6 +39,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     env = getattr(item, "funcargs", {}).get("e2e")
     if report.failed and isinstance(env, E2E):
         for process in env.processes:
-            report.sections.append((f"servlet {process.label} log (last {LOG_LINES} lines)",
-                                    process.log_tail(LOG_LINES) or "(empty)"))
+            report.sections.append(
+                (f"servlet {process.label} log (last {LOG_LINES} lines)", process.log_tail(LOG_LINES) or "(empty)")
+            )
     return report

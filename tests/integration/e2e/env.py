@@ -84,11 +84,15 @@ class E2E:
     def local(self, resource: Resource, *, namespace: str = "", name: str) -> dict[str, Any] | None:
         return self.rest.get(resource.path(namespace=namespace, name=name))
 
-    def wait_local(self, resource: Resource, *, namespace: str = "", name: str,
-                   timeout: float = WAIT) -> dict[str, Any]:
+    def wait_local(
+        self, resource: Resource, *, namespace: str = "", name: str, timeout: float = WAIT
+    ) -> dict[str, Any]:
         where = f"{namespace}/{name}" if namespace and resource.namespaced else name
-        return self.eventually(lambda: self.local(resource, namespace=namespace, name=name), timeout=timeout,
-                               what=f"the local copy {resource.plural} {where} on the service cluster")
+        return self.eventually(
+            lambda: self.local(resource, namespace=namespace, name=name),
+            timeout=timeout,
+            what=f"the local copy {resource.plural} {where} on the service cluster",
+        )
 
     def local_objects(self, resource: Resource) -> list[dict[str, Any]]:
         """Local objects of this servlet (by its link label), across namespaces."""
@@ -104,16 +108,18 @@ class E2E:
                 return dict(condition)
         return None
 
-    def wait_condition(self, published_resource: str, type_: str, status: str = "True",
-                       timeout: float = WAIT) -> dict[str, Any]:
+    def wait_condition(
+        self, published_resource: str, type_: str, status: str = "True", timeout: float = WAIT
+    ) -> dict[str, Any]:
         def check() -> dict[str, Any]:
             condition = self.condition(published_resource, type_)
             assert condition is not None, f"no {type_} condition yet (status: {self._status(published_resource)})"
             assert condition.get("status") == status, f"{type_} is {condition}"
             return condition
 
-        return self.eventually(check, timeout=timeout,
-                               what=f"PublishedResource {published_resource} to have {type_}={status}")
+        return self.eventually(
+            check, timeout=timeout, what=f"PublishedResource {published_resource} to have {type_}={status}"
+        )
 
     def _status(self, published_resource: str) -> object:
         return (self.published_resource(published_resource) or {}).get("status")
@@ -124,8 +130,11 @@ class E2E:
 
     def wait_served(self, workspace: str, resource: Resource, timeout: float = WAIT) -> None:
         """Until the workspace serves the projected resource (its schema is in the bound export)."""
-        self.eventually(lambda: self.rest.served(self.remote_path(workspace, resource)), timeout=timeout,
-                        what=f"workspace {workspace} to serve {resource.plural}.{resource.group}/{resource.version}")
+        self.eventually(
+            lambda: self.rest.served(self.remote_path(workspace, resource)),
+            timeout=timeout,
+            what=f"workspace {workspace} to serve {resource.plural}.{resource.group}/{resource.version}",
+        )
 
     def create_remote(self, workspace: str, resource: Resource, body: dict[str, Any]) -> dict[str, Any]:
         """Create a user's object in a workspace, creating its namespace first when needed."""
@@ -137,8 +146,9 @@ class E2E:
     def remote(self, workspace: str, resource: Resource, *, namespace: str = "", name: str) -> dict[str, Any] | None:
         return self.rest.get(self.remote_path(workspace, resource, namespace=namespace, name=name))
 
-    def patch_remote(self, workspace: str, resource: Resource, *, namespace: str = "", name: str,
-                     patch: dict[str, Any]) -> dict[str, Any]:
+    def patch_remote(
+        self, workspace: str, resource: Resource, *, namespace: str = "", name: str, patch: dict[str, Any]
+    ) -> dict[str, Any]:
         return self.rest.merge_patch(self.remote_path(workspace, resource, namespace=namespace, name=name), patch)
 
     def has_finalizer(self, workspace: str, resource: Resource, *, namespace: str = "", name: str) -> bool:

@@ -32,8 +32,13 @@ class Resource:
     namespaced: bool = True
 
     def path(self, *, namespace: str = "", name: str = "") -> str:
-        return resource_path(group=self.group, version=self.version, plural=self.plural,
-                             namespace=namespace if self.namespaced else "", name=name)
+        return resource_path(
+            group=self.group,
+            version=self.version,
+            plural=self.plural,
+            namespace=namespace if self.namespaced else "",
+            name=name,
+        )
 
 
 # Local (service cluster) resources and their projections in kcp.
@@ -64,8 +69,11 @@ def link_labels(*, cluster: str, namespace: str, name: str, resource: str = "") 
     """SPEC 6 labels on a local primary (and on a local copy of a platform-origin object).
 
     `resource`: the remote resource as `plural.group`, which every primary's copy names."""
-    labels = {f"{LINK}/servlet": SERVLET, f"{LINK}/remote-object-cluster": cluster,
-              f"{LINK}/remote-object-name-hash": sha1(name)}
+    labels = {
+        f"{LINK}/servlet": SERVLET,
+        f"{LINK}/remote-object-cluster": cluster,
+        f"{LINK}/remote-object-name-hash": sha1(name),
+    }
     if namespace:
         labels[f"{LINK}/remote-object-namespace-hash"] = sha1(namespace)
     if resource:
@@ -81,17 +89,37 @@ def certificate_crd() -> dict[str, Any]:
 
 
 def _small_crd(*, kind: str, plural: str, scope: str) -> dict[str, Any]:
-    schema = {"openAPIV3Schema": {"type": "object", "properties": {
-        "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"},
-        "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "color": {"type": "string"},
-                                                  "note": {"type": "string"}}},
-        "status": {"type": "object", "properties": {"phase": {"type": "string"}}}}}}
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.example.com"},
-            "spec": {"group": "example.com", "scope": scope,
-                     "names": {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower()},
-                     # No status subresource: status is an ordinary field and must not flow up.
-                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema}]}}
+    schema = {
+        "openAPIV3Schema": {
+            "type": "object",
+            "properties": {
+                "apiVersion": {"type": "string"},
+                "kind": {"type": "string"},
+                "metadata": {"type": "object"},
+                "spec": {
+                    "type": "object",
+                    "properties": {
+                        "size": {"type": "integer"},
+                        "color": {"type": "string"},
+                        "note": {"type": "string"},
+                    },
+                },
+                "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
+            },
+        }
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": scope,
+            "names": {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower()},
+            # No status subresource: status is an ordinary field and must not flow up.
+            "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema}],
+        },
+    }
 
 
 def widget_crd() -> dict[str, Any]:
@@ -112,41 +140,70 @@ def example_published_resource() -> dict[str, Any]:
 def certificates_with_platform_secret() -> dict[str, Any]:
     """The example plus a workspace Secret (origin platform) named `<spec.issuerRef.name>-ca`."""
     pr = copy.deepcopy(example_published_resource())
-    pr["spec"]["related"].append({
-        "identifier": "issuer-ca", "origin": "platform", "kind": "Secret",
-        "reference": {"name": {"path": "spec.issuerRef.name",
-                               "regex": {"pattern": "^(.*)$", "replacement": "\\1-ca"}}}})
+    pr["spec"]["related"].append(
+        {
+            "identifier": "issuer-ca",
+            "origin": "platform",
+            "kind": "Secret",
+            "reference": {
+                "name": {"path": "spec.issuerRef.name", "regex": {"pattern": "^(.*)$", "replacement": "\\1-ca"}}
+            },
+        }
+    )
     return pr
 
 
-def published_resource(name: str, *, kind: str, api_group: str = "example.com",
-                       **spec: Any) -> dict[str, Any]:
+def published_resource(name: str, *, kind: str, api_group: str = "example.com", **spec: Any) -> dict[str, Any]:
     """A PublishedResource for a CRD of this cluster; `spec` adds projection, naming, filter, ..."""
-    return {"apiVersion": "services.kdp.k8c.io/v1alpha1", "kind": "PublishedResource",
-            "metadata": {"name": name},
-            "spec": {"resource": {"apiGroup": api_group, "kind": kind}, **spec}}
+    return {
+        "apiVersion": "services.kdp.k8c.io/v1alpha1",
+        "kind": "PublishedResource",
+        "metadata": {"name": name},
+        "spec": {"resource": {"apiGroup": api_group, "kind": kind}, **spec},
+    }
 
 
 # ---- users' objects ------------------------------------------------------------------------------
-def zertifikat(name: str, *, namespace: str = "default", labels: dict[str, str] | None = None,
-               secret_name: str = "", issuer: str = "example-corp-ca", **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": f"{GROUP}/v1beta1", "kind": "Zertifikat",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
-            "spec": {"secretName": secret_name or f"{name}-tls", "commonName": f"{name}.example.corp",
-                     "dnsNames": [f"{name}.example.corp"], "issuerRef": {"name": issuer, "kind": "ClusterIssuer"},
-                     **spec}}
+def zertifikat(
+    name: str,
+    *,
+    namespace: str = "default",
+    labels: dict[str, str] | None = None,
+    secret_name: str = "",
+    issuer: str = "example-corp-ca",
+    **spec: Any,
+) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/v1beta1",
+        "kind": "Zertifikat",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+        "spec": {
+            "secretName": secret_name or f"{name}-tls",
+            "commonName": f"{name}.example.corp",
+            "dnsNames": [f"{name}.example.corp"],
+            "issuerRef": {"name": issuer, "kind": "ClusterIssuer"},
+            **spec,
+        },
+    }
 
 
-def remote_object(kind: str, name: str, *, namespace: str = "", labels: dict[str, str] | None = None,
-                  version: str = "v1", **spec: Any) -> dict[str, Any]:
+def remote_object(
+    kind: str, name: str, *, namespace: str = "", labels: dict[str, str] | None = None, version: str = "v1", **spec: Any
+) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": name, "labels": labels or {}}
     if namespace:
         metadata["namespace"] = namespace
     return {"apiVersion": f"{GROUP}/{version}", "kind": kind, "metadata": metadata, "spec": spec}
 
 
-def secret(name: str, *, namespace: str, data: dict[str, str], type_: str = "Opaque",
-           labels: dict[str, str] | None = None) -> dict[str, Any]:
+def secret(
+    name: str, *, namespace: str, data: dict[str, str], type_: str = "Opaque", labels: dict[str, str] | None = None
+) -> dict[str, Any]:
     """`data` values are already base64, as the API wants them."""
-    return {"apiVersion": "v1", "kind": "Secret", "type": type_,
-            "metadata": {"name": name, "namespace": namespace, "labels": labels or {}}, "data": data}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": type_,
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+        "data": data,
+    }

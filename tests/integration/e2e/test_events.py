@@ -43,9 +43,15 @@ def _conflict(e2e: E2E, cluster: str, name: str) -> dict[str, Any]:
     """A Widget of the service owner's at the local name the remote Widget `name` computes."""
     e2e.world.ensure_namespace(cluster)
     local = default_local_name(namespace="default", name=name)
-    return e2e.rest.create(WIDGET.path(namespace=cluster), {
-        "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": local, "namespace": cluster},
-        "spec": {"size": 99}})
+    return e2e.rest.create(
+        WIDGET.path(namespace=cluster),
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": local, "namespace": cluster},
+            "spec": {"size": 99},
+        },
+    )
 
 
 @pytest.mark.parametrize("e2e", [EVENTS_CLAIMED], indirect=True, ids=["events-claimed"])
@@ -53,48 +59,75 @@ def test_owner_and_tenant_see_what_happened_and_synced_counts_the_failures(e2e: 
     _, cluster = e2e.serve_widgets()
     e2e.wait_condition("widgets", "Ready")
     # The owner: the schema was published and exported, in the Events of the PublishedResource.
-    e2e.eventually(lambda: {("Normal", "SchemaPublished"), ("Normal", "Exported")} <= _reasons(_events(
-        e2e, "/api/v1/namespaces/default/events", **{"involvedObject.kind": "PublishedResource",
-                                                     "involvedObject.name": "widgets"})),
-        what="SchemaPublished and Exported Events on the PublishedResource")
+    e2e.eventually(
+        lambda: (
+            {("Normal", "SchemaPublished"), ("Normal", "Exported")}
+            <= _reasons(
+                _events(
+                    e2e,
+                    "/api/v1/namespaces/default/events",
+                    **{"involvedObject.kind": "PublishedResource", "involvedObject.name": "widgets"},
+                )
+            )
+        ),
+        what="SchemaPublished and Exported Events on the PublishedResource",
+    )
 
     foreign = _conflict(e2e, cluster, "w")
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "ok", namespace="default", size=1))
     created = e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", size=1))
 
     # The tenant: a Warning on the object, in its workspace and through the VW.
-    about_w = {"involvedObject.name": "w", "involvedObject.namespace": "default", "involvedObject.kind": "Widget",
-               "involvedObject.uid": created["metadata"]["uid"]}
+    about_w = {
+        "involvedObject.name": "w",
+        "involvedObject.namespace": "default",
+        "involvedObject.kind": "Widget",
+        "involvedObject.uid": created["metadata"]["uid"],
+    }
     workspace_events = e2e.world.in_workspace("team-a", "/api/v1/namespaces/default/events")
-    (warning,) = e2e.eventually(lambda: [event for event in _events(e2e, workspace_events, **about_w)
-                                         if event["reason"] == "NameConflict"],
-                                what="a NameConflict Event on the tenant's Widget")
+    (warning,) = e2e.eventually(
+        lambda: [event for event in _events(e2e, workspace_events, **about_w) if event["reason"] == "NameConflict"],
+        what="a NameConflict Event on the tenant's Widget",
+    )
     assert warning["type"] == "Warning" and "already exists" in warning["message"], warning
     vw = e2e.world.sim.vw_url().removeprefix(e2e.world.sim.base_url)
     assert _reasons(_events(e2e, f"{vw}/clusters/{cluster}/api/v1/namespaces/default/events", **about_w)) == {
-        ("Warning", "NameConflict")}
-    e2e.eventually(lambda: {("Normal", "Accepted"), ("Normal", "Synced")} <= _reasons(
-        _events(e2e, workspace_events, **{"involvedObject.name": "ok"})), what="Accepted and Synced on the other")
+        ("Warning", "NameConflict")
+    }
+    e2e.eventually(
+        lambda: (
+            {("Normal", "Accepted"), ("Normal", "Synced")}
+            <= _reasons(_events(e2e, workspace_events, **{"involvedObject.name": "ok"}))
+        ),
+        what="Accepted and Synced on the other",
+    )
 
     # The owner: Synced counts the failure and names it; one tenant's object leaves Ready True.
     synced = e2e.wait_condition("widgets", "Synced", "False")
     assert synced["reason"] == "ObjectsFailing"
     assert synced["message"].startswith(f"1 of 2 object(s) fail to sync: {cluster}/default/w: "), synced
     assert e2e.condition("widgets", "Ready")["status"] == "True"  # type: ignore[index]
-    e2e.eventually(lambda: ("Warning", "ObjectsFailing") in _reasons(_events(
-        e2e, "/api/v1/namespaces/default/events", **{"involvedObject.name": "widgets"})),
-        what="an ObjectsFailing Event on the PublishedResource")
+    e2e.eventually(
+        lambda: (
+            ("Warning", "ObjectsFailing")
+            in _reasons(_events(e2e, "/api/v1/namespaces/default/events", **{"involvedObject.name": "widgets"}))
+        ),
+        what="an ObjectsFailing Event on the PublishedResource",
+    )
 
     # The way is cleared: the object syncs, Synced is True again.
     e2e.rest.delete(WIDGET.path(namespace=cluster, name=foreign["metadata"]["name"]))
     e2e.wait_condition("widgets", "Synced", "True")
-    e2e.eventually(lambda: ("Normal", "Synced") in _reasons(_events(e2e, workspace_events, **about_w)),
-                   what="a Synced Event on the tenant's Widget once the name is free")
+    e2e.eventually(
+        lambda: ("Normal", "Synced") in _reasons(_events(e2e, workspace_events, **about_w)),
+        what="a Synced Event on the tenant's Widget once the name is free",
+    )
 
 
 @pytest.mark.parametrize("e2e", [EVENTS_CLAIMED], indirect=True, ids=["events-claimed"])
 def test_kubectl_describe_shows_the_tenant_why_the_object_does_not_sync_and_the_owner_what_happened(
-        e2e: E2E, tmp_path: Path) -> None:
+    e2e: E2E, tmp_path: Path
+) -> None:
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         pytest.skip("kubectl is not on PATH: the describe view cannot be checked")
@@ -107,8 +140,22 @@ def test_kubectl_describe_shows_the_tenant_why_the_object_does_not_sync_and_the_
     config.write_text(yaml.safe_dump(e2e.world.sim.kubeconfig_dict(e2e.world.sim.workspace_url("root:myorg:team-a"))))
 
     def described() -> str | None:
-        result = subprocess.run([kubectl, "--kubeconfig", str(config), "describe", "widgets.certificates.example.corp",
-                                 "w", "-n", "default"], capture_output=True, text=True, timeout=30, check=False)
+        result = subprocess.run(
+            [
+                kubectl,
+                "--kubeconfig",
+                str(config),
+                "describe",
+                "widgets.certificates.example.corp",
+                "w",
+                "-n",
+                "default",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
         assert result.returncode == 0, result.stderr
         return result.stdout if "NameConflict" in result.stdout else None
 
@@ -119,8 +166,13 @@ def test_kubectl_describe_shows_the_tenant_why_the_object_does_not_sync_and_the_
     # The owner describes the PublishedResource on the service cluster.
     service = tmp_path / "service.kubeconfig"
     service.write_text(yaml.safe_dump(e2e.world.sim.kubeconfig_dict(e2e.world.sim.base_url)))
-    owner = subprocess.run([kubectl, "--kubeconfig", str(service), "describe", "publishedresource", "widgets"],
-                           capture_output=True, text=True, timeout=30, check=False)
+    owner = subprocess.run(
+        [kubectl, "--kubeconfig", str(service), "describe", "publishedresource", "widgets"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert owner.returncode == 0, owner.stderr
     owner_events = owner.stdout.split("Events:", 1)[1]
     for reason in ("SchemaPublished", "Exported", "NoObjectSyncs"):  # its one object fails
@@ -139,8 +191,14 @@ def test_a_burst_of_failing_objects_costs_a_few_status_writes_not_one_per_object
         _conflict(e2e, cluster, f"w{i}")
         e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", f"w{i}", namespace="default", size=1))
         time.sleep(BURST_SPACING)
-    e2e.eventually(lambda: (e2e.condition("widgets", "Synced") or {}).get("message", "").startswith(
-        f"{BURST} of {BURST} object(s) fail to sync"), what=f"Synced to count all {BURST} failures")
+    e2e.eventually(
+        lambda: (
+            (e2e.condition("widgets", "Synced") or {})
+            .get("message", "")
+            .startswith(f"{BURST} of {BURST} object(s) fail to sync")
+        ),
+        what=f"Synced to count all {BURST} failures",
+    )
 
     writes = len([call for call in e2e.world.callers.writes() if call.path == status]) - before
     assert 1 <= writes <= STATUS_WRITES_IN_A_BURST, f"{writes} status writes for {BURST} failing objects"

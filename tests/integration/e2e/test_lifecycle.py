@@ -26,8 +26,12 @@ from tests.integration.e2e.manifests import (
 
 
 def test_filters_choose_what_is_synced_and_objects_that_leave_are_released(e2e: E2E) -> None:
-    e2e.publish(widget_crd(), published_resource(
-        "prod-widgets", kind="Widget", filter={"namespace": "prod", "resource": {"matchLabels": {"sync": "yes"}}}))
+    e2e.publish(
+        widget_crd(),
+        published_resource(
+            "prod-widgets", kind="Widget", filter={"namespace": "prod", "resource": {"matchLabels": {"sync": "yes"}}}
+        ),
+    )
     e2e.servlet()
     e2e.wait_served("team-a", REMOTE_WIDGET)
     cluster = e2e.world.cluster("team-a")
@@ -35,30 +39,42 @@ def test_filters_choose_what_is_synced_and_objects_that_leave_are_released(e2e: 
     outside = [("default", "wrong-namespace", {"sync": "yes"}), ("prod", "unlabelled", {})]
     for namespace, name, labels in outside:
         e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", name, namespace=namespace, labels=labels))
-    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "inside", namespace="prod", labels={"sync": "yes"}))
+    e2e.create_remote(
+        "team-a", REMOTE_WIDGET, remote_object("Widget", "inside", namespace="prod", labels={"sync": "yes"})
+    )
     inside_local = default_local_name(namespace="prod", name="inside")
     e2e.wait_local(WIDGET, namespace=cluster, name=inside_local)
     e2e.wait_finalizer("team-a", REMOTE_WIDGET, namespace="prod", name="inside")
 
     def outsiders_untouched() -> bool:
         for namespace, name, _ in outside:
-            assert not e2e.has_finalizer("team-a", REMOTE_WIDGET, namespace=namespace, name=name), f"{name} got a finalizer"
-            assert e2e.local(WIDGET, namespace=cluster, name=default_local_name(namespace=namespace, name=name)) is None, \
-                f"{name} was synced"
+            assert not e2e.has_finalizer("team-a", REMOTE_WIDGET, namespace=namespace, name=name), (
+                f"{name} got a finalizer"
+            )
+            assert (
+                e2e.local(WIDGET, namespace=cluster, name=default_local_name(namespace=namespace, name=name)) is None
+            ), f"{name} was synced"
         return True
 
     e2e.consistently(outsiders_untouched, what="objects outside the filter staying unsynced")
 
     # The user takes the label away: the servlet lets go (no finalizer) but keeps the local copy.
-    e2e.patch_remote("team-a", REMOTE_WIDGET, namespace="prod", name="inside", patch={"metadata": {"labels": {"sync": None}}})
-    e2e.eventually(lambda: not e2e.has_finalizer("team-a", REMOTE_WIDGET, namespace="prod", name="inside"),
-                   what="the finalizer to be removed from the released object")
-    e2e.consistently(lambda: e2e.local(WIDGET, namespace=cluster, name=inside_local) is not None,
-                     what="the released object's local copy to be kept")
+    e2e.patch_remote(
+        "team-a", REMOTE_WIDGET, namespace="prod", name="inside", patch={"metadata": {"labels": {"sync": None}}}
+    )
+    e2e.eventually(
+        lambda: not e2e.has_finalizer("team-a", REMOTE_WIDGET, namespace="prod", name="inside"),
+        what="the finalizer to be removed from the released object",
+    )
+    e2e.consistently(
+        lambda: e2e.local(WIDGET, namespace=cluster, name=inside_local) is not None,
+        what="the released object's local copy to be kept",
+    )
 
     # And an object that enters the filter is picked up.
-    e2e.patch_remote("team-a", REMOTE_WIDGET, namespace="prod", name="unlabelled",
-                     patch={"metadata": {"labels": {"sync": "yes"}}})
+    e2e.patch_remote(
+        "team-a", REMOTE_WIDGET, namespace="prod", name="unlabelled", patch={"metadata": {"labels": {"sync": "yes"}}}
+    )
     e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="prod", name="unlabelled"))
 
 
@@ -74,15 +90,21 @@ def test_deleting_the_remote_object_cleans_up_local_and_related_copies_before_th
     e2e.wait_local(CERTIFICATE, namespace=cluster, name=local_name)
     e2e.wait_local(SECRET, namespace=cluster, name="team-issuer-ca")
     e2e.world.apply(secret("web-tls", namespace=cluster, type_="kubernetes.io/tls", data=data))
-    e2e.eventually(lambda: e2e.remote("team-a", SECRET, namespace="default", name="web-tls"),
-                   what="the TLS Secret in the workspace")
+    e2e.eventually(
+        lambda: e2e.remote("team-a", SECRET, namespace="default", name="web-tls"),
+        what="the TLS Secret in the workspace",
+    )
     e2e.wait_finalizer("team-a", ZERTIFIKAT, namespace="default", name="web")
 
     e2e.rest.delete(e2e.remote_path("team-a", ZERTIFIKAT, namespace="default", name="web"))
-    e2e.eventually(lambda: e2e.remote("team-a", ZERTIFIKAT, namespace="default", name="web") is None,
-                   what="the remote Zertifikat to be gone (its finalizer removed)")
+    e2e.eventually(
+        lambda: e2e.remote("team-a", ZERTIFIKAT, namespace="default", name="web") is None,
+        what="the remote Zertifikat to be gone (its finalizer removed)",
+    )
     # The finalizer goes last, so by now every copy is gone already.
-    assert e2e.local(CERTIFICATE, namespace=cluster, name=local_name) is None, "the local copy outlived the remote object"
+    assert e2e.local(CERTIFICATE, namespace=cluster, name=local_name) is None, (
+        "the local copy outlived the remote object"
+    )
     assert e2e.local(SECRET, namespace=cluster, name="team-issuer-ca") is None, "the local CA copy was left behind"
     assert e2e.remote("team-a", SECRET, namespace="default", name="web-tls") is None, "the TLS copy was left behind"
     # Origin objects belong to their owners and stay.
@@ -110,13 +132,19 @@ def test_a_local_copy_whose_remote_object_was_force_deleted_is_an_orphan(e2e: E2
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "alive", namespace="default", size=2))
     e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="alive"))
     if delete_orphans:
-        e2e.eventually(lambda: e2e.local(WIDGET, namespace=cluster, name=doomed) is None,
-                       what="the orphaned local copy to be deleted (--delete-orphans)")
+        e2e.eventually(
+            lambda: e2e.local(WIDGET, namespace=cluster, name=doomed) is None,
+            what="the orphaned local copy to be deleted (--delete-orphans)",
+        )
     else:
-        e2e.consistently(lambda: e2e.local(WIDGET, namespace=cluster, name=doomed) is not None,
-                         what="the orphaned local copy to be kept (no --delete-orphans)")
-        e2e.eventually(lambda: sum(second.metric("servlet_orphaned_objects")) >= 1,
-                       what="the orphan to be counted in servlet_orphaned_objects")
+        e2e.consistently(
+            lambda: e2e.local(WIDGET, namespace=cluster, name=doomed) is not None,
+            what="the orphaned local copy to be kept (no --delete-orphans)",
+        )
+        e2e.eventually(
+            lambda: sum(second.metric("servlet_orphaned_objects")) >= 1,
+            what="the orphan to be counted in servlet_orphaned_objects",
+        )
 
 
 def test_broken_watches_and_an_expired_watch_history_lose_no_change(e2e: E2E) -> None:
@@ -134,11 +162,17 @@ def test_broken_watches_and_an_expired_watch_history_lose_no_change(e2e: E2E) ->
     e2e.patch_remote("team-a", REMOTE_WIDGET, namespace="default", name="old", patch={"spec": {"size": 5}})
 
     e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="new"))
-    e2e.eventually(lambda: (e2e.local(WIDGET, namespace=cluster, name=old_local) or {}).get("spec", {}).get("size") == 5,
-                   what="the edit made while the watches were broken to reach the local copy")
+    e2e.eventually(
+        lambda: (e2e.local(WIDGET, namespace=cluster, name=old_local) or {}).get("spec", {}).get("size") == 5,
+        what="the edit made while the watches were broken to reach the local copy",
+    )
     e2e.rest.delete(e2e.remote_path("team-a", REMOTE_WIDGET, namespace="default", name="old"))
-    e2e.eventually(lambda: e2e.remote("team-a", REMOTE_WIDGET, namespace="default", name="old") is None
-                   and e2e.local(WIDGET, namespace=cluster, name=old_local) is None,
-                   what="the deletion to be carried out with a tiny watch history")
+    e2e.eventually(
+        lambda: (
+            e2e.remote("team-a", REMOTE_WIDGET, namespace="default", name="old") is None
+            and e2e.local(WIDGET, namespace=cluster, name=old_local) is None
+        ),
+        what="the deletion to be carried out with a tiny watch history",
+    )
     # The operator can see it happened, and the test knows the scenario was not dodged.
     assert sum(servlet.metric("servlet_watch_relists_total")) >= 1

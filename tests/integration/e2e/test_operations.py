@@ -76,10 +76,14 @@ def test_probes_metrics_and_json_logs_then_sigterm_stops_cleanly_and_releases_th
             raise AssertionError(f"not a JSON log line: {line[:200]}") from None
 
 
-@pytest.mark.parametrize("setting, expected_words", [
-    ({"kcp_server": "{base}"}, ["workspace"]),  # the kcp kubeconfig points at no workspace
-    ({"apiexport": "nope.example.corp"}, ["nope.example.corp"]),  # an APIExport that does not exist
-], ids=["kubeconfig-outside-a-workspace", "missing-apiexport"])
+@pytest.mark.parametrize(
+    "setting, expected_words",
+    [
+        ({"kcp_server": "{base}"}, ["workspace"]),  # the kcp kubeconfig points at no workspace
+        ({"apiexport": "nope.example.corp"}, ["nope.example.corp"]),  # an APIExport that does not exist
+    ],
+    ids=["kubeconfig-outside-a-workspace", "missing-apiexport"],
+)
 def test_startup_fails_fast_with_a_clear_message(e2e: E2E, setting: dict[str, str], expected_words: list[str]) -> None:
     options = {key: value.format(base=e2e.world.sim.base_url) for key, value in setting.items()}
     servlet = e2e.servlet_process(**options).launch()
@@ -108,7 +112,9 @@ def test_a_servlet_killed_during_a_burst_converges_after_restart(e2e: E2E) -> No
         e2e.create_remote(workspace, REMOTE_WIDGET, remote_object("Widget", name, namespace="default", size=1))
 
     e2e.servlet(leader_election=False)
-    expected = sorted((e2e.world.cluster(ws), default_local_name(namespace="default", name=name)) for ws, name in objects)
+    expected = sorted(
+        (e2e.world.cluster(ws), default_local_name(namespace="default", name=name)) for ws, name in objects
+    )
 
     def converged() -> bool:
         local = sorted((o["metadata"]["namespace"], o["metadata"]["name"]) for o in e2e.local_objects(WIDGET))
@@ -135,8 +141,9 @@ def test_two_replicas_only_the_leader_writes_and_a_killed_leader_hands_over(e2e:
         e2e.wait_served(workspace, REMOTE_WIDGET)
     for workspace in ("team-a", "team-b"):
         e2e.create_remote(workspace, REMOTE_WIDGET, remote_object("Widget", "shared", namespace="default", size=1))
-        e2e.wait_local(WIDGET, namespace=e2e.world.cluster(workspace),
-                       name=default_local_name(namespace="default", name="shared"))
+        e2e.wait_local(
+            WIDGET, namespace=e2e.world.cluster(workspace), name=default_local_name(namespace="default", name="shared")
+        )
     callers = e2e.world.callers
     assert callers.writes(token="replica-1", ignore=NOT_WORK), "the leader wrote nothing"
     follower_writes = callers.writes(token="replica-2", ignore=NOT_WORK)
@@ -148,8 +155,12 @@ def test_two_replicas_only_the_leader_writes_and_a_killed_leader_hands_over(e2e:
     leader.kill()
     killed = time.monotonic()
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "after-failover", namespace="default", size=2))
-    e2e.wait_local(WIDGET, namespace=e2e.world.cluster("team-a"),
-                   name=default_local_name(namespace="default", name="after-failover"), timeout=lease_duration + 15)
+    e2e.wait_local(
+        WIDGET,
+        namespace=e2e.world.cluster("team-a"),
+        name=default_local_name(namespace="default", name="after-failover"),
+        timeout=lease_duration + 15,
+    )
     took = time.monotonic() - killed
     assert took <= lease_duration + 5, f"the follower took over after {took:.1f} s (lease duration {lease_duration} s)"
     assert _holder(e2e) != first_holder
@@ -159,7 +170,9 @@ def test_two_replicas_only_the_leader_writes_and_a_killed_leader_hands_over(e2e:
 
 def _plan_json(e2e: E2E) -> dict[str, Any]:
     result = run_servlet_plan(e2e.world, extra=("-o", "json"))
-    assert result.returncode == 0, f"servlet plan exited with {result.returncode}: {(result.stdout + result.stderr)[-2000:]}"
+    assert result.returncode == 0, (
+        f"servlet plan exited with {result.returncode}: {(result.stdout + result.stderr)[-2000:]}"
+    )
     return dict(json.loads(result.stdout))
 
 
@@ -182,10 +195,18 @@ def test_live_plan_on_a_fresh_world_shows_schema_export_and_objects_and_writes_n
     assert e2e.rest.list(schemas) == [], "the plan created a schema"
 
     # Do what the plan says for the schema and the export, then let a user create an object.
-    e2e.rest.create(schemas, {"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIResourceSchema",
-                              "metadata": {"name": schema["name"]}, "spec": schema["spec"]})
-    e2e.rest.merge_patch(e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}"),
-                         plan["apiExport"]["patch"])
+    e2e.rest.create(
+        schemas,
+        {
+            "apiVersion": "apis.kcp.io/v1alpha1",
+            "kind": "APIResourceSchema",
+            "metadata": {"name": schema["name"]},
+            "spec": schema["spec"],
+        },
+    )
+    e2e.rest.merge_patch(
+        e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}"), plan["apiExport"]["patch"]
+    )
     e2e.wait_served("team-b", ZERTIFIKAT)
     e2e.create_remote("team-b", ZERTIFIKAT, zertifikat("api", namespace="prod"))
 
@@ -213,8 +234,12 @@ def test_live_plan_after_a_run_prints_the_remaining_work_and_writes_nothing(e2e:
     assert result.returncode == 0, f"servlet plan exited with {result.returncode}: {output[-2000:]}"
     assert example_local_name(namespace="prod", name="api") in result.stdout, result.stdout[-2000:]
     _plan_reads_only(e2e)
-    assert e2e.local(CERTIFICATE, namespace=e2e.world.cluster("team-b"),
-                     name=example_local_name(namespace="prod", name="api")) is None
+    assert (
+        e2e.local(
+            CERTIFICATE, namespace=e2e.world.cluster("team-b"), name=example_local_name(namespace="prod", name="api")
+        )
+        is None
+    )
     assert not e2e.has_finalizer("team-b", ZERTIFIKAT, namespace="prod", name="api")
 
 
@@ -227,14 +252,21 @@ def test_a_leader_that_cannot_renew_its_lease_stops_writing_at_once(e2e: E2E) ->
     cluster = e2e.world.cluster("team-a")
 
     # The Lease can no longer be renewed (say, the API server rejects the writes).
-    e2e.world.sim.set_faults(FaultPlan(errors=(ErrorRule(status=500, verb="update", resource="leases"),
-                                               ErrorRule(status=500, verb="patch", resource="leases"))))
+    e2e.world.sim.set_faults(
+        FaultPlan(
+            errors=(
+                ErrorRule(status=500, verb="update", resource="leases"),
+                ErrorRule(status=500, verb="patch", resource="leases"),
+            )
+        )
+    )
     e2e.eventually(lambda: servlet.metric("servlet_leader") == [0.0], what="the leader to step down")
     stepped_down = len(e2e.world.callers.calls(token="servlet"))
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "unled", namespace="default", size=1))
     name = default_local_name(namespace="default", name="unled")
-    e2e.consistently(lambda: e2e.local(WIDGET, namespace=cluster, name=name) is None,
-                     what="no local copy while nobody leads")
+    e2e.consistently(
+        lambda: e2e.local(WIDGET, namespace=cluster, name=name) is None, what="no local copy while nobody leads"
+    )
     later = e2e.world.callers.calls(token="servlet")[stepped_down:]
     writes = [f"{c.method} {c.path}" for c in later if c.method != "GET" and not any(p in c.path for p in NOT_WORK)]
     assert writes == [], f"the servlet wrote without the Lease: {writes[:5]}"
@@ -255,16 +287,25 @@ def test_a_synced_world_costs_no_writes_across_resyncs(e2e: E2E) -> None:
     e2e.create_remote("team-a", ZERTIFIKAT, zertifikat("web", issuer="team-issuer"))
     e2e.wait_local(SECRET, namespace=cluster, name="team-issuer-ca")
     e2e.world.apply(secret("web-tls", namespace=cluster, data={"tls.crt": "Y2E="}))
-    e2e.eventually(lambda: e2e.remote("team-a", SECRET, namespace="default", name="web-tls"),
-                   what="the TLS Secret in the workspace")
-    e2e.rest.merge_patch(CERTIFICATE.path(namespace=cluster, name=example_local_name(namespace="default", name="web"))
-                         + "/status", {"status": {"revision": 1}})
-    e2e.eventually(lambda: (e2e.remote("team-a", ZERTIFIKAT, namespace="default", name="web") or {}).get("status"),
-                   what="the status on the remote object")
+    e2e.eventually(
+        lambda: e2e.remote("team-a", SECRET, namespace="default", name="web-tls"),
+        what="the TLS Secret in the workspace",
+    )
+    e2e.rest.merge_patch(
+        CERTIFICATE.path(namespace=cluster, name=example_local_name(namespace="default", name="web")) + "/status",
+        {"status": {"revision": 1}},
+    )
+    e2e.eventually(
+        lambda: (e2e.remote("team-a", ZERTIFIKAT, namespace="default", name="web") or {}).get("status"),
+        what="the status on the remote object",
+    )
 
     def writes_since(moment: float) -> list[str]:
-        return [f"{r.method} {r.path}" for r in e2e.world.sim.requests.records()
-                if r.started >= moment and r.method != "GET" and r.resource not in ("leases", "events")]
+        return [
+            f"{r.method} {r.path}"
+            for r in e2e.world.sim.requests.records()
+            if r.started >= moment and r.method != "GET" and r.resource not in ("leases", "events")
+        ]
 
     # Settled: the echoes of the last writes have come back and were found to need nothing.
     e2e.eventually(lambda: not writes_since(time.time() - 1), what="a second without writes")

@@ -43,8 +43,13 @@ from tests.integration.e2e.manifests import (
 
 # A write: (side, workspace or "", plural, namespace, name or "" for a create, subresource, method).
 Write = tuple[str, str, str, str, str, str, str]
-_METHODS = {"create": "POST", "createNamespace": "POST", "createRelated": "POST", "deleteLocal": "DELETE",
-            "deleteRelated": "DELETE"}
+_METHODS = {
+    "create": "POST",
+    "createNamespace": "POST",
+    "createRelated": "POST",
+    "deleteLocal": "DELETE",
+    "deleteRelated": "DELETE",
+}
 _NOT_OBJECT_WRITES = ("leases", "publishedresources", "apiresourceschemas", "apiexports", "/events")
 QUIET = 3.0
 
@@ -63,8 +68,14 @@ def _planned(plan: Mapping[str, Any]) -> dict[tuple[str, ...], list[str]]:
             creates = action["type"].startswith("create")
             plural = action["resource"]
             namespace = "" if plural == "namespaces" else action.get("namespace", "")
-            target = (action["side"], action.get("cluster", ""), plural, namespace,
-                      "" if creates else action["name"], "status" if action["type"] == "patchRemoteStatus" else "")
+            target = (
+                action["side"],
+                action.get("cluster", ""),
+                plural,
+                namespace,
+                "" if creates else action["name"],
+                "status" if action["type"] == "patchRemoteStatus" else "",
+            )
             writes[target].append(_METHODS.get(action["type"], "PATCH"))
     for orphan in plan.get("orphans", []):
         assert orphan["action"] == "keep", "this test runs without --delete-orphans"
@@ -95,7 +106,8 @@ def _daemon_writes(e2e: E2E, token: str) -> dict[tuple[str, ...], list[str]]:
     writes: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for call in e2e.world.callers.writes(token=token, ignore=_NOT_OBJECT_WRITES):
         writes[_target_of(call.path, clusters=clusters)].append(
-            call.method if call.status < 300 else f"{call.method} -> {call.status}")
+            call.method if call.status < 300 else f"{call.method} -> {call.status}"
+        )
     return dict(writes)
 
 
@@ -113,8 +125,9 @@ def _run_until_quiet(e2e: E2E, token: str, *, at_least: int) -> dict[tuple[str, 
 
 
 def _plan(e2e: E2E, *args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(app, ["plan", "--name", SERVLET, "--api-group", GROUP, "--apiexport", GROUP,
-                                      "-o", "json", *args])
+    result = CliRunner().invoke(
+        app, ["plan", "--name", SERVLET, "--api-group", GROUP, "--apiexport", GROUP, "-o", "json", *args]
+    )
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     plan: dict[str, Any] = json.loads(result.stdout)
     return plan
@@ -131,8 +144,9 @@ def _offline_plan(e2e: E2E, documents: Iterable[Mapping[str, Any]]) -> dict[str,
     return _plan(e2e, "-f", str(path))
 
 
-def _dump(e2e: E2E, *, remote: Sequence[tuple[str, Resource, str]], local: Sequence[tuple[Resource, str]]
-          ) -> list[dict[str, Any]]:
+def _dump(
+    e2e: E2E, *, remote: Sequence[tuple[str, Resource, str]], local: Sequence[tuple[Resource, str]]
+) -> list[dict[str, Any]]:
     """The world as `kubectl get -o yaml` would save it: what the offline plan needs."""
     rest, org = e2e.rest, e2e.world.in_org("/apis/apis.kcp.io/v1alpha1")
     documents: list[dict[str, Any]] = []
@@ -140,13 +154,16 @@ def _dump(e2e: E2E, *, remote: Sequence[tuple[str, Resource, str]], local: Seque
     def items(path: str, api_version: str, kind: str) -> list[dict[str, Any]]:
         return [{"apiVersion": api_version, "kind": kind, **item} for item in rest.list(path)]
 
-    documents += items("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "apiextensions.k8s.io/v1",
-                       "CustomResourceDefinition")
-    documents += items("/apis/services.kdp.k8c.io/v1alpha1/publishedresources", "services.kdp.k8c.io/v1alpha1",
-                       "PublishedResource")
+    documents += items(
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+    )
+    documents += items(
+        "/apis/services.kdp.k8c.io/v1alpha1/publishedresources", "services.kdp.k8c.io/v1alpha1", "PublishedResource"
+    )
     documents += items(f"{org}/apiresourceschemas", "apis.kcp.io/v1alpha1", "APIResourceSchema")
-    documents += [{"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExport", **(rest.get(f"{org}/apiexports/{GROUP}")
-                                                                                or {})}]
+    documents += [
+        {"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExport", **(rest.get(f"{org}/apiexports/{GROUP}") or {})}
+    ]
     documents += items("/api/v1/namespaces", "v1", "Namespace")
     for resource, kind in local:
         documents += items(resource.path(), _api_version(resource), kind)
@@ -160,24 +177,32 @@ def _api_version(resource: Resource) -> str:
 
 
 def _assert_same(planned: Mapping[tuple[str, ...], list[str]], done: Mapping[tuple[str, ...], list[str]]) -> None:
-    assert done == planned, (
-        "the daemon's writes differ from the plan\n"
-        + "\n".join(f"  {target}: planned {planned.get(target)}, sent {done.get(target)}"
-                    for target in sorted(set(planned) | set(done)) if planned.get(target) != done.get(target)))
+    assert done == planned, "the daemon's writes differ from the plan\n" + "\n".join(
+        f"  {target}: planned {planned.get(target)}, sent {done.get(target)}"
+        for target in sorted(set(planned) | set(done))
+        if planned.get(target) != done.get(target)
+    )
 
 
 def test_the_plan_of_a_world_in_every_state_is_what_the_daemon_writes(e2e: E2E) -> None:
     # Local names are the remote names, so two objects of one workspace can collide on one name.
-    e2e.publish(widget_crd(), published_resource(
-        "widgets", kind="Widget", naming={"namespace": "$remoteClusterName", "name": "$remoteName"},
-        filter={"resource": {"matchLabels": {"sync": "yes"}}}))
+    e2e.publish(
+        widget_crd(),
+        published_resource(
+            "widgets",
+            kind="Widget",
+            naming={"namespace": "$remoteClusterName", "name": "$remoteName"},
+            filter={"resource": {"matchLabels": {"sync": "yes"}}},
+        ),
+    )
     first = e2e.servlet(token="first")
     e2e.wait_served("team-a", REMOTE_WIDGET)
     team_a = e2e.world.cluster("team-a")
     synced = ("converged", "changed", "deleting", "drifted", "leaving")
     for name in synced:
-        e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", name, namespace="default",
-                                                                 labels={"sync": "yes"}, size=1))
+        e2e.create_remote(
+            "team-a", REMOTE_WIDGET, remote_object("Widget", name, namespace="default", labels={"sync": "yes"}, size=1)
+        )
     for name in synced:
         e2e.wait_local(WIDGET, namespace=team_a, name=name)
         e2e.wait_finalizer("team-a", REMOTE_WIDGET, namespace="default", name=name)
@@ -187,33 +212,54 @@ def test_the_plan_of_a_world_in_every_state_is_what_the_daemon_writes(e2e: E2E) 
     e2e.patch_remote("team-a", REMOTE_WIDGET, namespace="default", name="changed", patch={"spec": {"size": 5}})
     e2e.rest.delete(e2e.remote_path("team-a", REMOTE_WIDGET, namespace="default", name="deleting"))
     e2e.rest.merge_patch(WIDGET.path(namespace=team_a, name="drifted"), {"spec": {"size": 42}})
-    e2e.patch_remote("team-a", REMOTE_WIDGET, namespace="default", name="leaving",
-                     patch={"metadata": {"labels": {"sync": "no"}}})
-    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "fresh", namespace="default",
-                                                             labels={"sync": "yes"}, size=1))
+    e2e.patch_remote(
+        "team-a", REMOTE_WIDGET, namespace="default", name="leaving", patch={"metadata": {"labels": {"sync": "no"}}}
+    )
+    e2e.create_remote(
+        "team-a", REMOTE_WIDGET, remote_object("Widget", "fresh", namespace="default", labels={"sync": "yes"}, size=1)
+    )
     # A foreign object of the service owner holds the computed name of `taken`.
-    e2e.rest.create(WIDGET.path(namespace=team_a), {"apiVersion": "example.com/v1", "kind": "Widget",
-                                                    "metadata": {"name": "taken", "namespace": team_a},
-                                                    "spec": {"size": 7}})
-    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "taken", namespace="default",
-                                                             labels={"sync": "yes"}, size=1))
+    e2e.rest.create(
+        WIDGET.path(namespace=team_a),
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "taken", "namespace": team_a},
+            "spec": {"size": 7},
+        },
+    )
+    e2e.create_remote(
+        "team-a", REMOTE_WIDGET, remote_object("Widget", "taken", namespace="default", labels={"sync": "yes"}, size=1)
+    )
     # Two fresh objects of one workspace whose local names collide; `default` comes first.
     for namespace in ("default", "other"):
-        e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "twin", namespace=namespace,
-                                                                 labels={"sync": "yes"}, size=1))
+        e2e.create_remote(
+            "team-a",
+            REMOTE_WIDGET,
+            remote_object("Widget", "twin", namespace=namespace, labels={"sync": "yes"}, size=1),
+        )
     # A fresh object in a workspace whose local namespace does not exist yet.
     e2e.wait_served("team-b", REMOTE_WIDGET)
-    e2e.create_remote("team-b", REMOTE_WIDGET, remote_object("Widget", "fresh", namespace="default",
-                                                             labels={"sync": "yes"}, size=1))
+    e2e.create_remote(
+        "team-b", REMOTE_WIDGET, remote_object("Widget", "fresh", namespace="default", labels={"sync": "yes"}, size=1)
+    )
 
     live = _live_plan(e2e)
-    offline = _offline_plan(e2e, _dump(e2e, remote=[("team-a", REMOTE_WIDGET, "Widget"),
-                                                    ("team-b", REMOTE_WIDGET, "Widget")],
-                                       local=[(WIDGET, "Widget")]))
+    offline = _offline_plan(
+        e2e,
+        _dump(
+            e2e,
+            remote=[("team-a", REMOTE_WIDGET, "Widget"), ("team-b", REMOTE_WIDGET, "Widget")],
+            local=[(WIDGET, "Widget")],
+        ),
+    )
     planned = _planned(live)
     assert _planned(offline) == planned, "the offline plan of the same objects plans other writes"
-    kinds = {obj["remote"]["name"] + "@" + obj["remote"]["namespace"]: [a["type"] for a in obj["actions"]]
-             for obj in live["objects"] if obj["remote"]["cluster"] == team_a}
+    kinds = {
+        obj["remote"]["name"] + "@" + obj["remote"]["namespace"]: [a["type"] for a in obj["actions"]]
+        for obj in live["objects"]
+        if obj["remote"]["cluster"] == team_a
+    }
     assert kinds["converged@default"] == []
     assert kinds["taken@default"] == ["conflict"], "a conflict writes nothing, not even the finalizer"
     assert kinds["twin@default"] == ["addFinalizer", "create"]
@@ -238,18 +284,33 @@ def test_the_plan_of_related_objects_of_both_origins_and_a_status_is_what_the_da
 
     # While no servlet runs: cert-manager issues (status and TLS Secret, both up), the tenant
     # rotates its CA (down) and asks for another certificate with its own CA (all new).
-    e2e.rest.merge_patch(CERTIFICATE.path(namespace=cluster, name=local_name) + "/status",
-                         {"status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    e2e.world.apply(secret("web-tls", namespace=cluster, type_="kubernetes.io/tls",
-                           data={"tls.crt": _b64("crt"), "tls.key": _b64("key")}))
-    e2e.patch_remote("team-a", SECRET, namespace="default", name="team-issuer-ca",
-                     patch={"data": {"ca.crt": _b64("rotated")}})
+    e2e.rest.merge_patch(
+        CERTIFICATE.path(namespace=cluster, name=local_name) + "/status",
+        {"status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+    )
+    e2e.world.apply(
+        secret(
+            "web-tls",
+            namespace=cluster,
+            type_="kubernetes.io/tls",
+            data={"tls.crt": _b64("crt"), "tls.key": _b64("key")},
+        )
+    )
+    e2e.patch_remote(
+        "team-a", SECRET, namespace="default", name="team-issuer-ca", patch={"data": {"ca.crt": _b64("rotated")}}
+    )
     e2e.create_remote("team-a", SECRET, secret("api-issuer-ca", namespace="default", data={"ca.crt": _b64("api")}))
     e2e.create_remote("team-a", ZERTIFIKAT, zertifikat("api", issuer="api-issuer"))
 
     live = _live_plan(e2e)
-    offline = _offline_plan(e2e, _dump(e2e, remote=[("team-a", ZERTIFIKAT, "Zertifikat"), ("team-a", SECRET, "Secret")],
-                                       local=[(CERTIFICATE, "Certificate"), (SECRET, "Secret")]))
+    offline = _offline_plan(
+        e2e,
+        _dump(
+            e2e,
+            remote=[("team-a", ZERTIFIKAT, "Zertifikat"), ("team-a", SECRET, "Secret")],
+            local=[(CERTIFICATE, "Certificate"), (SECRET, "Secret")],
+        ),
+    )
     planned = _planned(live)
     assert _planned(offline) == planned, "the offline plan of the same objects plans other writes"
     types = {action["type"] for obj in live["objects"] for action in obj["actions"]}
@@ -260,7 +321,8 @@ def test_the_plan_of_related_objects_of_both_origins_and_a_status_is_what_the_da
 
 
 def test_the_plan_of_cluster_scoped_workspace_objects_with_namespaced_copies_is_what_the_daemon_writes(
-        e2e: E2E) -> None:
+    e2e: E2E,
+) -> None:
     e2e.publish(widget_crd(), published_resource("widgets", kind="Widget", projection={"scope": "Cluster"}))
     first = e2e.servlet(token="first")
     cluster_widgets = Resource(GROUP, "v1", "widgets", namespaced=False)
@@ -276,7 +338,10 @@ def test_the_plan_of_cluster_scoped_workspace_objects_with_namespaced_copies_is_
     planned = _planned(live)
     assert _planned(offline) == planned
     assert sorted(action["type"] for obj in live["objects"] for action in obj["actions"]) == [
-        "addFinalizer", "create", "patch"]
+        "addFinalizer",
+        "create",
+        "patch",
+    ]
 
     done = _run_until_quiet(e2e, "second", at_least=sum(len(methods) for methods in planned.values()))
     _assert_same(planned, done)

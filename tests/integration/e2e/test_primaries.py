@@ -33,8 +33,9 @@ CLUSTER_WIDGET = Resource(GROUP, "v1", "clusterwidgets", namespaced=False)
 
 
 def _start_with_certificates_and_widgets(e2e: E2E) -> None:
-    e2e.publish(certificate_crd(), widget_crd(), example_published_resource(),
-                published_resource("widgets", kind="Widget"))
+    e2e.publish(
+        certificate_crd(), widget_crd(), example_published_resource(), published_resource("widgets", kind="Widget")
+    )
     e2e.servlet()
     for workspace in ("team-a", "team-b"):
         e2e.wait_served(workspace, ZERTIFIKAT)
@@ -66,7 +67,9 @@ def test_objects_in_two_workspaces_appear_locally_under_the_naming_rules(e2e: E2
     for workspace in ("team-a", "team-b"):
         cluster = e2e.world.cluster(workspace)
         # The example's custom pattern: namespace $remoteClusterName, name cert-<ns hash>-<name hash>.
-        local_cert = e2e.wait_local(CERTIFICATE, namespace=cluster, name=example_local_name(namespace="prod", name="web"))
+        local_cert = e2e.wait_local(
+            CERTIFICATE, namespace=cluster, name=example_local_name(namespace="prod", name="web")
+        )
         remote_cert = e2e.wait_finalizer(workspace, ZERTIFIKAT, namespace="prod", name="web")
         _assert_linked(local_cert, cluster=cluster, namespace="prod", name="web", remote=remote_cert)
 
@@ -91,8 +94,17 @@ def test_status_flows_up_only_for_a_crd_with_a_status_subresource(e2e: E2E) -> N
     e2e.wait_local(WIDGET, namespace=cluster, name=widget_name)
 
     # cert-manager reports on the local copy through /status; the user sees it in the workspace.
-    status = {"conditions": [{"type": "Ready", "status": "True", "reason": "Issued",
-                              "message": "Certificate is up to date and has not expired"}], "revision": 1}
+    status = {
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "Issued",
+                "message": "Certificate is up to date and has not expired",
+            }
+        ],
+        "revision": 1,
+    }
     e2e.rest.merge_patch(CERTIFICATE.path(namespace=cluster, name=cert_name) + "/status", {"status": status})
 
     def remote_status() -> bool:
@@ -106,8 +118,10 @@ def test_status_flows_up_only_for_a_crd_with_a_status_subresource(e2e: E2E) -> N
     e2e.rest.merge_patch(WIDGET.path(namespace=cluster, name=widget_name), {"status": {"phase": "Ready"}})
     # A later platform edit proves the widget was reconciled after the local status was set.
     e2e.patch_remote("team-a", REMOTE_WIDGET, namespace="default", name="blue", patch={"spec": {"size": 2}})
-    e2e.eventually(lambda: (e2e.local(WIDGET, namespace=cluster, name=widget_name) or {})["spec"].get("size") == 2,
-                   what="the widget's new size on the local copy")
+    e2e.eventually(
+        lambda: (e2e.local(WIDGET, namespace=cluster, name=widget_name) or {})["spec"].get("size") == 2,
+        what="the widget's new size on the local copy",
+    )
     remote_widget = e2e.remote("team-a", REMOTE_WIDGET, namespace="default", name="blue") or {}
     assert "status" not in remote_widget, f"status flowed up without a status subresource: {remote_widget['status']}"
     assert (e2e.local(WIDGET, namespace=cluster, name=widget_name) or {}).get("status") == {"phase": "Ready"}
@@ -123,12 +137,21 @@ def test_platform_edits_reach_the_local_copy_and_local_additions_survive(e2e: E2
     e2e.wait_local(CERTIFICATE, namespace=cluster, name=name)
 
     # Someone else (an operator, a webhook) adds to the local copy.
-    e2e.rest.merge_patch(CERTIFICATE.path(namespace=cluster, name=name), {
-        "metadata": {"labels": {"ops.example.com/team": "blue"}}, "spec": {"renewBefore": "360h"}})
+    e2e.rest.merge_patch(
+        CERTIFICATE.path(namespace=cluster, name=name),
+        {"metadata": {"labels": {"ops.example.com/team": "blue"}}, "spec": {"renewBefore": "360h"}},
+    )
     # The user edits the remote object: a changed field, a changed list, a new label.
-    e2e.patch_remote("team-a", ZERTIFIKAT, namespace="default", name="web", patch={
-        "metadata": {"labels": {"tier": "frontend"}},
-        "spec": {"duration": "2160h", "dnsNames": ["web.example.corp", "www.example.corp"]}})
+    e2e.patch_remote(
+        "team-a",
+        ZERTIFIKAT,
+        namespace="default",
+        name="web",
+        patch={
+            "metadata": {"labels": {"tier": "frontend"}},
+            "spec": {"duration": "2160h", "dnsNames": ["web.example.corp", "www.example.corp"]},
+        },
+    )
 
     def edits_arrived() -> dict[str, Any]:
         local = e2e.local(CERTIFICATE, namespace=cluster, name=name) or {"metadata": {}, "spec": {}}
@@ -143,8 +166,10 @@ def test_platform_edits_reach_the_local_copy_and_local_additions_survive(e2e: E2
 
     # A field the user removes is removed locally; the local addition still stays.
     e2e.patch_remote("team-a", ZERTIFIKAT, namespace="default", name="web", patch={"spec": {"duration": None}})
-    e2e.eventually(lambda: "duration" not in (e2e.local(CERTIFICATE, namespace=cluster, name=name) or {})["spec"],
-                   what="spec.duration to be removed from the local copy")
+    e2e.eventually(
+        lambda: "duration" not in (e2e.local(CERTIFICATE, namespace=cluster, name=name) or {})["spec"],
+        what="spec.duration to be removed from the local copy",
+    )
     local = e2e.local(CERTIFICATE, namespace=cluster, name=name) or {}
     assert local["spec"]["renewBefore"] == "360h"
     assert local["metadata"]["labels"]["ops.example.com/team"] == "blue"
@@ -160,30 +185,43 @@ def test_a_local_copy_changed_or_deleted_by_hand_is_repaired(e2e: E2E) -> None:
     e2e.wait_local(CERTIFICATE, namespace=cluster, name=name)
 
     e2e.rest.merge_patch(CERTIFICATE.path(namespace=cluster, name=name), {"spec": {"commonName": "hijacked.example"}})
-    e2e.eventually(lambda: (e2e.local(CERTIFICATE, namespace=cluster, name=name) or {})["spec"].get("commonName")
-                   == "web.example.corp", what="the drifted commonName to be set back to the remote value")
+    e2e.eventually(
+        lambda: (
+            (e2e.local(CERTIFICATE, namespace=cluster, name=name) or {})["spec"].get("commonName") == "web.example.corp"
+        ),
+        what="the drifted commonName to be set back to the remote value",
+    )
 
     first_uid = (e2e.local(CERTIFICATE, namespace=cluster, name=name) or {})["metadata"]["uid"]
     e2e.rest.delete(CERTIFICATE.path(namespace=cluster, name=name))
     recreated = e2e.eventually(
-        lambda: (found := e2e.local(CERTIFICATE, namespace=cluster, name=name)) and found["metadata"]["uid"] != first_uid
-        and found, what="the deleted local copy to be recreated")
+        lambda: (
+            (found := e2e.local(CERTIFICATE, namespace=cluster, name=name))
+            and found["metadata"]["uid"] != first_uid
+            and found
+        ),
+        what="the deleted local copy to be recreated",
+    )
     assert recreated["spec"]["commonName"] == "web.example.corp"
 
 
 def test_cluster_scoped_primaries_both_ways(e2e: E2E) -> None:
-    e2e.publish(widget_crd(), gadget_crd(),
-                # cluster-scoped locally, namespaced in the workspaces
-                published_resource("gadgets", kind="Gadget", projection={"scope": "Namespaced"}),
-                # namespaced locally, cluster-scoped in the workspaces
-                published_resource("cluster-widgets", kind="Widget",
-                                   projection={"scope": "Cluster", "kind": "ClusterWidget"}))
+    e2e.publish(
+        widget_crd(),
+        gadget_crd(),
+        # cluster-scoped locally, namespaced in the workspaces
+        published_resource("gadgets", kind="Gadget", projection={"scope": "Namespaced"}),
+        # namespaced locally, cluster-scoped in the workspaces
+        published_resource("cluster-widgets", kind="Widget", projection={"scope": "Cluster", "kind": "ClusterWidget"}),
+    )
     e2e.servlet()
     e2e.wait_served("team-a", REMOTE_GADGET)
     e2e.wait_served("team-b", CLUSTER_WIDGET)
     cluster_a, cluster_b = e2e.world.cluster("team-a"), e2e.world.cluster("team-b")
 
-    remote_gadget = e2e.create_remote("team-a", REMOTE_GADGET, remote_object("Gadget", "g1", namespace="default", size=5))
+    remote_gadget = e2e.create_remote(
+        "team-a", REMOTE_GADGET, remote_object("Gadget", "g1", namespace="default", size=5)
+    )
     local_gadget = e2e.wait_local(GADGET, name=f"{cluster_a}-{sha1('default')[:20]}-{sha1('g1')[:20]}")
     assert "namespace" not in local_gadget["metadata"]
     _assert_linked(local_gadget, cluster=cluster_a, namespace="default", name="g1", remote=remote_gadget)

@@ -54,8 +54,14 @@ def test_a_published_resource_becomes_a_schema_in_the_export_and_reports_ready(e
     spec = schema["spec"]
     assert schema_name[1:9] == _canonical_sha1(spec)[:8], "the name's hash is not the SHA-1 of the canonical spec"
     assert spec["group"] == GROUP and spec["scope"] == "Namespaced"
-    assert spec["names"] == {"kind": "Zertifikat", "listKind": "ZertifikatList", "singular": "zertifikat",
-                             "plural": "zertifikate", "shortNames": ["zerts"], "categories": ["cert-manager"]}
+    assert spec["names"] == {
+        "kind": "Zertifikat",
+        "listKind": "ZertifikatList",
+        "singular": "zertifikat",
+        "plural": "zertifikate",
+        "shortNames": ["zerts"],
+        "categories": ["cert-manager"],
+    }
     crd_version = certificate_crd()["spec"]["versions"][0]
     (version,) = spec["versions"]
     assert (version["name"], version["served"], version["storage"]) == ("v1beta1", True, True)
@@ -101,9 +107,12 @@ def test_a_changed_crd_gets_a_new_schema_that_replaces_the_old_one_in_the_export
 
     crd = widget_crd()
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["shape"] = {
-        "type": "string"}
-    e2e.rest.merge_patch("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
-                         {"spec": {"versions": crd["spec"]["versions"]}})
+        "type": "string"
+    }
+    e2e.rest.merge_patch(
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
+        {"spec": {"versions": crd["spec"]["versions"]}},
+    )
 
     def new_schema() -> str:
         name = str(((e2e.published_resource("widgets") or {}).get("status") or {}).get("resourceSchemaName"))
@@ -113,8 +122,10 @@ def test_a_changed_crd_gets_a_new_schema_that_replaces_the_old_one_in_the_export
     second = e2e.eventually(new_schema, what="a new APIResourceSchema for the changed CRD")
     assert re.fullmatch(r"v[0-9a-f]{8}\.widgets\.certificates\.example\.corp", second), second
     export_path = e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}")
-    e2e.eventually(lambda: (e2e.rest.get(export_path) or {})["spec"]["latestResourceSchemas"] == [second],
-                   what=f"the export to list {second} instead of {first}")
+    e2e.eventually(
+        lambda: (e2e.rest.get(export_path) or {})["spec"]["latestResourceSchemas"] == [second],
+        what=f"the export to list {second} instead of {first}",
+    )
     schemas = e2e.world.in_org("/apis/apis.kcp.io/v1alpha1/apiresourceschemas")
     assert e2e.rest.get(f"{schemas}/{first}") is not None, "the old schema was deleted"
     new_spec = (e2e.rest.get(f"{schemas}/{second}") or {})["spec"]
@@ -132,7 +143,9 @@ def test_deleting_a_published_resource_stops_its_sync_but_keeps_it_in_the_export
     e2e.eventually(lambda: series in servlet.metrics(), what=f"{series} to be reported")
 
     e2e.rest.delete("/apis/services.kdp.k8c.io/v1alpha1/publishedresources/widgets")
-    e2e.eventually(lambda: series not in servlet.metrics(), what="the sync worker of the deleted PublishedResource to stop")
+    e2e.eventually(
+        lambda: series not in servlet.metrics(), what="the sync worker of the deleted PublishedResource to stop"
+    )
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "after", namespace="default", size=1))
 
     def not_synced() -> bool:

@@ -84,10 +84,18 @@ def dump(world: World) -> list[dict[str, Any]]:
     """Both sides as `kubectl get -o yaml` would save them, for the offline plan."""
     org = world.in_org("/apis/apis.kcp.io/v1alpha1")
     documents = [
-        *_items(world, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "apiextensions.k8s.io/v1",
-                "CustomResourceDefinition"),
-        *_items(world, "/apis/services.kdp.k8c.io/v1alpha1/publishedresources", "services.kdp.k8c.io/v1alpha1",
-                "PublishedResource"),
+        *_items(
+            world,
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+        ),
+        *_items(
+            world,
+            "/apis/services.kdp.k8c.io/v1alpha1/publishedresources",
+            "services.kdp.k8c.io/v1alpha1",
+            "PublishedResource",
+        ),
         *_items(world, "/api/v1/namespaces", "v1", "Namespace"),
         *_items(world, "/api/v1/secrets", "v1", "Secret"),
         *_items(world, CERTIFICATE.path(), "cert-manager.io/v1", "Certificate"),
@@ -110,10 +118,28 @@ def offline_plans(world: World) -> dict[str, str]:
     outputs = {}
     for output in ("text", "json"):
         result = subprocess.run(
-            [*servlet_executable(), "plan", "-f", str(path), "--name", "tom", "--api-group", world.group,
-             "--apiexport", world.export, "-o", output],
-            capture_output=True, text=True, timeout=60, env=child_environment(), cwd=world.directory,
-            stdin=subprocess.DEVNULL, check=False)
+            [
+                *servlet_executable(),
+                "plan",
+                "-f",
+                str(path),
+                "--name",
+                "tom",
+                "--api-group",
+                world.group,
+                "--apiexport",
+                world.export,
+                "-o",
+                output,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=child_environment(),
+            cwd=world.directory,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
         outputs[f"offline {output}"] = result.stdout + result.stderr
     return outputs
 
@@ -177,21 +203,37 @@ def test_secret_values_stay_out_of_plans_logs_and_errors_while_the_copies_get_th
     e2e.create_remote("team-a", SECRET, secret("big-issuer-ca", namespace="default", data={"ca.crt": big_value()}))
     e2e.world.apply(secret("web-tls", namespace=cluster, type_="kubernetes.io/tls", data={"tls.key": b64(TLS_KEY)}))
     # Every write until nothing is left: the CA copy is recorded on its primary once created.
-    creates = {"issuer-ca": ["createRelated", "error", "recordRelatedState"],
-               "tls-secret": ["createRelated", "recordRelatedState"]}
+    creates = {
+        "issuer-ca": ["createRelated", "error", "recordRelatedState"],
+        "tls-secret": ["createRelated", "recordRelatedState"],
+    }
     check_plans({**live_plans(e2e.world), **offline_plans(e2e.world)}, expected=creates)
 
     # The service cluster refuses the first writes of the CA copy, quoting what it refused.
-    e2e.world.sim.set_faults(FaultPlan(errors=(ErrorRule(status=403, verb="create", resource="secrets",
-                                                         target="service", quote_body=True, limit=2),)))
+    e2e.world.sim.set_faults(
+        FaultPlan(
+            errors=(
+                ErrorRule(status=403, verb="create", resource="secrets", target="service", quote_body=True, limit=2),
+            )
+        )
+    )
     second = e2e.servlet(extra=("--log-level", "debug"))
-    copy = e2e.eventually(lambda: e2e.local(SECRET, namespace=cluster, name="team-issuer-ca"),
-                          what="the CA copy on the service cluster once the server accepts it")
+    copy = e2e.eventually(
+        lambda: e2e.local(SECRET, namespace=cluster, name="team-issuer-ca"),
+        what="the CA copy on the service cluster once the server accepts it",
+    )
     assert copy["data"] == {"ca.crt": b64(CA)}
-    e2e.eventually(lambda: (e2e.remote("team-a", SECRET, namespace="default", name="web-tls") or {})
-                   .get("data") == {"tls.key": b64(TLS_KEY)}, what="the TLS Secret in the workspace")
-    log = e2e.eventually(lambda: logged(second, "too large for its last-known-state", '"action":"createRelated"'),
-                         what="the log to report the CA that is too large and the copies created")
+    e2e.eventually(
+        lambda: (
+            (e2e.remote("team-a", SECRET, namespace="default", name="web-tls") or {}).get("data")
+            == {"tls.key": b64(TLS_KEY)}
+        ),
+        what="the TLS Secret in the workspace",
+    )
+    log = e2e.eventually(
+        lambda: logged(second, "too large for its last-known-state", '"action":"createRelated"'),
+        what="the log to report the CA that is too large and the copies created",
+    )
     refusals = [line for line in log.splitlines() if "reconcile failed" in line and "denied" in line]
     assert refusals, "the refusal quoting the request is not in the log"
     for line in refusals:
@@ -199,16 +241,27 @@ def test_secret_values_stay_out_of_plans_logs_and_errors_while_the_copies_get_th
     stop(second)
 
     # Both Secrets change while the servlet is down: the plans now hold patches.
-    e2e.patch_remote("team-a", SECRET, namespace="default", name="team-issuer-ca",
-                     patch={"data": {"ca.crt": b64(CA_ROTATED)}})
+    e2e.patch_remote(
+        "team-a", SECRET, namespace="default", name="team-issuer-ca", patch={"data": {"ca.crt": b64(CA_ROTATED)}}
+    )
     e2e.rest.merge_patch(SECRET.path(namespace=cluster, name="web-tls"), {"data": {"tls.key": b64(TLS_KEY_ROTATED)}})
     patches = {"issuer-ca": ["error", "patchRelated"], "tls-secret": ["patchRelated"]}
     check_plans({**live_plans(e2e.world), **offline_plans(e2e.world)}, expected=patches)
 
     third = e2e.servlet(extra=("--log-level", "debug"))
-    e2e.eventually(lambda: (e2e.local(SECRET, namespace=cluster, name="team-issuer-ca") or {})
-                   .get("data") == {"ca.crt": b64(CA_ROTATED)}, what="the rotated CA on the service cluster")
-    e2e.eventually(lambda: (e2e.remote("team-a", SECRET, namespace="default", name="web-tls") or {})
-                   .get("data") == {"tls.key": b64(TLS_KEY_ROTATED)}, what="the rotated key in the workspace")
+    e2e.eventually(
+        lambda: (
+            (e2e.local(SECRET, namespace=cluster, name="team-issuer-ca") or {}).get("data")
+            == {"ca.crt": b64(CA_ROTATED)}
+        ),
+        what="the rotated CA on the service cluster",
+    )
+    e2e.eventually(
+        lambda: (
+            (e2e.remote("team-a", SECRET, namespace="default", name="web-tls") or {}).get("data")
+            == {"tls.key": b64(TLS_KEY_ROTATED)}
+        ),
+        what="the rotated key in the workspace",
+    )
     stop(third)
     check_logs((first, second, third))

@@ -18,41 +18,70 @@ PUBLISHED = "gizmos"
 
 def _gizmo_crd() -> dict[str, Any]:
     # Compatible schemas: without conversion webhooks, a version is the same object under another apiVersion.
-    schema = {"openAPIV3Schema": {"type": "object", "properties": {
-        "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"},
-        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
-        "status": {"type": "object", "properties": {"phase": {"type": "string"}}}}}}
+    schema = {
+        "openAPIV3Schema": {
+            "type": "object",
+            "properties": {
+                "apiVersion": {"type": "string"},
+                "kind": {"type": "string"},
+                "metadata": {"type": "object"},
+                "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
+                "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
+            },
+        }
+    }
     version = {"served": True, "schema": schema, "subresources": {"status": {}}}
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": "gizmos.example.com"},
-            "spec": {"group": "example.com", "scope": "Namespaced",
-                     "names": {"kind": "Gizmo", "listKind": "GizmoList", "plural": "gizmos", "singular": "gizmo"},
-                     "versions": [{"name": "v1", "storage": False, **version},
-                                  {"name": "v2", "storage": True, **version}]}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gizmos.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"kind": "Gizmo", "listKind": "GizmoList", "plural": "gizmos", "singular": "gizmo"},
+            "versions": [{"name": "v1", "storage": False, **version}, {"name": "v2", "storage": True, **version}],
+        },
+    }
 
 
 def _gizmos_in_both_versions(spec: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "services.kdp.k8c.io/v1alpha1", "kind": "PublishedResource",
-            "metadata": {"name": PUBLISHED}, "spec": spec}
+    return {
+        "apiVersion": "services.kdp.k8c.io/v1alpha1",
+        "kind": "PublishedResource",
+        "metadata": {"name": PUBLISHED},
+        "spec": spec,
+    }
 
 
 # (spec of the PublishedResource, the name of the CRD's v1 in kcp)
 BOTH_VERSIONS = [
-    pytest.param({"resource": {"apiGroup": "example.com", "kind": "Gizmo", "versions": ["v1", "v2"]}}, "v1",
-                 id="listed"),
-    pytest.param({"resource": {"apiGroup": "example.com", "kind": "Gizmo", "versions": []},
-                  "projection": {"versions": {"v1": "v1beta1"}}}, "v1beta1", id="all-served-one-renamed"),
+    pytest.param(
+        {"resource": {"apiGroup": "example.com", "kind": "Gizmo", "versions": ["v1", "v2"]}}, "v1", id="listed"
+    ),
+    pytest.param(
+        {
+            "resource": {"apiGroup": "example.com", "kind": "Gizmo", "versions": []},
+            "projection": {"versions": {"v1": "v1beta1"}},
+        },
+        "v1beta1",
+        id="all-served-one-renamed",
+    ),
 ]
 
 
 def _gizmo(version: str, name: str, *, size: int) -> dict[str, Any]:
-    return {"apiVersion": f"{GROUP}/{version}", "kind": "Gizmo",
-            "metadata": {"name": name, "namespace": "default"}, "spec": {"size": size}}
+    return {
+        "apiVersion": f"{GROUP}/{version}",
+        "kind": "Gizmo",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"size": size},
+    }
 
 
 @pytest.mark.parametrize("spec, old_name", BOTH_VERSIONS)
 def test_objects_written_in_either_version_sync_in_the_stored_version_and_status_flows_back(
-        e2e: E2E, spec: dict[str, Any], old_name: str) -> None:
+    e2e: E2E, spec: dict[str, Any], old_name: str
+) -> None:
     remote_old = Resource(GROUP, old_name, "gizmos")
     e2e.publish(_gizmo_crd(), _gizmos_in_both_versions(spec))
     e2e.servlet()
@@ -76,9 +105,11 @@ def test_objects_written_in_either_version_sync_in_the_stored_version_and_status
         e2e.wait_finalizer("team-a", REMOTE_V2, namespace="default", name=name)
 
         # The service reports through /status in its own version; the user reads it in any version.
-        e2e.rest.merge_patch(LOCAL_V1.path(namespace=cluster, name=local_name) + "/status",
-                             {"status": {"phase": f"Ready-{name}"}})
+        e2e.rest.merge_patch(
+            LOCAL_V1.path(namespace=cluster, name=local_name) + "/status", {"status": {"phase": f"Ready-{name}"}}
+        )
         for remote_type in (remote_old, REMOTE_V2):
+
             def remote_status(remote_type: Resource = remote_type, name: str = name) -> bool:
                 remote = e2e.remote("team-a", remote_type, namespace="default", name=name) or {}
                 assert remote.get("status") == {"phase": f"Ready-{name}"}, f"remote status is {remote.get('status')}"
@@ -90,6 +121,8 @@ def test_objects_written_in_either_version_sync_in_the_stored_version_and_status
     # An edit made in the other version reaches the same local copy.
     e2e.patch_remote("team-a", remote_old, namespace="default", name="new", patch={"spec": {"size": 5}})
     new_local = default_local_name(namespace="default", name="new")
-    e2e.eventually(lambda: (e2e.local(LOCAL_V2, namespace=cluster, name=new_local) or {})["spec"].get("size") == 5,
-                   what=f"the size edited through {old_name} on the local copy")
+    e2e.eventually(
+        lambda: (e2e.local(LOCAL_V2, namespace=cluster, name=new_local) or {})["spec"].get("size") == 5,
+        what=f"the size edited through {old_name} on the local copy",
+    )
     assert len(e2e.local_objects(LOCAL_V2)) == 2

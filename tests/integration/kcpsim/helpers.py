@@ -33,29 +33,69 @@ NAMESPACES_CLAIM = "4cL2J00WaeDbgQZyTP0B3usZwJbanHloGndI7P"
 IDENTITY = "5685b0de1001accae215edb874e741afcd19bcdaafa1cded11a504f722a0375a"
 
 
-def widget_crd(*, scope: str = "Namespaced", status: bool = True, kind: str = "Widget", plural: str = "widgets",
-               versions: tuple[str, ...] = ("v1",), immutable_spec: bool = False) -> Any:
-    schema = {"openAPIV3Schema": {"type": "object", "properties": {
-        "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "color": {"type": "string"},
-                                                  "tags": {"type": "array", "items": {"type": "string"}}},
-                 "required": ["size"]},
-        "status": {"type": "object", "properties": {"phase": {"type": "string"}}}}}}
+def widget_crd(
+    *,
+    scope: str = "Namespaced",
+    status: bool = True,
+    kind: str = "Widget",
+    plural: str = "widgets",
+    versions: tuple[str, ...] = ("v1",),
+    immutable_spec: bool = False,
+) -> Any:
+    schema = {
+        "openAPIV3Schema": {
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "properties": {
+                        "size": {"type": "integer"},
+                        "color": {"type": "string"},
+                        "tags": {"type": "array", "items": {"type": "string"}},
+                    },
+                    "required": ["size"],
+                },
+                "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
+            },
+        }
+    }
     if immutable_spec:
         schema["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] = [  # type: ignore[index]
-            {"rule": "self == oldSelf", "message": "spec is immutable"}]
-    return codecs.from_dict({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.example.com"},
-        "spec": {"group": "example.com", "scope": scope,
-                 "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": f"{kind}List"},
-                 "versions": [{"name": v, "served": True, "storage": i == 0, "schema": schema,
-                               **({"subresources": {"status": {}}} if status else {})} for i, v in enumerate(versions)]}})
+            {"rule": "self == oldSelf", "message": "spec is immutable"}
+        ]
+    return codecs.from_dict(
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.example.com"},
+            "spec": {
+                "group": "example.com",
+                "scope": scope,
+                "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": f"{kind}List"},
+                "versions": [
+                    {
+                        "name": v,
+                        "served": True,
+                        "storage": i == 0,
+                        "schema": schema,
+                        **({"subresources": {"status": {}}} if status else {}),
+                    }
+                    for i, v in enumerate(versions)
+                ],
+            },
+        }
+    )
 
 
 def certificate(name: str, namespace: str = "default", **spec: Any) -> Any:
-    return Certificate({"apiVersion": "certificates.example.corp/v1alpha1", "kind": "Certificate",
-                        "metadata": {"name": name, "namespace": namespace},
-                        "spec": {"commonName": f"{name}.example", **spec}})
+    return Certificate(
+        {
+            "apiVersion": "certificates.example.corp/v1alpha1",
+            "kind": "Certificate",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"commonName": f"{name}.example", **spec},
+        }
+    )
 
 
 class Raw:
@@ -65,14 +105,27 @@ class Raw:
         verify: Any = False  # plain HTTP: no CA bundle to load
         if sim.tls is not None:
             import ssl
+
             verify = ssl.create_default_context(cadata=sim.tls.ca_pem.decode())
         self.client = httpx2.Client(base_url=sim.base_url, trust_env=False, verify=verify, timeout=10)
 
-    def __call__(self, method: str, path: str, body: Any = None, *, content_type: str = "application/json",
-                 params: dict[str, str] | None = None) -> httpx2.Response:
+    def __call__(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        params: dict[str, str] | None = None,
+    ) -> httpx2.Response:
         content = body if isinstance(body, (bytes, str)) else (json.dumps(body) if body is not None else None)
-        return self.client.request(method, path, content=content, params=params,
-                                   headers={"Content-Type": content_type} if content is not None else {})
+        return self.client.request(
+            method,
+            path,
+            content=content,
+            params=params,
+            headers={"Content-Type": content_type} if content is not None else {},
+        )
 
     def close(self) -> None:
         self.client.close()

@@ -29,8 +29,9 @@ def _script() -> str:
 def test_the_console_script_and_the_module_show_the_same_help_outside_the_repository(tmp_path: Path) -> None:
     outputs = []
     for command in ([_script(), "--help"], [sys.executable, "-m", "kcpsim", "--help"]):
-        result = subprocess.run(command, cwd=tmp_path, env=_elsewhere(), capture_output=True, text=True,
-                                timeout=60, check=False)
+        result = subprocess.run(
+            command, cwd=tmp_path, env=_elsewhere(), capture_output=True, text=True, timeout=60, check=False
+        )
         assert result.returncode == 0, result.stdout + result.stderr
         outputs.append(result.stdout)
     assert outputs[0] == outputs[1]
@@ -40,8 +41,14 @@ def test_the_console_script_and_the_module_show_the_same_help_outside_the_reposi
 
 
 def test_serve_from_another_directory_writes_kubeconfigs_that_reach_it_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    process = subprocess.Popen([_script(), "serve", "--port", "0", "--dir", "configs"], cwd=tmp_path,
-                               env=_elsewhere(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [_script(), "serve", "--port", "0", "--dir", "configs"],
+        cwd=tmp_path,
+        env=_elsewhere(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert process.stdout is not None
     lines: list[str] = []
     try:
@@ -52,8 +59,12 @@ def test_serve_from_another_directory_writes_kubeconfigs_that_reach_it_and_stops
         match = re.search(r"serving on (http://\S+)", "\n".join(lines))
         assert match, "\n".join(lines)
         configs = tmp_path / "configs"
-        assert sorted(p.name for p in configs.iterdir()) == ["kcp.kubeconfig", "service.kubeconfig",
-                                                            "team-a.kubeconfig", "team-b.kubeconfig"]
+        assert sorted(p.name for p in configs.iterdir()) == [
+            "kcp.kubeconfig",
+            "service.kubeconfig",
+            "team-a.kubeconfig",
+            "team-b.kubeconfig",
+        ]
         server = yaml.safe_load((configs / "service.kubeconfig").read_text())["clusters"][0]["cluster"]["server"]
         assert server == match.group(1)
         namespaces = httpx2.get(f"{server}/api/v1/namespaces", trust_env=False, timeout=10).json()

@@ -22,8 +22,9 @@ def test_a_new_crd_is_established_and_served(service: Client, raw: Raw) -> None:
 
 def test_cluster_scoped_custom_resources_have_no_namespace(service: Client, raw: Raw) -> None:
     service.create(widget_crd(scope="Cluster", kind="Gadget", plural="gadgets"))
-    created = service.create(Gadget({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"},
-                                     "spec": {"size": 1}}))
+    created = service.create(
+        Gadget({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"size": 1}})
+    )
     assert created.metadata.namespace is None
     assert raw("GET", "/apis/example.com/v1/namespaces/default/gadgets").status_code == 404
 
@@ -36,8 +37,10 @@ def test_namespaced_custom_resources_are_listed_across_namespaces(service: Clien
     assert sorted(w.metadata.namespace for w in service.list(Widget, namespace="*")) == ["n1", "n2"]
 
 
-@pytest.mark.parametrize(("spec", "field"), [({"size": "big"}, "spec.size"), ({"color": "red"}, "spec.size"),
-                                             ({"size": 1, "tags": [1]}, "spec.tags[0]")])
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [({"size": "big"}, "spec.size"), ({"color": "red"}, "spec.size"), ({"size": 1, "tags": [1]}, "spec.tags[0]")],
+)
 def test_schema_violations_are_invalid(service: Client, spec: dict[str, object], field: str) -> None:
     service.create(widget_crd())
     with pytest.raises(ApiError) as caught:
@@ -48,8 +51,9 @@ def test_schema_violations_are_invalid(service: Client, spec: dict[str, object],
 
 def test_unknown_fields_are_pruned(service: Client) -> None:
     service.create(widget_crd())
-    created = service.create(Widget({"metadata": {"name": "w", "namespace": "default"},
-                                     "spec": {"size": 1, "unknown": True}, "extra": 1}))
+    created = service.create(
+        Widget({"metadata": {"name": "w", "namespace": "default"}, "spec": {"size": 1, "unknown": True}, "extra": 1})
+    )
     assert created["spec"] == {"size": 1} and "extra" not in created
 
 
@@ -100,5 +104,7 @@ def test_the_immutability_rule_self_equals_old_self_is_enforced(service: Client)
     with pytest.raises(ApiError) as caught:
         service.patch(Widget, "w", {"spec": {"size": 2}}, namespace="default", patch_type=PatchType.MERGE)
     assert caught.value.status.code == 422 and "spec is immutable" in caught.value.status.message
-    labelled = service.patch(Widget, "w", {"metadata": {"labels": {"a": "b"}}}, namespace="default", patch_type=PatchType.MERGE)
+    labelled = service.patch(
+        Widget, "w", {"metadata": {"labels": {"a": "b"}}}, namespace="default", patch_type=PatchType.MERGE
+    )
     assert labelled.metadata.labels == {"a": "b"}

@@ -56,8 +56,9 @@ def _outcomes(sim: KcpSim, raw_for: Callable[[KcpSim], Raw]) -> list[int]:
     return [raw("GET", "/api/v1/namespaces").status_code for _ in range(30)]
 
 
-def test_rates_are_reproducible_with_the_same_seed(kcpsim_factory: Callable[..., KcpSim],
-                                                   raw_for: Callable[[KcpSim], Raw]) -> None:
+def test_rates_are_reproducible_with_the_same_seed(
+    kcpsim_factory: Callable[..., KcpSim], raw_for: Callable[[KcpSim], Raw]
+) -> None:
     plan = FaultPlan(errors=(ErrorRule(status=500, rate=0.5),), seed=7)
     first = _outcomes(kcpsim_factory(faults=plan), raw_for)
     second = _outcomes(kcpsim_factory(faults=plan), raw_for)
@@ -91,18 +92,22 @@ def test_aborting_watches_drops_the_connection(kcpsim: KcpSim, raw: Raw) -> None
             list(response.iter_lines())
 
 
-def test_a_plan_can_cut_every_watch_after_a_while(kcpsim: KcpSim, service: Client,
-                                                  raw_for: Callable[[KcpSim], Raw]) -> None:
+def test_a_plan_can_cut_every_watch_after_a_while(
+    kcpsim: KcpSim, service: Client, raw_for: Callable[[KcpSim], Raw]
+) -> None:
     kcpsim.set_faults(FaultPlan(watch_max_seconds=0.3))
     started = time.monotonic()
     raw = raw_for(kcpsim)
-    with raw.client.stream("GET", "/api/v1/configmaps",
-                           params={"watch": "true", "resourceVersion": str(kcpsim.world.store.rv)}) as response:
+    with raw.client.stream(
+        "GET", "/api/v1/configmaps", params={"watch": "true", "resourceVersion": str(kcpsim.world.store.rv)}
+    ) as response:
         list(response.iter_lines())
     assert 0.25 <= time.monotonic() - started < 2
     # The server logs a watch when its handler finishes, just after the client saw the end.
-    eventually(lambda: kcpsim.requests.matching(verb="watch", where=lambda r: r.fault == "watch cut"),
-               what="the cut watch in the request log")
+    eventually(
+        lambda: kcpsim.requests.matching(verb="watch", where=lambda r: r.fault == "watch cut"),
+        what="the cut watch in the request log",
+    )
 
 
 def test_refusing_connections_for_a_while(kcpsim: KcpSim) -> None:
@@ -114,8 +119,9 @@ def test_refusing_connections_for_a_while(kcpsim: KcpSim) -> None:
         assert client.get(f"{kcpsim.base_url}/api/v1/namespaces").status_code == 200
 
 
-def test_the_request_log_counts_calls_with_method_path_status_and_duration(kcpsim: KcpSim, service: Client,
-                                                                           team_a: Client) -> None:
+def test_the_request_log_counts_calls_with_method_path_status_and_duration(
+    kcpsim: KcpSim, service: Client, team_a: Client
+) -> None:
     kcpsim.requests.clear()
     service.create(ConfigMap(metadata=ObjectMeta(name="c", namespace="default")))
     list(team_a.list(ConfigMap, namespace="default"))
@@ -125,7 +131,8 @@ def test_the_request_log_counts_calls_with_method_path_status_and_duration(kcpsi
     assert [(r.method, r.verb, r.resource, r.cluster, r.status) for r in records] == [
         ("POST", "create", "configmaps", "", 201),
         ("GET", "list", "configmaps", "k7v2m9x4q1w8z3r5", 200),
-        ("GET", "get", "configmaps", "", 404)]
+        ("GET", "get", "configmaps", "", 404),
+    ]
     assert records[0].path == "/api/v1/namespaces/default/configmaps"
     assert all(r.duration >= 0 for r in records)
     assert kcpsim.requests.count(verb="get", status=404) == 1
@@ -168,12 +175,18 @@ def test_faults_can_be_set_at_start(kcpsim_factory: Callable[..., KcpSim], raw_f
     assert [raw("GET", "/api/v1/namespaces").status_code for _ in range(2)] == [500, 200]
 
 
-@pytest.mark.parametrize(("target", "failing"), [("vw", {"vw"}), ("workspace", {"workspace"}), ("service", {"service"}),
-                                                 ("*", {"vw", "workspace", "service"})])
+@pytest.mark.parametrize(
+    ("target", "failing"),
+    [("vw", {"vw"}), ("workspace", {"workspace"}), ("service", {"service"}), ("*", {"vw", "workspace", "service"})],
+)
 def test_error_rules_can_target_the_virtual_workspace_workspaces_or_the_service_cluster(
-        kcpsim: KcpSim, raw: Raw, target: str, failing: set[str]) -> None:
+    kcpsim: KcpSim, raw: Raw, target: str, failing: set[str]
+) -> None:
     kcpsim.set_faults(FaultPlan(errors=(ErrorRule(status=503, target=target),)))
-    paths = {"vw": "/services/apiexport/abc123xyz/certificates.example.corp/clusters/*/api/v1/secrets",
-             "workspace": "/clusters/root:myorg/api/v1/secrets", "service": "/api/v1/secrets"}
+    paths = {
+        "vw": "/services/apiexport/abc123xyz/certificates.example.corp/clusters/*/api/v1/secrets",
+        "workspace": "/clusters/root:myorg/api/v1/secrets",
+        "service": "/api/v1/secrets",
+    }
     failed = {name for name, path in paths.items() if raw("GET", path).status_code == 503}
     assert failed == failing

@@ -35,11 +35,18 @@ from tests.integration.kcpsim.helpers import (
 )
 
 
-@pytest.mark.parametrize(("path", "cluster", "kcp_path"), [
-    ("root:myorg", ORG, "root:myorg"), (ORG, ORG, "root:myorg"),
-    ("root:myorg:team-a", TEAM_A, "root:myorg:team-a"), (TEAM_A, TEAM_A, "root:myorg:team-a"),
-])
-def test_a_workspace_tells_its_logical_cluster_name_and_path(kcpsim: KcpSim, path: str, cluster: str, kcp_path: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "cluster", "kcp_path"),
+    [
+        ("root:myorg", ORG, "root:myorg"),
+        (ORG, ORG, "root:myorg"),
+        ("root:myorg:team-a", TEAM_A, "root:myorg:team-a"),
+        (TEAM_A, TEAM_A, "root:myorg:team-a"),
+    ],
+)
+def test_a_workspace_tells_its_logical_cluster_name_and_path(
+    kcpsim: KcpSim, path: str, cluster: str, kcp_path: str
+) -> None:
     with kcpsim.client(kcpsim.kcp_config(path)) as client:
         lc = client.get(LogicalCluster, "cluster")
     assert lc.metadata.annotations["kcp.io/cluster"] == cluster
@@ -55,8 +62,9 @@ def test_the_root_logical_cluster_has_no_path_annotation(kcpsim: KcpSim) -> None
 
 
 def test_every_object_carries_its_true_cluster_annotation(team_a: Client) -> None:
-    created = team_a.create(ConfigMap(metadata=ObjectMeta(name="c", namespace="default",
-                                                          annotations={"kcp.io/cluster": "forged"})))
+    created = team_a.create(
+        ConfigMap(metadata=ObjectMeta(name="c", namespace="default", annotations={"kcp.io/cluster": "forged"}))
+    )
     assert created.metadata.annotations["kcp.io/cluster"] == TEAM_A
     assert all(c.metadata.annotations["kcp.io/cluster"] == TEAM_A for c in team_a.list(ConfigMap, namespace="*"))
 
@@ -72,8 +80,15 @@ def test_the_same_names_live_apart_in_different_workspaces(team_a: Client, team_
     assert team_a.get(ConfigMap, "same", namespace="default").data == {"who": "a"}
 
 
-@pytest.mark.parametrize("path", ["/clusters/root:nope/api/v1/namespaces", "/clusters/*/api/v1/namespaces",
-                                  "/clusters/Root:X/api/v1/namespaces", "/clusters/nothere/api/v1/namespaces"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/clusters/root:nope/api/v1/namespaces",
+        "/clusters/*/api/v1/namespaces",
+        "/clusters/Root:X/api/v1/namespaces",
+        "/clusters/nothere/api/v1/namespaces",
+    ],
+)
 def test_unknown_or_wildcard_workspaces_are_forbidden_like_the_front_proxy(raw: Raw, path: str) -> None:
     response = raw("GET", path)
     assert response.status_code == 403
@@ -116,10 +131,13 @@ def test_the_two_export_versions_are_views_of_one_object(org: Client) -> None:
     v2 = org.get(APIExportV2, EXPORT)
     assert (v1.metadata.uid, v1.metadata.resourceVersion) == (v2.metadata.uid, v2.metadata.resourceVersion)
     assert v1["spec"]["latestResourceSchemas"] == [f"v5f2a9c1e.certificates.{EXPORT}"]
-    assert v1["spec"]["permissionClaims"] == [{"group": "", "resource": "namespaces", "all": True},
-                                              {"group": "", "resource": "secrets", "all": True}]
-    assert v2["spec"]["resources"] == [{"group": EXPORT, "name": "certificates", "schema": f"v5f2a9c1e.certificates.{EXPORT}",
-                                        "storage": {"crd": {}}}]
+    assert v1["spec"]["permissionClaims"] == [
+        {"group": "", "resource": "namespaces", "all": True},
+        {"group": "", "resource": "secrets", "all": True},
+    ]
+    assert v2["spec"]["resources"] == [
+        {"group": EXPORT, "name": "certificates", "schema": f"v5f2a9c1e.certificates.{EXPORT}", "storage": {"crd": {}}}
+    ]
     assert [c["verbs"] for c in v2["spec"]["permissionClaims"]] == [["*"], ["*"]]
     assert "apis.v1alpha2.kcp.io/v1alpha1-permission-claims" in v2.metadata.annotations
     assert "apis.v1alpha2.kcp.io/v1alpha1-permission-claims" not in v1.metadata.annotations
@@ -127,27 +145,40 @@ def test_the_two_export_versions_are_views_of_one_object(org: Client) -> None:
 
 def test_a_v1alpha1_claim_needs_all_or_a_resource_selector(org: Client) -> None:
     with pytest.raises(ApiError) as caught:
-        org.patch(APIExport, EXPORT, {"spec": {"permissionClaims": [{"group": "", "resource": "configmaps"}]}},
-                  patch_type=PatchType.MERGE)
+        org.patch(
+            APIExport,
+            EXPORT,
+            {"spec": {"permissionClaims": [{"group": "", "resource": "configmaps"}]}},
+            patch_type=PatchType.MERGE,
+        )
     assert caught.value.status.code == 422
     assert 'either "all" or "resourceSelector" must be set' in caught.value.status.message
 
 
 def test_a_claim_on_a_non_builtin_resource_needs_an_identity_hash(org: Client) -> None:
     with pytest.raises(ApiError) as caught:
-        org.patch(APIExport, EXPORT, {"spec": {"permissionClaims": [
-            {"group": "widgets.example.com", "resource": "widgets", "all": True}]}}, patch_type=PatchType.MERGE)
+        org.patch(
+            APIExport,
+            EXPORT,
+            {"spec": {"permissionClaims": [{"group": "widgets.example.com", "resource": "widgets", "all": True}]}},
+            patch_type=PatchType.MERGE,
+        )
     assert caught.value.status.code == 403
     assert "identityHash is required" in caught.value.status.message
 
 
-@pytest.mark.parametrize(("name", "spec_change", "fragment"), [
-    ("5f2a9c1e.certificates.certificates.example.corp", {}, "must match"),
-    ("vabc.widgets.certificates.example.corp", {}, "must end in .certificates.certificates.example.corp"),
-    ("vabc.certificates.core", {"group": "core"}, "must be empty string for the core group"),
-    ("vabc.certificates.nodot", {"group": "nodot"}, "at least one dot"),
-])
-def test_schema_admission_rejects_bad_names_and_groups(org: Client, name: str, spec_change: dict[str, str], fragment: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "spec_change", "fragment"),
+    [
+        ("5f2a9c1e.certificates.certificates.example.corp", {}, "must match"),
+        ("vabc.widgets.certificates.example.corp", {}, "must end in .certificates.certificates.example.corp"),
+        ("vabc.certificates.core", {"group": "core"}, "must be empty string for the core group"),
+        ("vabc.certificates.nodot", {"group": "nodot"}, "at least one dot"),
+    ],
+)
+def test_schema_admission_rejects_bad_names_and_groups(
+    org: Client, name: str, spec_change: dict[str, str], fragment: str
+) -> None:
     body = schema_for(Topology())
     body["metadata"]["name"] = name
     body["spec"].update(spec_change)
@@ -171,8 +202,12 @@ def test_a_schema_of_several_versions_needs_a_conversion_strategy(org: Client) -
 
 def test_schema_spec_is_immutable(org: Client) -> None:
     with pytest.raises(ApiError) as caught:
-        org.patch(APIResourceSchema, f"v5f2a9c1e.certificates.{EXPORT}", {"spec": {"scope": "Cluster"}},
-                  patch_type=PatchType.MERGE)
+        org.patch(
+            APIResourceSchema,
+            f"v5f2a9c1e.certificates.{EXPORT}",
+            {"spec": {"scope": "Cluster"}},
+            patch_type=PatchType.MERGE,
+        )
     assert caught.value.status.code == 403 and "immutable" in caught.value.status.message
 
 
@@ -208,8 +243,13 @@ def test_claimed_objects_in_a_consumer_workspace_get_claim_labels(team_a: Client
 
 def test_users_cannot_forge_claim_labels(team_a: Client) -> None:
     with pytest.raises(ApiError) as caught:
-        team_a.create(ConfigMap(metadata=ObjectMeta(name="c", namespace="default",
-                                                    labels={f"claimed.internal.apis.kcp.io/{EXPORT_HASH}": "x"})))
+        team_a.create(
+            ConfigMap(
+                metadata=ObjectMeta(
+                    name="c", namespace="default", labels={f"claimed.internal.apis.kcp.io/{EXPORT_HASH}": "x"}
+                )
+            )
+        )
     assert caught.value.status.code == 403 and "must not be set" in caught.value.status.message
 
 
@@ -223,15 +263,23 @@ def test_a_bound_resource_is_served_in_the_consumer_workspace_only(team_a: Clien
 
 def test_binding_a_missing_export_is_forbidden(team_a: Client) -> None:
     with pytest.raises(ApiError) as caught:
-        team_a.create(APIBinding({"metadata": {"name": "nope"},
-                                  "spec": {"reference": {"export": {"path": "root:myorg", "name": "nope"}}}}))
+        team_a.create(
+            APIBinding(
+                {
+                    "metadata": {"name": "nope"},
+                    "spec": {"reference": {"export": {"path": "root:myorg", "name": "nope"}}},
+                }
+            )
+        )
     assert caught.value.status.code == 403
     assert "no permission to bind to export root:myorg:nope" in caught.value.status.message
 
 
 def test_the_binding_reference_is_immutable(team_a: Client) -> None:
     with pytest.raises(ApiError) as caught:
-        team_a.patch(APIBinding, EXPORT, {"spec": {"reference": {"export": {"name": "other"}}}}, patch_type=PatchType.MERGE)
+        team_a.patch(
+            APIBinding, EXPORT, {"spec": {"reference": {"export": {"name": "other"}}}}, patch_type=PatchType.MERGE
+        )
     assert caught.value.status.code == 422
 
 
@@ -241,8 +289,12 @@ def test_a_new_schema_on_the_export_reaches_existing_bindings(org: Client, team_
     body["spec"]["names"] = {"plural": "issuers", "singular": "issuer", "kind": "Issuer", "listKind": "IssuerList"}
     org.create(APIResourceSchema(body))
     export = org.get(APIExport, EXPORT)
-    org.patch(APIExport, EXPORT, {"spec": {"latestResourceSchemas": [*export["spec"]["latestResourceSchemas"],
-                                                                     f"vnew.issuers.{EXPORT}"]}}, patch_type=PatchType.MERGE)
+    org.patch(
+        APIExport,
+        EXPORT,
+        {"spec": {"latestResourceSchemas": [*export["spec"]["latestResourceSchemas"], f"vnew.issuers.{EXPORT}"]}},
+        patch_type=PatchType.MERGE,
+    )
     resources = {b["resource"] for b in team_a.get(APIBinding, EXPORT)["status"]["boundResources"]}
     assert resources == {"certificates", "issuers"}
     assert raw("GET", f"/clusters/root:myorg:team-a/apis/{EXPORT}/v1alpha1/issuers").status_code == 200
@@ -250,8 +302,10 @@ def test_a_new_schema_on_the_export_reaches_existing_bindings(org: Client, team_
 
 def test_consumer_logical_cluster_records_the_binding_lock(kcpsim: KcpSim, team_a: Client) -> None:
     lc = team_a.get(LogicalCluster, "cluster")
-    assert lc.metadata.annotations["internal.apis.kcp.io/resource-bindings"] == \
-        '{"certificates.certificates.example.corp":{"n":"certificates.example.corp"}}'
+    assert (
+        lc.metadata.annotations["internal.apis.kcp.io/resource-bindings"]
+        == '{"certificates.certificates.example.corp":{"n":"certificates.example.corp"}}'
+    )
 
 
 def test_deprecated_virtual_workspace_urls_on_request(kcpsim_factory: Callable[..., KcpSim]) -> None:
@@ -278,6 +332,7 @@ def test_a_topology_of_n_bound_workspaces_under_other_names(kcpsim_factory: Call
 
 
 def test_a_client_supplied_path_annotation_is_forced_to_the_canonical_path(team_a: Client) -> None:
-    created = team_a.create(ConfigMap(metadata=ObjectMeta(name="c", namespace="default",
-                                                          annotations={"kcp.io/path": "root:elsewhere"})))
+    created = team_a.create(
+        ConfigMap(metadata=ObjectMeta(name="c", namespace="default", annotations={"kcp.io/path": "root:elsewhere"}))
+    )
     assert created.metadata.annotations["kcp.io/path"] == "root:myorg:team-a"

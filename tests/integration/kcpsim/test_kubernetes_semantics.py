@@ -19,8 +19,14 @@ def widgets(service: Client) -> Client:
 
 
 def _widget(name: str, size: int = 1, **meta: object) -> Widget:
-    return Widget({"apiVersion": "example.com/v1", "kind": "Widget",
-                   "metadata": {"name": name, "namespace": "demo", **meta}, "spec": {"size": size}})
+    return Widget(
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": name, "namespace": "demo", **meta},
+            "spec": {"size": size},
+        }
+    )
 
 
 def test_create_sets_uid_timestamp_generation_and_a_global_resource_version(widgets: Client, team_a: Client) -> None:
@@ -36,7 +42,9 @@ def test_create_sets_uid_timestamp_generation_and_a_global_resource_version(widg
 
 def test_generation_grows_on_spec_changes_only(widgets: Client) -> None:
     widgets.create(_widget("a"))
-    labelled = widgets.patch(Widget, "a", {"metadata": {"labels": {"x": "y"}}}, namespace="demo", patch_type=PatchType.MERGE)
+    labelled = widgets.patch(
+        Widget, "a", {"metadata": {"labels": {"x": "y"}}}, namespace="demo", patch_type=PatchType.MERGE
+    )
     assert labelled.metadata.generation == 1
     resized = widgets.patch(Widget, "a", {"spec": {"size": 2}}, namespace="demo", patch_type=PatchType.MERGE)
     assert resized.metadata.generation == 2
@@ -97,25 +105,38 @@ def test_namespace_names_must_be_dns_labels(service: Client) -> None:
 
 def test_merge_patch_deletes_with_null_and_json_patch_applies_operations(widgets: Client) -> None:
     widgets.create(_widget("a", labels={"keep": "1", "drop": "1"}))
-    merged = widgets.patch(Widget, "a", {"metadata": {"labels": {"drop": None}}}, namespace="demo", patch_type=PatchType.MERGE)
+    merged = widgets.patch(
+        Widget, "a", {"metadata": {"labels": {"drop": None}}}, namespace="demo", patch_type=PatchType.MERGE
+    )
     assert merged.metadata.labels == {"keep": "1"}
-    patched = widgets.patch(Widget, "a", [{"op": "add", "path": "/spec/color", "value": "red"},
-                                          {"op": "replace", "path": "/spec/size", "value": 7}],
-                            namespace="demo", patch_type=PatchType.JSON)
+    patched = widgets.patch(
+        Widget,
+        "a",
+        [{"op": "add", "path": "/spec/color", "value": "red"}, {"op": "replace", "path": "/spec/size", "value": 7}],
+        namespace="demo",
+        patch_type=PatchType.JSON,
+    )
     assert patched["spec"] == {"size": 7, "color": "red"}
 
 
 def test_a_failing_json_patch_test_operation_is_invalid(widgets: Client) -> None:
     widgets.create(_widget("a"))
     with pytest.raises(ApiError) as caught:
-        widgets.patch(Widget, "a", [{"op": "test", "path": "/spec/size", "value": 99}], namespace="demo",
-                      patch_type=PatchType.JSON)
+        widgets.patch(
+            Widget,
+            "a",
+            [{"op": "test", "path": "/spec/size", "value": 99}],
+            namespace="demo",
+            patch_type=PatchType.JSON,
+        )
     assert caught.value.status.code == 422
 
 
 def test_strategic_merge_works_for_built_ins_and_merges_finalizers(service: Client) -> None:
     service.create(ConfigMap(metadata=ObjectMeta(name="c", namespace="default", finalizers=["a/one"]), data={"x": "1"}))
-    patched = service.patch(ConfigMap, "c", {"metadata": {"finalizers": ["b/two"]}, "data": {"y": "2"}}, namespace="default")
+    patched = service.patch(
+        ConfigMap, "c", {"metadata": {"finalizers": ["b/two"]}, "data": {"y": "2"}}, namespace="default"
+    )
     assert patched.metadata.finalizers == ["a/one", "b/two"]
     assert patched.data == {"x": "1", "y": "2"}
 
@@ -152,10 +173,19 @@ def test_same_value_from_two_appliers_is_not_a_conflict(widgets: Client) -> None
     assert {e.manager for e in shared.metadata.managedFields} == {"alice", "bob"}
 
 
-@pytest.mark.parametrize(("selector", "expected"), [
-    ("app=web", {"w1"}), ("app==web", {"w1"}), ("app!=web", {"w2", "w3"}), ("app in (web,db)", {"w1", "w2"}),
-    ("app notin (web)", {"w2", "w3"}), ("tier", {"w1", "w3"}), ("!tier", {"w2"}), ("app=web,tier=front", {"w1"}),
-])
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        ("app=web", {"w1"}),
+        ("app==web", {"w1"}),
+        ("app!=web", {"w2", "w3"}),
+        ("app in (web,db)", {"w1", "w2"}),
+        ("app notin (web)", {"w2", "w3"}),
+        ("tier", {"w1", "w3"}),
+        ("!tier", {"w2"}),
+        ("app=web,tier=front", {"w1"}),
+    ],
+)
 def test_label_selectors(service: Client, selector: str, expected: set[str]) -> None:
     labels = {"w1": {"app": "web", "tier": "front"}, "w2": {"app": "db"}, "w3": {"tier": "back"}}
     for name, lab in labels.items():
@@ -167,6 +197,7 @@ def test_label_selectors(service: Client, selector: str, expected: set[str]) -> 
 def _lightkube_labels(selector: str) -> dict[str, object]:
     """lightkube takes selectors as a dict; translate the string form the test reads best in."""
     from lightkube import operators
+
     out: dict[str, object] = {}
     for part in [p.strip() for p in selector.replace(" in (", " in(").split(",") if p.strip()]:
         if " notin (" in selector and part.startswith("app notin"):
@@ -188,12 +219,17 @@ def _lightkube_labels(selector: str) -> dict[str, object]:
     return out
 
 
-@pytest.mark.parametrize(("fields", "expected"), [
-    ({"metadata.name": "a"}, {("one", "a"), ("two", "a")}),
-    ({"metadata.namespace": "two"}, {("two", "a"), ("two", "b")}),
-    ({"metadata.name": "a", "metadata.namespace": "one"}, {("one", "a")}),
-])
-def test_field_selectors_on_name_and_namespace(service: Client, fields: dict[str, str], expected: set[tuple[str, str]]) -> None:
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"metadata.name": "a"}, {("one", "a"), ("two", "a")}),
+        ({"metadata.namespace": "two"}, {("two", "a"), ("two", "b")}),
+        ({"metadata.name": "a", "metadata.namespace": "one"}, {("one", "a")}),
+    ],
+)
+def test_field_selectors_on_name_and_namespace(
+    service: Client, fields: dict[str, str], expected: set[tuple[str, str]]
+) -> None:
     for ns, name in (("one", "a"), ("two", "a"), ("two", "b")):
         if ns not in {n.metadata.name for n in service.list(Namespace)}:
             service.create(Namespace(metadata=ObjectMeta(name=ns)))
@@ -206,17 +242,32 @@ def test_events_are_selected_by_the_object_they_are_about(raw: Raw) -> None:
     """`kubectl describe` finds an object's Events by `involvedObject.*`; `get events` by reason and type."""
     about = {"web": ("Widget", "u1", "Warning", "NameConflict"), "db": ("Widget", "u2", "Normal", "Synced")}
     for name, (kind, uid, type_, reason) in about.items():
-        raw("POST", "/api/v1/namespaces/default/events", {
-            "metadata": {"generateName": f"{name}."}, "type": type_, "reason": reason, "message": "m",
-            "involvedObject": {"apiVersion": "example.com/v1", "kind": kind, "namespace": "default", "name": name,
-                               "uid": uid}})
+        raw(
+            "POST",
+            "/api/v1/namespaces/default/events",
+            {
+                "metadata": {"generateName": f"{name}."},
+                "type": type_,
+                "reason": reason,
+                "message": "m",
+                "involvedObject": {
+                    "apiVersion": "example.com/v1",
+                    "kind": kind,
+                    "namespace": "default",
+                    "name": name,
+                    "uid": uid,
+                },
+            },
+        )
 
     def found(selector: str, path: str = "/api/v1/events") -> set[str]:
         response = raw("GET", path, params={"fieldSelector": selector})
         assert response.status_code == 200, response.text
         return {item["involvedObject"]["name"] for item in response.json()["items"]}
 
-    describe = "involvedObject.name=web,involvedObject.namespace=default,involvedObject.kind=Widget,involvedObject.uid=u1"
+    describe = (
+        "involvedObject.name=web,involvedObject.namespace=default,involvedObject.kind=Widget,involvedObject.uid=u1"
+    )
     assert found(describe) == {"web"}
     assert found(describe, "/api/v1/namespaces/default/events") == {"web"}
     assert found("involvedObject.uid=u3") == set()
@@ -238,8 +289,9 @@ def test_limit_and_continue_page_through_a_list(service: Client, raw: Raw) -> No
     first = raw("GET", "/api/v1/namespaces/default/configmaps", params={"limit": "2"}).json()
     assert [i["metadata"]["name"] for i in first["items"]] == ["c0", "c1"]
     assert first["metadata"]["continue"]
-    second = raw("GET", "/api/v1/namespaces/default/configmaps",
-                 params={"limit": "2", "continue": first["metadata"]["continue"]}).json()
+    second = raw(
+        "GET", "/api/v1/namespaces/default/configmaps", params={"limit": "2", "continue": first["metadata"]["continue"]}
+    ).json()
     assert [i["metadata"]["name"] for i in second["items"]] == ["c2", "c3"]
     assert second["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
     names = [c.metadata.name for c in service.list(ConfigMap, namespace="default", chunk_size=2)]
@@ -261,8 +313,13 @@ def test_no_new_finalizer_on_an_object_being_deleted(widgets: Client) -> None:
     widgets.create(_widget("a", finalizers=["example.com/hold"]))
     widgets.delete(Widget, "a", namespace="demo")
     with pytest.raises(ApiError) as caught:
-        widgets.patch(Widget, "a", {"metadata": {"finalizers": ["example.com/hold", "example.com/more"]}},
-                      namespace="demo", patch_type=PatchType.MERGE)
+        widgets.patch(
+            Widget,
+            "a",
+            {"metadata": {"finalizers": ["example.com/hold", "example.com/more"]}},
+            namespace="demo",
+            patch_type=PatchType.MERGE,
+        )
     assert caught.value.status.code == 422
 
 
@@ -281,10 +338,20 @@ def test_writes_to_the_main_resource_ignore_status_and_status_writes_change_only
     created["spec"]["size"] = 2
     updated = widgets.replace(created)
     assert "status" not in updated and updated["spec"]["size"] == 2
-    status_body = Widget.Status({"apiVersion": "example.com/v1", "kind": "Widget",
-                                 "metadata": {"name": "a", "namespace": "demo", "labels": {"ignored": "yes"},
-                                              "resourceVersion": updated.metadata.resourceVersion},
-                                 "spec": {"size": 99}, "status": {"phase": "Ready"}})
+    status_body = Widget.Status(
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {
+                "name": "a",
+                "namespace": "demo",
+                "labels": {"ignored": "yes"},
+                "resourceVersion": updated.metadata.resourceVersion,
+            },
+            "spec": {"size": 99},
+            "status": {"phase": "Ready"},
+        }
+    )
     written = widgets.replace(status_body)
     assert written["status"] == {"phase": "Ready"}
     assert written["spec"]["size"] == 2 and not written.metadata.labels
@@ -300,14 +367,18 @@ def test_status_subresource_is_not_found_when_the_crd_does_not_declare_it(servic
     assert raw("GET", "/apis/example.com/v1/namespaces/demo/widgets/a/status").status_code == 404
 
 
-@pytest.mark.parametrize(("method", "path", "code", "reason"), [
-    ("GET", "/api/v1/namespaces/default/configmaps/missing", 404, "NotFound"),
-    ("GET", "/apis/nothing.example/v1/things", 404, "NotFound"),
-    ("POST", "/api/v1/namespaces/default/configmaps/named", 405, "MethodNotAllowed"),
-    ("POST", "/api/v1/namespaces/default/configmaps", 400, "BadRequest"),
-])
-def test_errors_are_status_objects_with_the_exact_json_content_type(raw: Raw, method: str, path: str, code: int,
-                                                                     reason: str) -> None:
+@pytest.mark.parametrize(
+    ("method", "path", "code", "reason"),
+    [
+        ("GET", "/api/v1/namespaces/default/configmaps/missing", 404, "NotFound"),
+        ("GET", "/apis/nothing.example/v1/things", 404, "NotFound"),
+        ("POST", "/api/v1/namespaces/default/configmaps/named", 405, "MethodNotAllowed"),
+        ("POST", "/api/v1/namespaces/default/configmaps", 400, "BadRequest"),
+    ],
+)
+def test_errors_are_status_objects_with_the_exact_json_content_type(
+    raw: Raw, method: str, path: str, code: int, reason: str
+) -> None:
     response = raw(method, path, b"{not json" if method == "POST" else None)
     assert response.status_code == code
     assert response.headers["Content-Type"] == "application/json"
@@ -330,8 +401,13 @@ def test_delete_preconditions_are_checked(service: Client, raw: Raw) -> None:
 def test_leases_support_optimistic_concurrency_for_leader_election(service: Client) -> None:
     from lightkube.models.coordination_v1 import LeaseSpec
     from lightkube.resources.coordination_v1 import Lease
-    lease = service.create(Lease(metadata=ObjectMeta(name="tom.certificates.example.corp", namespace="default"),
-                                 spec=LeaseSpec(holderIdentity="pod-1", leaseDurationSeconds=15)))
+
+    lease = service.create(
+        Lease(
+            metadata=ObjectMeta(name="tom.certificates.example.corp", namespace="default"),
+            spec=LeaseSpec(holderIdentity="pod-1", leaseDurationSeconds=15),
+        )
+    )
     lease.spec.holderIdentity = "pod-2"
     taken = service.replace(lease)
     lease.spec.holderIdentity = "pod-3"
@@ -345,15 +421,27 @@ def test_leases_support_optimistic_concurrency_for_leader_election(service: Clie
 def test_events_can_be_recorded(service: Client) -> None:
     from lightkube.models.core_v1 import ObjectReference
     from lightkube.resources.core_v1 import Event
-    created = service.create(Event(metadata=ObjectMeta(name="e1", namespace="default"), reason="Synced",
-                                   message="copied", type="Normal",
-                                   involvedObject=ObjectReference(kind="ConfigMap", name="c", namespace="default")))
+
+    created = service.create(
+        Event(
+            metadata=ObjectMeta(name="e1", namespace="default"),
+            reason="Synced",
+            message="copied",
+            type="Normal",
+            involvedObject=ObjectReference(kind="ConfigMap", name="c", namespace="default"),
+        )
+    )
     assert [e.reason for e in service.list(Event, namespace="default")] == [created.reason]
 
 
 def test_secret_string_data_is_stored_base64_encoded_in_data(service: Client) -> None:
-    created = service.create(Secret(metadata=ObjectMeta(name="s", namespace="default"), stringData={"password": "hunter2"},
-                                    data={"user": "YWxpY2U="}))
+    created = service.create(
+        Secret(
+            metadata=ObjectMeta(name="s", namespace="default"),
+            stringData={"password": "hunter2"},
+            data={"user": "YWxpY2U="},
+        )
+    )
     assert created.data == {"user": "YWxpY2U=", "password": "aHVudGVyMg=="}
     assert created.stringData is None and created.type == "Opaque"
 
@@ -368,11 +456,17 @@ def test_deletecollection_deletes_what_the_selector_matches(service: Client, raw
 
 
 def test_a_body_of_another_version_or_kind_is_a_bad_request(raw: Raw) -> None:
-    response = raw("POST", "/api/v1/namespaces/default/configmaps",
-                   {"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "c"}})
+    response = raw(
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        {"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "c"}},
+    )
     assert response.status_code == 400 and "does not match the expected API version" in response.json()["message"]
-    response = raw("POST", "/api/v1/namespaces/default/configmaps",
-                   {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c"}})
+    response = raw(
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c"}},
+    )
     assert response.status_code == 400
 
 
@@ -385,8 +479,18 @@ def test_put_with_another_uid_is_a_conflict(service: Client) -> None:
 
 def _owned_secret(service: Client, owner: ConfigMap) -> None:
     from lightkube.models.meta_v1 import OwnerReference
-    service.create(Secret(metadata=ObjectMeta(name="dependent", namespace="default", ownerReferences=[
-        OwnerReference(apiVersion="v1", kind="ConfigMap", name=owner.metadata.name, uid=owner.metadata.uid)])))
+
+    service.create(
+        Secret(
+            metadata=ObjectMeta(
+                name="dependent",
+                namespace="default",
+                ownerReferences=[
+                    OwnerReference(apiVersion="v1", kind="ConfigMap", name=owner.metadata.name, uid=owner.metadata.uid)
+                ],
+            )
+        )
+    )
 
 
 def test_dependents_are_garbage_collected_with_their_owner(service: Client) -> None:
@@ -398,6 +502,7 @@ def test_dependents_are_garbage_collected_with_their_owner(service: Client) -> N
 
 def test_orphan_propagation_keeps_dependents_and_drops_the_reference(service: Client) -> None:
     from lightkube.types import CascadeType
+
     owner = service.create(ConfigMap(metadata=ObjectMeta(name="owner", namespace="default")))
     _owned_secret(service, owner)
     service.delete(ConfigMap, "owner", namespace="default", cascade=CascadeType.ORPHAN)

@@ -16,25 +16,29 @@ from tests.integration.kcpsim.helpers import EXPORT, ORG, TEAM_A, Raw, read_even
 LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 ONE_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 # What Kubernetes' metadata client sends: protobuf first, which the simulator skips.
-CLIENT_GO_LIST_ACCEPT = f"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,{LIST_ACCEPT}"
+CLIENT_GO_LIST_ACCEPT = (
+    f"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,{LIST_ACCEPT}"
+)
 VW_SECRETS = f"/services/apiexport/{ORG}/{EXPORT}/clusters/*/api/v1/secrets"
 SERVICE_SECRETS = "/api/v1/secrets"
 
 
 def _secret(name: str) -> Secret:
-    return Secret(metadata=ObjectMeta(name=name, namespace="default", labels={"app": "web"}),
-                  stringData={"tls.crt": "x" * 1000})
+    return Secret(
+        metadata=ObjectMeta(name=name, namespace="default", labels={"app": "web"}), stringData={"tls.crt": "x" * 1000}
+    )
 
 
 def _is_partial(obj: dict[str, Any]) -> bool:
     return set(obj) == {"apiVersion", "kind", "metadata"} and (obj["apiVersion"], obj["kind"]) == (
-        "meta.k8s.io/v1", "PartialObjectMetadata")
+        "meta.k8s.io/v1",
+        "PartialObjectMetadata",
+    )
 
 
 @pytest.mark.parametrize("accept", [LIST_ACCEPT, CLIENT_GO_LIST_ACCEPT])
 @pytest.mark.parametrize("where", ["service", "vw"])
-def test_a_metadata_list_has_only_metadata(where: str, accept: str, service: Client, team_a: Client,
-                                           raw: Raw) -> None:
+def test_a_metadata_list_has_only_metadata(where: str, accept: str, service: Client, team_a: Client, raw: Raw) -> None:
     (service if where == "service" else team_a).create(_secret("web-tls"))
     path = SERVICE_SECRETS if where == "service" else VW_SECRETS
     body = raw.client.get(path, headers={"Accept": accept}).json()
@@ -48,8 +52,9 @@ def test_a_metadata_list_has_only_metadata(where: str, accept: str, service: Cli
 
 
 @pytest.mark.parametrize("where", ["service", "vw"])
-def test_a_metadata_watch_streams_partial_objects(where: str, service: Client, team_a: Client, raw: Raw,
-                                                  kcpsim: KcpSim) -> None:
+def test_a_metadata_watch_streams_partial_objects(
+    where: str, service: Client, team_a: Client, raw: Raw, kcpsim: KcpSim
+) -> None:
     start = str(kcpsim.world.store.rv)
     client = service if where == "service" else team_a
     client.create(_secret("web-tls"))
@@ -65,8 +70,9 @@ def test_a_metadata_watch_streams_partial_objects(where: str, service: Client, t
 
 def test_a_metadata_get_has_only_metadata(service: Client, raw: Raw) -> None:
     service.create(_secret("web-tls"))
-    body = raw.client.get(f"{SERVICE_SECRETS.replace('/secrets', '/namespaces/default/secrets')}/web-tls",
-                          headers={"Accept": ONE_ACCEPT}).json()
+    body = raw.client.get(
+        f"{SERVICE_SECRETS.replace('/secrets', '/namespaces/default/secrets')}/web-tls", headers={"Accept": ONE_ACCEPT}
+    ).json()
     assert _is_partial(body) and body["metadata"]["name"] == "web-tls"
 
 

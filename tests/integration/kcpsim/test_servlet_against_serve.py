@@ -24,10 +24,12 @@ BIN = str(Path(sys.executable).parent)
 
 def section_blocks() -> tuple[list[str], list[str]]:
     text = DOC.read_text()
-    section = text[text.index("## 6. Run the servlet against it"):]
+    section = text[text.index("## 6. Run the servlet against it") :]
     section = section[: section.index("\n## ", 1)]
-    return (re.findall(r"```bash\n(.*?)```", section, flags=re.S),
-            re.findall(r"```text\n(.*?)```", section, flags=re.S))
+    return (
+        re.findall(r"```bash\n(.*?)```", section, flags=re.S),
+        re.findall(r"```text\n(.*?)```", section, flags=re.S),
+    )
 
 
 def free_port() -> int:
@@ -45,8 +47,9 @@ def localise(command: str, *, directory: Path, replacements: dict[str, str]) -> 
 
 @contextmanager
 def background(command: str, *, stop: signal.Signals) -> Iterator[subprocess.Popen[str]]:
-    process = subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=REPO, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        ["bash", "-c", f"exec {command}"], cwd=REPO, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     try:
         yield process
     finally:
@@ -62,20 +65,26 @@ def background(command: str, *, stop: signal.Signals) -> Iterator[subprocess.Pop
 
 def until_success(script: str, *, within: float) -> str:
     def attempt() -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(["bash", "-c", f"set -eo pipefail\n{script}"], cwd=REPO, text=True,
-                                capture_output=True, timeout=30, check=False)
+        result = subprocess.run(
+            ["bash", "-c", f"set -eo pipefail\n{script}"],
+            cwd=REPO,
+            text=True,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
         assert result.returncode == 0, f"exit code {result.returncode}:\n{result.stdout}{result.stderr}"
         return result
 
-    return eventually(attempt, what=f"the guide's command to succeed:\n{script}\n", timeout=within,
-                      interval=0.3).stdout
+    return eventually(attempt, what=f"the guide's command to succeed:\n{script}\n", timeout=within, interval=0.3).stdout
 
 
 def test_the_servlet_runs_against_serve_as_the_guide_shows(tmp_path: Path) -> None:
     (serve, run, publish, create, check), (expected,) = section_blocks()
     ports = {"127.0.0.1:8080": f"127.0.0.1:{free_port()}", "127.0.0.1:8081": f"127.0.0.1:{free_port()}"}
-    with background(localise(serve.strip(), directory=tmp_path, replacements={}) + " --port 0",
-                    stop=signal.SIGINT) as simulator:
+    with background(
+        localise(serve.strip(), directory=tmp_path, replacements={}) + " --port 0", stop=signal.SIGINT
+    ) as simulator:
         assert simulator.stdout is not None
         banner = "".join(simulator.stdout.readline() for _ in range(2))
         url = re.search(r"serving on (http://\S+)", banner)

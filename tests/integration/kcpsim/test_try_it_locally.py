@@ -28,7 +28,11 @@ DOC = REPO / "docs" / "try-it-locally.md"
 def serve(tmp_path: Path, *extra: str) -> Iterator[tuple[str, Path, list[str]]]:
     process = subprocess.Popen(
         [sys.executable, "-m", "kcpsim", "serve", "--dir", str(tmp_path), "--port", "0", *extra],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert process.stdout is not None
     lines: list[str] = []
     for line in process.stdout:
@@ -53,10 +57,23 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path, list[str]]]:
 def test_serve_takes_names_and_a_fault_plan(tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     plan.write_text('{"errors": [{"status": 500, "verb": "list", "resource": "secrets", "limit": 1}]}')
-    with serve(tmp_path / "kc", "--org", "root:acme", "--apiexport", "widgets.acme.io", "--workspaces", "blue,green",
-               "--faults", str(plan)) as (base, directory, _):
-        assert sorted(p.name for p in directory.iterdir()) == ["blue.kubeconfig", "green.kubeconfig", "kcp.kubeconfig",
-                                                              "service.kubeconfig"]
+    with serve(
+        tmp_path / "kc",
+        "--org",
+        "root:acme",
+        "--apiexport",
+        "widgets.acme.io",
+        "--workspaces",
+        "blue,green",
+        "--faults",
+        str(plan),
+    ) as (base, directory, _):
+        assert sorted(p.name for p in directory.iterdir()) == [
+            "blue.kubeconfig",
+            "green.kubeconfig",
+            "kcp.kubeconfig",
+            "service.kubeconfig",
+        ]
         with httpx2.Client(base_url=base, trust_env=False) as client:
             assert [client.get("/api/v1/secrets").status_code for _ in range(2)] == [500, 200]
             binding = client.get("/clusters/root:acme:green/apis/apis.kcp.io/v1alpha1/apibindings/widgets.acme.io")
@@ -65,8 +82,12 @@ def test_serve_takes_names_and_a_fault_plan(tmp_path: Path) -> None:
 
 def test_serve_writes_a_kubeconfig_per_cluster_that_lightkube_can_use(served: tuple[str, Path, list[str]]) -> None:
     _, directory, lines = served
-    assert sorted(p.name for p in directory.iterdir()) == ["kcp.kubeconfig", "service.kubeconfig", "team-a.kubeconfig",
-                                                          "team-b.kubeconfig"]
+    assert sorted(p.name for p in directory.iterdir()) == [
+        "kcp.kubeconfig",
+        "service.kubeconfig",
+        "team-a.kubeconfig",
+        "team-b.kubeconfig",
+    ]
     assert any("virtual workspace" in line for line in lines)
     with Client(KubeConfig.from_file(directory / "service.kubeconfig"), trust_env=False) as service:
         assert "default" in {n.metadata.name for n in service.list(Namespace)}
@@ -116,13 +137,15 @@ def test_every_curl_command_of_the_document_works(served: tuple[str, Path, list[
     base, _, _ = served
     env = {"KCPSIM": base}
     ran = 0
-    slice_url = f"{base}/clusters/root:myorg/apis/apis.kcp.io/v1alpha1/apiexportendpointslices/certificates.example.corp"
+    slice_url = (
+        f"{base}/clusters/root:myorg/apis/apis.kcp.io/v1alpha1/apiexportendpointslices/certificates.example.corp"
+    )
     with httpx2.Client(trust_env=False) as client:
         published = client.get(slice_url).json()["status"]["endpoints"][0]["url"]
     with httpx2.Client(trust_env=False, timeout=10) as client:
         for command in _doc_commands():
             if command.startswith("export ") and "$(" not in command and not command.startswith("export KCPSIM="):
-                name, _, value = command[len("export "):].partition("=")
+                name, _, value = command[len("export ") :].partition("=")
                 for known, known_value in env.items():
                     value = value.replace(f"${known}", known_value)
                 env[name] = value

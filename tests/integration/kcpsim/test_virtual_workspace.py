@@ -44,21 +44,27 @@ def in_a(kcpsim: KcpSim) -> Client:
     client.close()
 
 
-def test_wildcard_list_spans_workspaces_with_one_resource_version(vw: Client, team_a: Client, team_b: Client,
-                                                                  raw: Raw, vw_base: str) -> None:
+def test_wildcard_list_spans_workspaces_with_one_resource_version(
+    vw: Client, team_a: Client, team_b: Client, raw: Raw, vw_base: str
+) -> None:
     team_a.create(certificate("web"))
     team_b.create(Namespace(metadata=ObjectMeta(name="prod")))
     team_b.create(certificate("api", namespace="prod"))
     team_b.create(certificate("web"))
-    items = {(c.metadata.annotations["kcp.io/cluster"], c.metadata.namespace, c.metadata.name)
-             for c in vw.list(Certificate, namespace="*")}
+    items = {
+        (c.metadata.annotations["kcp.io/cluster"], c.metadata.namespace, c.metadata.name)
+        for c in vw.list(Certificate, namespace="*")
+    }
     assert items == {(TEAM_A, "default", "web"), (TEAM_B, "prod", "api"), (TEAM_B, "default", "web")}
     body = raw("GET", f"{vw_base}/clusters/*{GROUP_PATH}/certificates").json()
     assert body["kind"] == "CertificateList" and int(body["metadata"]["resourceVersion"]) >= max(
-        int(i["metadata"]["resourceVersion"]) for i in body["items"])
+        int(i["metadata"]["resourceVersion"]) for i in body["items"]
+    )
 
 
-def test_wildcard_watch_sees_events_from_every_workspace(vw: Client, team_a: Client, team_b: Client, kcpsim: KcpSim) -> None:
+def test_wildcard_watch_sees_events_from_every_workspace(
+    vw: Client, team_a: Client, team_b: Client, kcpsim: KcpSim
+) -> None:
     start = str(kcpsim.world.store.rv)
     team_a.create(certificate("one"))
     team_b.create(certificate("two"))
@@ -74,7 +80,9 @@ def test_a_workspace_bound_later_appears_on_a_running_wildcard_watch(vw: Client,
     seen: list[str] = []
 
     def watch() -> None:
-        for _, obj in vw.watch(Certificate, namespace="*", resource_version=str(kcpsim.world.store.rv), server_timeout=5):
+        for _, obj in vw.watch(
+            Certificate, namespace="*", resource_version=str(kcpsim.world.store.rv), server_timeout=5
+        ):
             seen.append(obj.metadata.annotations["kcp.io/cluster"])
             return
 
@@ -102,9 +110,18 @@ def test_per_workspace_create_get_update_status_and_delete(in_a: Client, team_a:
 
 def test_the_provider_finalizer_flow(in_a: Client, team_a: Client) -> None:
     created = team_a.create(certificate("web"))
-    in_a.patch(Certificate, "web", {"metadata": {"finalizers": ["syncer.kdp.k8c.io/cleanup"],
-                                                 "resourceVersion": created.metadata.resourceVersion}},
-               namespace="default", patch_type=PatchType.MERGE)
+    in_a.patch(
+        Certificate,
+        "web",
+        {
+            "metadata": {
+                "finalizers": ["syncer.kdp.k8c.io/cleanup"],
+                "resourceVersion": created.metadata.resourceVersion,
+            }
+        },
+        namespace="default",
+        patch_type=PatchType.MERGE,
+    )
     team_a.delete(Certificate, "web", namespace="default")
     marked = in_a.get(Certificate, "web", namespace="default")
     assert marked.metadata.deletionTimestamp is not None
@@ -132,50 +149,93 @@ def test_claimed_secrets_are_visible_and_carry_the_claim_label(in_a: Client, tea
     assert "made-by-provider" in {n.metadata.name for n in team_a.list(Namespace)}
 
 
-@pytest.mark.parametrize(("method", "path", "code", "fragment"), [
-    ("GET", "/clusters/*/apis/certificates.example.corp/v1alpha1/namespaces/default/certificates", 400,
-     "cross-cluster LIST and WATCH are required to be cross-namespace, not scoped to namespace default"),
-    ("GET", "/clusters/root:myorg:team-a/apis/certificates.example.corp/v1alpha1/certificates", 404, ""),
-    ("GET", "/clusters/*/api/v1/configmaps", 404, ""),
-    ("GET", f"/clusters/{ORG}/apis/certificates.example.corp/v1alpha1/certificates", 403,
-     "could not find suitable APIBinding in target logical cluster"),
-    ("POST", f"/clusters/{TEAM_A}/apis/apis.kcp.io/v1alpha1/apibindings", 403,
-     "write access to APIBinding is not allowed from virtual workspace"),
-    ("GET", "/clusters/*/apis/certificates.example.corp/v1alpha1/namespaces/default/certificates/web", 400, ""),
-    ("GET", f"/clusters/{TEAM_A}/apis/certificates.example.corp/v1alpha1/namespaces/default/certificates/web/scale", 404, ""),
-])
-def test_requests_the_virtual_workspace_rejects(raw: Raw, vw_base: str, method: str, path: str, code: int, fragment: str) -> None:
-    body = {"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIBinding", "metadata": {"name": "x"}} if method == "POST" else None
+@pytest.mark.parametrize(
+    ("method", "path", "code", "fragment"),
+    [
+        (
+            "GET",
+            "/clusters/*/apis/certificates.example.corp/v1alpha1/namespaces/default/certificates",
+            400,
+            "cross-cluster LIST and WATCH are required to be cross-namespace, not scoped to namespace default",
+        ),
+        ("GET", "/clusters/root:myorg:team-a/apis/certificates.example.corp/v1alpha1/certificates", 404, ""),
+        ("GET", "/clusters/*/api/v1/configmaps", 404, ""),
+        (
+            "GET",
+            f"/clusters/{ORG}/apis/certificates.example.corp/v1alpha1/certificates",
+            403,
+            "could not find suitable APIBinding in target logical cluster",
+        ),
+        (
+            "POST",
+            f"/clusters/{TEAM_A}/apis/apis.kcp.io/v1alpha1/apibindings",
+            403,
+            "write access to APIBinding is not allowed from virtual workspace",
+        ),
+        ("GET", "/clusters/*/apis/certificates.example.corp/v1alpha1/namespaces/default/certificates/web", 400, ""),
+        (
+            "GET",
+            f"/clusters/{TEAM_A}/apis/certificates.example.corp/v1alpha1/namespaces/default/certificates/web/scale",
+            404,
+            "",
+        ),
+    ],
+)
+def test_requests_the_virtual_workspace_rejects(
+    raw: Raw, vw_base: str, method: str, path: str, code: int, fragment: str
+) -> None:
+    body = (
+        {"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIBinding", "metadata": {"name": "x"}}
+        if method == "POST"
+        else None
+    )
     response = raw(method, vw_base + path, body)
     assert response.status_code == code
     assert response.headers["Content-Type"] == "application/json"
     assert fragment in response.json()["message"]
 
 
-@pytest.mark.parametrize("base", [f"/services/apiexport/root:myorg/{EXPORT}", f"/services/apiexport/{ORG}/nope",
-                                  f"/services/apiexport/{ORG}/{EXPORT}/api/v1"])
+@pytest.mark.parametrize(
+    "base",
+    [
+        f"/services/apiexport/root:myorg/{EXPORT}",
+        f"/services/apiexport/{ORG}/nope",
+        f"/services/apiexport/{ORG}/{EXPORT}/api/v1",
+    ],
+)
 def test_unknown_exports_and_malformed_virtual_workspace_urls_are_not_found(raw: Raw, base: str) -> None:
     assert raw("GET", f"{base}/clusters/*/api/v1/secrets").status_code == 404
 
 
-def test_bindings_are_listed_read_only_and_only_for_this_export(kcpsim: KcpSim, raw: Raw, vw: Client, org: Client,
-                                                                team_a: Client) -> None:
+def test_bindings_are_listed_read_only_and_only_for_this_export(
+    kcpsim: KcpSim, raw: Raw, vw: Client, org: Client, team_a: Client
+) -> None:
     org.create(APIExport({"metadata": {"name": "other.example.corp"}, "spec": {}}))
-    team_a.create(APIBinding({"metadata": {"name": "other"},
-                              "spec": {"reference": {"export": {"path": "root:myorg", "name": "other.example.corp"}}}}))
+    team_a.create(
+        APIBinding(
+            {
+                "metadata": {"name": "other"},
+                "spec": {"reference": {"export": {"path": "root:myorg", "name": "other.example.corp"}}},
+            }
+        )
+    )
     names = {(b.metadata.annotations["kcp.io/cluster"], b.metadata.name) for b in vw.list(APIBinding)}
     assert names == {(TEAM_A, EXPORT), (TEAM_B, EXPORT)}
 
 
 def test_discovery_lists_exported_claimed_and_binding_resources(raw: Raw, vw_base: str) -> None:
-    groups = {g["name"]: [v["version"] for v in g["versions"]] for g in raw("GET", f"{vw_base}/clusters/*/apis").json()["groups"]}
+    groups = {
+        g["name"]: [v["version"] for v in g["versions"]]
+        for g in raw("GET", f"{vw_base}/clusters/*/apis").json()["groups"]
+    }
     assert groups == {"apis.kcp.io": ["v1alpha2", "v1alpha1"], EXPORT: ["v1alpha1"]}
     core = {(r["name"], r["namespaced"]) for r in raw("GET", f"{vw_base}/clusters/*/api/v1").json()["resources"]}
     assert core == {("namespaces", False), ("namespaces/status", False), ("secrets", True)}
     resources = raw("GET", f"{vw_base}/clusters/*{GROUP_PATH}").json()["resources"]
     assert [(r["name"], r["verbs"]) for r in resources] == [
         ("certificates", ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]),
-        ("certificates/status", ["get", "patch", "update"])]
+        ("certificates/status", ["get", "patch", "update"]),
+    ]
     bindings = raw("GET", f"{vw_base}/clusters/*/apis/apis.kcp.io/v1alpha1").json()["resources"]
     assert ("apibindings", ["get", "list", "watch"]) in [(r["name"], r["verbs"]) for r in bindings]
 
@@ -188,12 +248,16 @@ def _claim_configmaps(org: Client) -> None:
 
 def _accept_configmaps(consumer: Client) -> None:
     binding = consumer.get(APIBinding, EXPORT)
-    claims = [*binding["spec"]["permissionClaims"], {"group": "", "resource": "configmaps", "all": True, "state": "Accepted"}]
+    claims = [
+        *binding["spec"]["permissionClaims"],
+        {"group": "", "resource": "configmaps", "all": True, "state": "Accepted"},
+    ]
     consumer.patch(APIBinding, EXPORT, {"spec": {"permissionClaims": claims}}, patch_type=PatchType.MERGE)
 
 
-def test_a_claim_added_later_is_not_accepted_until_the_consumer_accepts_it(org: Client, team_a: Client, in_a: Client,
-                                                                           vw: Client) -> None:
+def test_a_claim_added_later_is_not_accepted_until_the_consumer_accepts_it(
+    org: Client, team_a: Client, in_a: Client, vw: Client
+) -> None:
     team_a.create(ConfigMap(metadata=ObjectMeta(name="settings", namespace="default")))
     _claim_configmaps(org)
     binding = team_a.get(APIBinding, EXPORT)
@@ -208,8 +272,9 @@ def test_a_claim_added_later_is_not_accepted_until_the_consumer_accepts_it(org: 
     assert {c.metadata.name for c in vw.list(ConfigMap, namespace="*")} == {"settings"}
 
 
-def test_accepting_a_claim_shows_existing_objects_as_added_on_a_wildcard_watch(kcpsim: KcpSim, org: Client,
-                                                                               team_a: Client, raw: Raw, vw_base: str) -> None:
+def test_accepting_a_claim_shows_existing_objects_as_added_on_a_wildcard_watch(
+    kcpsim: KcpSim, org: Client, team_a: Client, raw: Raw, vw_base: str
+) -> None:
     team_a.create(ConfigMap(metadata=ObjectMeta(name="settings", namespace="default")))
     _claim_configmaps(org)
     start = str(kcpsim.world.store.rv)
@@ -220,11 +285,21 @@ def test_accepting_a_claim_shows_existing_objects_as_added_on_a_wildcard_watch(k
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "settings")]
 
 
-def test_deleting_a_binding_deletes_its_objects_then_the_binding(kcpsim: KcpSim, team_a: Client, in_a: Client,
-                                                                 org: Client) -> None:
-    team_a.create(certificate("held", ))
-    in_a.patch(Certificate, "held", {"metadata": {"finalizers": ["syncer.kdp.k8c.io/cleanup"]}}, namespace="default",
-               patch_type=PatchType.MERGE)
+def test_deleting_a_binding_deletes_its_objects_then_the_binding(
+    kcpsim: KcpSim, team_a: Client, in_a: Client, org: Client
+) -> None:
+    team_a.create(
+        certificate(
+            "held",
+        )
+    )
+    in_a.patch(
+        Certificate,
+        "held",
+        {"metadata": {"finalizers": ["syncer.kdp.k8c.io/cleanup"]}},
+        namespace="default",
+        patch_type=PatchType.MERGE,
+    )
     team_a.delete(APIBinding, EXPORT)
     assert team_a.get(APIBinding, EXPORT).metadata.deletionTimestamp is not None
     assert in_a.get(Certificate, "held", namespace="default").metadata.deletionTimestamp is not None
@@ -240,8 +315,13 @@ def test_deleting_a_binding_deletes_its_objects_then_the_binding(kcpsim: KcpSim,
 def test_claim_labels_cannot_be_changed_through_the_virtual_workspace(in_a: Client, team_a: Client) -> None:
     team_a.create(Secret(metadata=ObjectMeta(name="s", namespace="default")))
     with pytest.raises(ApiError) as caught:
-        in_a.patch(Secret, "s", {"metadata": {"labels": {f"claimed.internal.apis.kcp.io/{EXPORT_HASH}": "other"}}},
-                   namespace="default", patch_type=PatchType.MERGE)
+        in_a.patch(
+            Secret,
+            "s",
+            {"metadata": {"labels": {f"claimed.internal.apis.kcp.io/{EXPORT_HASH}": "other"}}},
+            namespace="default",
+            patch_type=PatchType.MERGE,
+        )
     assert caught.value.status.code == 403
 
 

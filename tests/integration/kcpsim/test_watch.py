@@ -26,8 +26,9 @@ def test_watch_from_a_list_version_reports_added_modified_deleted_in_order(servi
     service.patch(ConfigMap, "c", {"data": {"a": "2"}}, namespace="default", patch_type=PatchType.MERGE)
     service.delete(ConfigMap, "c", namespace="default")
     events = []
-    for kind, obj in service.watch(ConfigMap, namespace="default", resource_version=listing.resourceVersion,
-                                   server_timeout=1):
+    for kind, obj in service.watch(
+        ConfigMap, namespace="default", resource_version=listing.resourceVersion, server_timeout=1
+    ):
         events.append((kind, obj.metadata.name, (obj.data or {}).get("a")))
         if len(events) == 3:
             break
@@ -44,8 +45,9 @@ def test_live_events_arrive_on_an_open_watch(service: Client, kcpsim: KcpSim) ->
     seen: list[str] = []
 
     def watch() -> None:
-        for kind, obj in service.watch(ConfigMap, namespace="default", resource_version=str(kcpsim.world.store.rv),
-                                       server_timeout=5):
+        for kind, obj in service.watch(
+            ConfigMap, namespace="default", resource_version=str(kcpsim.world.store.rv), server_timeout=5
+        ):
             seen.append(f"{kind} {obj.metadata.name}")
             return
 
@@ -66,8 +68,9 @@ def test_watch_streams_are_chunked_newline_delimited_json(raw: Raw) -> None:
     assert "default" in {e["object"]["metadata"]["name"] for e in events}
 
 
-def test_bookmarks_carry_the_current_resource_version(kcpsim_factory: Callable[..., KcpSim],
-                                                      raw_for: Callable[[KcpSim], Raw]) -> None:
+def test_bookmarks_carry_the_current_resource_version(
+    kcpsim_factory: Callable[..., KcpSim], raw_for: Callable[[KcpSim], Raw]
+) -> None:
     sim = kcpsim_factory(bookmark_interval=0.1)
     raw = raw_for(sim)
     rv = str(sim.world.store.rv)
@@ -106,8 +109,9 @@ def short_history(kcpsim_factory: Callable[..., KcpSim]) -> tuple[KcpSim, str]:
     return sim, old
 
 
-def test_watching_from_a_version_older_than_the_history_is_gone(short_history: tuple[KcpSim, str],
-                                                                raw_for: Callable[[KcpSim], Raw]) -> None:
+def test_watching_from_a_version_older_than_the_history_is_gone(
+    short_history: tuple[KcpSim, str], raw_for: Callable[[KcpSim], Raw]
+) -> None:
     sim, old = short_history
     raw = raw_for(sim)
     with raw.client.stream("GET", "/api/v1/configmaps", params={"watch": "true", "resourceVersion": old}) as response:
@@ -126,38 +130,48 @@ def test_lightkube_sees_410_as_an_api_error(short_history: tuple[KcpSim, str]) -
     assert caught.value.status.code == 410
 
 
-def test_watching_from_the_retained_history_replays_it(short_history: tuple[KcpSim, str],
-                                                       raw_for: Callable[[KcpSim], Raw]) -> None:
+def test_watching_from_the_retained_history_replays_it(
+    short_history: tuple[KcpSim, str], raw_for: Callable[[KcpSim], Raw]
+) -> None:
     sim, _ = short_history
     raw = raw_for(sim)
     recent = str(sim.world.store.rv - 2)
-    with raw.client.stream("GET", "/api/v1/configmaps",
-                           params={"watch": "true", "resourceVersion": recent, "timeoutSeconds": "5"}) as response:
+    with raw.client.stream(
+        "GET", "/api/v1/configmaps", params={"watch": "true", "resourceVersion": recent, "timeoutSeconds": "5"}
+    ) as response:
         events = read_events(response, 2)
     assert [e["object"]["metadata"]["name"] for e in events] == ["c3", "c4"]
 
 
-def test_410_can_be_an_http_status_instead_of_an_event(kcpsim_factory: Callable[..., KcpSim],
-                                                       raw_for: Callable[[KcpSim], Raw]) -> None:
+def test_410_can_be_an_http_status_instead_of_an_event(
+    kcpsim_factory: Callable[..., KcpSim], raw_for: Callable[[KcpSim], Raw]
+) -> None:
     sim: KcpSim = kcpsim_factory(history_size=1, watch_gone_as_status=True)
     raw = raw_for(sim)
     response = raw("GET", "/api/v1/configmaps", params={"watch": "true", "resourceVersion": "1"})
     assert response.status_code == 410 and response.json()["reason"] == "Expired"
 
 
-def test_objects_that_stop_or_start_matching_a_selector_are_deleted_or_added(service: Client, raw: Raw, kcpsim: KcpSim) -> None:
+def test_objects_that_stop_or_start_matching_a_selector_are_deleted_or_added(
+    service: Client, raw: Raw, kcpsim: KcpSim
+) -> None:
     service.create(ConfigMap(metadata=ObjectMeta(name="c", namespace="default", labels={"app": "web"})))
     rv = str(kcpsim.world.store.rv)
-    service.patch(ConfigMap, "c", {"metadata": {"labels": {"app": "db"}}}, namespace="default", patch_type=PatchType.MERGE)
-    service.patch(ConfigMap, "c", {"metadata": {"labels": {"app": "web"}}}, namespace="default", patch_type=PatchType.MERGE)
+    service.patch(
+        ConfigMap, "c", {"metadata": {"labels": {"app": "db"}}}, namespace="default", patch_type=PatchType.MERGE
+    )
+    service.patch(
+        ConfigMap, "c", {"metadata": {"labels": {"app": "web"}}}, namespace="default", patch_type=PatchType.MERGE
+    )
     params = {"watch": "true", "resourceVersion": rv, "labelSelector": "app=web", "timeoutSeconds": "5"}
     with raw.client.stream("GET", "/api/v1/namespaces/default/configmaps", params=params) as response:
         events = read_events(response, 2)
     assert [e["type"] for e in events] == ["DELETED", "ADDED"]
 
 
-def test_a_continue_token_older_than_the_history_is_gone(kcpsim_factory: Callable[..., KcpSim],
-                                                         raw_for: Callable[[KcpSim], Raw]) -> None:
+def test_a_continue_token_older_than_the_history_is_gone(
+    kcpsim_factory: Callable[..., KcpSim], raw_for: Callable[[KcpSim], Raw]
+) -> None:
     sim: KcpSim = kcpsim_factory(history_size=2)
     client = sim.client(sim.service_config())
     for i in range(3):
@@ -171,7 +185,9 @@ def test_a_continue_token_older_than_the_history_is_gone(kcpsim_factory: Callabl
     assert response.status_code == 410
 
 
-def test_a_watch_client_that_hangs_up_at_once_is_no_server_error(kcpsim: KcpSim, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_watch_client_that_hangs_up_at_once_is_no_server_error(
+    kcpsim: KcpSim, caplog: pytest.LogCaptureFixture
+) -> None:
     # A servlet that stops drops its watches at any moment, also before kcpsim has answered; the
     # benchmark's output showed those as "Error handling request" tracebacks.
     host, port = kcpsim.base_url.removeprefix("http://").rsplit(":", 1)

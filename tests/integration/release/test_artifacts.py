@@ -57,10 +57,20 @@ def test_the_wheel_installs_pinned_into_a_clean_venv_and_plans_the_example(dist:
 
     installed = _pins(_run(python, "-m", "pip", "freeze", "--exclude", "kdp-servlet").stdout)
     assert installed == _pins(CONSTRAINTS.read_text()), (
-        "constraints.txt does not pin exactly what the wheel installs; regenerate it (CONTRIBUTING.md)")
+        "constraints.txt does not pin exactly what the wheel installs; regenerate it (CONTRIBUTING.md)"
+    )
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    plan = _run(environment / "bin" / "servlet", "plan", "--api-group", "certificates.example.corp", "--name", "tom",
-                "-f", REPO / "examples" / "certificates", cwd=elsewhere)
+    plan = _run(
+        environment / "bin" / "servlet",
+        "plan",
+        "--api-group",
+        "certificates.example.corp",
+        "--name",
+        "tom",
+        "-f",
+        REPO / "examples" / "certificates",
+        cwd=elsewhere,
+    )
     assert "create" in plan.stdout, plan.stdout

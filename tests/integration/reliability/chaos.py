@@ -39,8 +39,12 @@ FAULT_RATE = 0.07
 
 def write_faults(*, seed: int, watch_seconds: float) -> FaultPlan:
     """Faults on the servlet's writes only (virtual workspace and service cluster), not the users'."""
-    rules = tuple(ErrorRule(status=status, rate=FAULT_RATE, verb=verb, target=target, retry_after=1)
-                  for status in FAULT_STATUSES for verb in WRITE_VERBS for target in ("vw", "service"))
+    rules = tuple(
+        ErrorRule(status=status, rate=FAULT_RATE, verb=verb, target=target, retry_after=1)
+        for status in FAULT_STATUSES
+        for verb in WRITE_VERBS
+        for target in ("vw", "service")
+    )
     return FaultPlan(errors=rules, watch_max_seconds=watch_seconds, watch_cut_abort=True, seed=seed)
 
 
@@ -98,7 +102,9 @@ class Churn:
         elif roll < 0.75:
             workspace, name = self.random.choice(sorted(self.live))
             size = self.random.randint(1, 1000)
-            self.e2e.patch_remote(workspace, REMOTE_WIDGET, namespace=NAMESPACE, name=name, patch={"spec": {"size": size}})
+            self.e2e.patch_remote(
+                workspace, REMOTE_WIDGET, namespace=NAMESPACE, name=name, patch={"spec": {"size": size}}
+            )
             self.live[(workspace, name)] = size
             self.edits += 1
         else:
@@ -129,18 +135,24 @@ def check_world(e2e: E2E, churn: Churn) -> bool:
     seen: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for obj in local:
         seen.setdefault((obj["metadata"]["namespace"], obj["metadata"]["name"]), []).append(obj)
-    expected = {(clusters[ws], default_local_name(namespace=NAMESPACE, name=name)): (ws, name, size)
-                for (ws, name), size in churn.live.items()}
+    expected = {
+        (clusters[ws], default_local_name(namespace=NAMESPACE, name=name)): (ws, name, size)
+        for (ws, name), size in churn.live.items()
+    }
     missing = sorted(set(expected) - set(seen))
     extra = sorted(set(seen) - set(expected))
     assert not missing, f"{len(missing)} remote objects without a local copy, e.g. {missing[:3]}"
     assert not extra, f"{len(extra)} local copies of deleted or unknown objects, e.g. {extra[:3]}"
-    wrong = [(key, objs[0].get("spec", {}).get("size"), expected[key][2]) for key, objs in seen.items()
-             if objs[0].get("spec", {}).get("size") != expected[key][2]]
+    wrong = [
+        (key, objs[0].get("spec", {}).get("size"), expected[key][2])
+        for key, objs in seen.items()
+        if objs[0].get("spec", {}).get("size") != expected[key][2]
+    ]
     assert not wrong, f"{len(wrong)} local copies with a stale spec, e.g. {wrong[:3]}"
     hashes = [o["metadata"]["labels"].get(f"{LINK}/remote-object-name-hash") for o in local]
-    assert len(local) == len(expected) and len(set(zip(hashes, (o["metadata"]["namespace"] for o in local)))) \
-        == len(local), "duplicate local copies"
+    assert len(local) == len(expected) and len(set(zip(hashes, (o["metadata"]["namespace"] for o in local)))) == len(
+        local
+    ), "duplicate local copies"
     for ws in churn.workspaces:
         remote = e2e.rest.list(e2e.remote_path(ws, REMOTE_WIDGET, namespace=NAMESPACE))
         for obj in remote:

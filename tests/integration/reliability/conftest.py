@@ -10,4 +10,3 @@ from __future__ import annotations
 from tests.integration.e2e.conftest import e2e, pytest_runtest_makereport
 
 __all__ = ["e2e", "pytest_runtest_makereport"]
-

@@ -32,8 +32,11 @@ def in_workspace(obj: dict[str, Any], cluster: str) -> dict[str, Any]:
 
 def good_world() -> list[dict[str, Any]]:
     """The Widget CRD, a valid PublishedResource for it and one user's Widget to sync."""
-    return [widget_crd(), published_resource(GOOD, kind="Widget"),
-            in_workspace(remote_object("Widget", "fine", namespace="default", size=1), GOOD_CLUSTER)]
+    return [
+        widget_crd(),
+        published_resource(GOOD, kind="Widget"),
+        in_workspace(remote_object("Widget", "fine", namespace="default", size=1), GOOD_CLUSTER),
+    ]
 
 
 def plan(documents: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -42,8 +45,11 @@ def plan(documents: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def actions_for(result: dict[str, Any], *, name: str, cluster: str | None = None) -> list[str]:
-    found = [obj for obj in result["objects"] if obj["remote"]["name"] == name
-             and (cluster is None or obj["remote"]["cluster"] == cluster)]
+    found = [
+        obj
+        for obj in result["objects"]
+        if obj["remote"]["name"] == name and (cluster is None or obj["remote"]["cluster"] == cluster)
+    ]
     assert len(found) == 1, f"expected one plan for remote {name}, found {len(found)}"
     return [action["type"] for action in found[0]["actions"]]
 

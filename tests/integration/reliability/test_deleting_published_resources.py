@@ -20,8 +20,12 @@ from tests.integration.e2e.manifests import (
 )
 
 # The first releases fail (500, then a 409 for a changed object): they must be retried.
-FAILING_RELEASES = FaultPlan(errors=(ErrorRule(status=500, verb="patch", target="vw", limit=2),
-                                     ErrorRule(status=409, verb="patch", target="vw", limit=1)))
+FAILING_RELEASES = FaultPlan(
+    errors=(
+        ErrorRule(status=500, verb="patch", target="vw", limit=2),
+        ErrorRule(status=409, verb="patch", target="vw", limit=1),
+    )
+)
 
 
 @pytest.mark.parametrize("faults", [None, FAILING_RELEASES], ids=["plain", "failing-releases-retried"])
@@ -37,16 +41,22 @@ def test_deleting_a_published_resource_releases_users_objects(e2e: E2E, faults: 
         e2e.world.sim.set_faults(faults)
     e2e.rest.delete("/apis/services.kdp.k8c.io/v1alpha1/publishedresources/widgets")
     for name in names:
-        e2e.eventually(lambda n=name: not e2e.has_finalizer("team-a", REMOTE_WIDGET, namespace="default", name=n),
-                       what=f"the servlet's finalizer to leave {name} after its PublishedResource was deleted",
-                       timeout=20)
+        e2e.eventually(
+            lambda n=name: not e2e.has_finalizer("team-a", REMOTE_WIDGET, namespace="default", name=n),
+            what=f"the servlet's finalizer to leave {name} after its PublishedResource was deleted",
+            timeout=20,
+        )
     if faults is not None:
         assert e2e.world.sim.faults.fired() == 3, "the injected failures did not happen"
     # The servlet logs after its last release is answered, so the log line may trail the patch.
-    e2e.eventually(lambda: "released the objects of a deleted PublishedResource" in servlet.log_text(),
-                   what="the servlet to report the released objects")
+    e2e.eventually(
+        lambda: "released the objects of a deleted PublishedResource" in servlet.log_text(),
+        what="the servlet to report the released objects",
+    )
     # A user's deletion now completes; local copies stay (the operator's to clean up, like orphans).
     e2e.rest.delete(e2e.remote_path("team-a", REMOTE_WIDGET, namespace="default", name=names[0]))
-    e2e.eventually(lambda: e2e.remote("team-a", REMOTE_WIDGET, namespace="default", name=names[0]) is None,
-                   what="the user's deletion to complete")
+    e2e.eventually(
+        lambda: e2e.remote("team-a", REMOTE_WIDGET, namespace="default", name=names[0]) is None,
+        what="the user's deletion to complete",
+    )
     assert e2e.local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name=names[1]))

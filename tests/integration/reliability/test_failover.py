@@ -41,8 +41,11 @@ def writers_overlap(calls: list[Call]) -> list[str]:
             continue
         if "/leases" in call.path:
             holder = call.token
-        elif not any(part in call.path for part in NOT_WORK) and call.token.startswith("replica-") \
-                and call.token != holder:
+        elif (
+            not any(part in call.path for part in NOT_WORK)
+            and call.token.startswith("replica-")
+            and call.token != holder
+        ):
             offences.append(f"{call.token} wrote {call.method} {call.path} while {holder or 'nobody'} held the Lease")
     return offences
 
@@ -71,24 +74,35 @@ def run_failover(e2e: E2E, *, kills: int) -> list[float]:
         killed = time.monotonic()
         name = f"after-kill-{round_}"
         e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", name, namespace="default", size=round_))
-        e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name=name),
-                       timeout=LEASE_DURATION + GRACE + 10)
+        e2e.wait_local(
+            WIDGET,
+            namespace=cluster,
+            name=default_local_name(namespace="default", name=name),
+            timeout=LEASE_DURATION + GRACE + 10,
+        )
         takeovers.append(time.monotonic() - killed)
         # The killed replica comes back as the new follower (a new pod).
         replicas = [p for p in replicas if p is not leader]
         replicas.append(e2e.servlet(token=f"replica-{round_ + 2}", extra=TIMING))
     offences = writers_overlap(e2e.world.callers.calls())
     assert offences == [], offences[:5]
-    assert len({c.token for c in e2e.world.callers.writes(ignore=NOT_WORK) if c.token.startswith("replica-")}) \
-        >= min(kills, 2), "the work did not move between replicas"
-    print(f"\nfailover: {kills} kills, takeover seconds (lease {LEASE_DURATION} s): "
-          f"{', '.join(f'{t:.1f}' for t in takeovers)}; median {statistics.median(takeovers):.1f}, max {max(takeovers):.1f}")
+    assert len({c.token for c in e2e.world.callers.writes(ignore=NOT_WORK) if c.token.startswith("replica-")}) >= min(
+        kills, 2
+    ), "the work did not move between replicas"
+    print(
+        f"\nfailover: {kills} kills, takeover seconds (lease {LEASE_DURATION} s): "
+        f"{', '.join(f'{t:.1f}' for t in takeovers)}; median {statistics.median(takeovers):.1f}, max {max(takeovers):.1f}"
+    )
     return takeovers
 
 
 def test_writers_overlap_finds_a_write_outside_the_holders_term() -> None:
-    calls = [Call("replica-0", "PUT", "/leases/x", 200), Call("replica-0", "POST", "/widgets", 201),
-             Call("replica-1", "PUT", "/leases/x", 200), Call("replica-0", "PATCH", "/widgets/a", 200)]
+    calls = [
+        Call("replica-0", "PUT", "/leases/x", 200),
+        Call("replica-0", "POST", "/widgets", 201),
+        Call("replica-1", "PUT", "/leases/x", 200),
+        Call("replica-0", "PATCH", "/widgets/a", 200),
+    ]
     assert writers_overlap(calls) == ["replica-0 wrote PATCH /widgets/a while replica-1 held the Lease"]
     assert writers_overlap(calls[:3]) == []
 

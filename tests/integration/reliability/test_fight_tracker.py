@@ -36,7 +36,7 @@ def test_the_same_correction_again_and_again_backs_off_exponentially_up_to_a_cap
     waits = _correct(FightTracker(clock=clock), clock, _patch(1), every=0.2)
     assert waits[:THRESHOLD] == [0.0] * THRESHOLD
     assert waits[THRESHOLD] == pytest.approx(FIRST_BACKOFF - 0.2)
-    assert all(later >= earlier for earlier, later in zip(waits[THRESHOLD:], waits[THRESHOLD + 1:]))
+    assert all(later >= earlier for earlier, later in zip(waits[THRESHOLD:], waits[THRESHOLD + 1 :]))
     assert max(waits) <= MAX_BACKOFF
 
 

@@ -44,27 +44,41 @@ def test_a_fight_over_a_local_field_is_reported_and_backed_off_and_the_platform_
     fighter.start()
     try:
         time.sleep(FIGHT_SECONDS)
-        servlet_patches = [r for r in requests.records() if r.started >= started and r.verb == "patch"
-                           and r.resource == "widgets" and not r.virtual_workspace and r.cluster == ""]
+        servlet_patches = [
+            r
+            for r in requests.records()
+            if r.started >= started
+            and r.verb == "patch"
+            and r.resource == "widgets"
+            and not r.virtual_workspace
+            and r.cluster == ""
+        ]
         # The fighter's own patches are in the log too; the servlet's are the rest.
         corrections = len(servlet_patches) - fighter_writes
         assert sum(servlet.metric("servlet_sync_fights_total")) >= 1, "the fight was not counted"
         # The fight is counted just before it is logged.
         e2e.eventually(lambda: "another writer keeps changing" in servlet.log_text(), what="the fight to be logged")
         # Without back-off the servlet would answer each of the fighter's writes (~40 here).
-        assert corrections <= 12, f"the servlet patched {corrections} times in {FIGHT_SECONDS} s against " \
-                                  f"{fighter_writes} writes of the other writer"
+        assert corrections <= 12, (
+            f"the servlet patched {corrections} times in {FIGHT_SECONDS} s against "
+            f"{fighter_writes} writes of the other writer"
+        )
 
         # The platform changes its mind: its value wins within seconds, fight or not.
         e2e.patch_remote("team-a", REMOTE_WIDGET, namespace="default", name="contested", patch={"spec": {"size": 3}})
         changed = time.monotonic()
         stop.set()
         fighter.join(timeout=5)
-        e2e.eventually(lambda: _size(e2e, cluster=cluster, name=name) == 3, timeout=10,
-                       what="the platform's new value on the local copy")
+        e2e.eventually(
+            lambda: _size(e2e, cluster=cluster, name=name) == 3,
+            timeout=10,
+            what="the platform's new value on the local copy",
+        )
         took = time.monotonic() - changed
     finally:
         stop.set()
     assert took < 5, f"the platform's change took {took:.1f} s to win"
-    print(f"\nfight: {fighter_writes} writes of the other writer, {corrections} corrections by the servlet, "
-          f"platform change applied after {took:.2f} s")
+    print(
+        f"\nfight: {fighter_writes} writes of the other writer, {corrections} corrections by the servlet, "
+        f"platform change applied after {took:.2f} s"
+    )

@@ -39,8 +39,12 @@ def test_a_name_chosen_to_collide_with_a_service_owners_object_is_refused_and_re
     cluster = e2e.world.cluster("team-a")
     local_name = default_local_name(namespace="default", name="squatter")
     e2e.world.ensure_namespace(cluster)
-    owners = {"apiVersion": "example.com/v1", "kind": "Widget",
-              "metadata": {"name": local_name, "namespace": cluster}, "spec": {"size": 42, "note": "owner's"}}
+    owners = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": local_name, "namespace": cluster},
+        "spec": {"size": 42, "note": "owner's"},
+    }
     e2e.rest.create(WIDGET.path(namespace=cluster), owners)
     servlet = e2e.servlet()
     e2e.wait_served("team-a", REMOTE_WIDGET)
@@ -68,9 +72,13 @@ def test_a_tenant_cannot_read_another_workspaces_secret_by_naming_it(e2e: E2E) -
     # team-a names the same Secret: the servlet only ever looks in team-a's workspace.
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "thief", namespace="default", note="b-only"))
     e2e.wait_local(WIDGET, namespace=cluster_a, name=default_local_name(namespace="default", name="thief"))
-    e2e.consistently(lambda: e2e.local(SECRET, namespace=cluster_a, name="b-only") is None
-                     and e2e.remote("team-a", SECRET, namespace="default", name="b-only") is None,
-                     what="team-b's Secret staying out of team-a's reach")
+    e2e.consistently(
+        lambda: (
+            e2e.local(SECRET, namespace=cluster_a, name="b-only") is None
+            and e2e.remote("team-a", SECRET, namespace="default", name="b-only") is None
+        ),
+        what="team-b's Secret staying out of team-a's reach",
+    )
 
 
 def test_a_tenant_cannot_pull_up_a_secret_from_another_tenants_local_namespace(e2e: E2E) -> None:
@@ -82,12 +90,16 @@ def test_a_tenant_cannot_pull_up_a_secret_from_another_tenants_local_namespace(e
     e2e.create_remote("team-b", REMOTE_WIDGET, remote_object("Widget", "owner", namespace="default", note="b-creds"))
     e2e.wait_local(WIDGET, namespace=cluster_b, name=default_local_name(namespace="default", name="owner"))
     e2e.world.apply(secret("b-creds", namespace=cluster_b, data={"token": base64.b64encode(b"b").decode()}))
-    e2e.eventually(lambda: e2e.remote("team-b", SECRET, namespace="default", name="b-creds"),
-                   what="team-b's service Secret in team-b's workspace")
+    e2e.eventually(
+        lambda: e2e.remote("team-b", SECRET, namespace="default", name="b-creds"),
+        what="team-b's service Secret in team-b's workspace",
+    )
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "thief", namespace="default", note="b-creds"))
     e2e.wait_local(WIDGET, namespace=cluster_a, name=default_local_name(namespace="default", name="thief"))
-    e2e.consistently(lambda: e2e.remote("team-a", SECRET, namespace="default", name="b-creds") is None,
-                     what="team-b's local Secret staying out of team-a's workspace")
+    e2e.consistently(
+        lambda: e2e.remote("team-a", SECRET, namespace="default", name="b-creds") is None,
+        what="team-b's local Secret staying out of team-a's workspace",
+    )
 
 
 def test_forged_link_metadata_cannot_take_over_another_tenants_copy(e2e: E2E) -> None:
@@ -100,15 +112,23 @@ def test_forged_link_metadata_cannot_take_over_another_tenants_copy(e2e: E2E) ->
     victim_name = default_local_name(namespace="default", name="victim")
     e2e.wait_local(WIDGET, namespace=cluster_b, name=victim_name)
 
-    forged = {f"{LINK}/servlet": "tom", f"{LINK}/remote-object-cluster": cluster_b,
-              f"{LINK}/remote-object-name-hash": sha1("victim"), f"{LINK}/remote-object-namespace-hash": sha1("default")}
+    forged = {
+        f"{LINK}/servlet": "tom",
+        f"{LINK}/remote-object-cluster": cluster_b,
+        f"{LINK}/remote-object-name-hash": sha1("victim"),
+        f"{LINK}/remote-object-namespace-hash": sha1("default"),
+    }
     attacker = remote_object("Widget", "attacker", namespace="default", labels=forged, size=666)
-    attacker["metadata"]["annotations"] = {f"{LINK}/remote-object-name": "victim",
-                                           f"{LINK}/last-known-state": '{"spec": {"size": 666}}'}
+    attacker["metadata"]["annotations"] = {
+        f"{LINK}/remote-object-name": "victim",
+        f"{LINK}/last-known-state": '{"spec": {"size": 666}}',
+    }
     e2e.create_remote("team-a", REMOTE_WIDGET, attacker)
     own = e2e.wait_local(WIDGET, namespace=cluster_a, name=default_local_name(namespace="default", name="attacker"))
     assert own["metadata"]["labels"][f"{LINK}/remote-object-cluster"] == cluster_a
     assert own["metadata"]["labels"][f"{LINK}/remote-object-name-hash"] == sha1("attacker")
     assert own["metadata"]["annotations"].get(f"{LINK}/remote-object-name") == "attacker"
-    e2e.consistently(lambda: (e2e.local(WIDGET, namespace=cluster_b, name=victim_name) or {}).get("spec") == {"size": 1},
-                     what="team-b's copy staying untouched")
+    e2e.consistently(
+        lambda: (e2e.local(WIDGET, namespace=cluster_b, name=victim_name) or {}).get("spec") == {"size": 1},
+        what="team-b's copy staying untouched",
+    )

@@ -22,22 +22,25 @@ from servlet.core.sharing import shared_namespace_warnings
 from tests.integration.e2e.manifests import GROUP, SERVLET, published_resource, widget_crd
 from tests.integration.reliability.planning import plan
 
-RELATED = [{"identifier": "creds", "origin": "service", "kind": "Secret",
-            "reference": {"name": {"path": "spec.note"}}}]
-PLATFORM_RELATED = [{"identifier": "ca", "origin": "platform", "kind": "ConfigMap",
-                     "reference": {"name": {"path": "spec.note"}}}]
+RELATED = [{"identifier": "creds", "origin": "service", "kind": "Secret", "reference": {"name": {"path": "spec.note"}}}]
+PLATFORM_RELATED = [
+    {"identifier": "ca", "origin": "platform", "kind": "ConfigMap", "reference": {"name": {"path": "spec.note"}}}
+]
 
 
 def _warnings(**spec: Any) -> list[dict[str, str]]:
     return list(plan([widget_crd(), published_resource("widgets", kind="Widget", **spec)])["warnings"])
 
 
-@pytest.mark.parametrize("spec", [
-    pytest.param({}, id="default-naming"),
-    pytest.param({"naming": {"namespace": "$remoteClusterName"}}, id="cluster-name"),
-    pytest.param({"naming": {"namespace": "tenant-$remoteClusterName"}, "related": RELATED}, id="prefixed-cluster"),
-    pytest.param({"naming": {"name": "$remoteName"}}, id="name-only"),
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param({}, id="default-naming"),
+        pytest.param({"naming": {"namespace": "$remoteClusterName"}}, id="cluster-name"),
+        pytest.param({"naming": {"namespace": "tenant-$remoteClusterName"}, "related": RELATED}, id="prefixed-cluster"),
+        pytest.param({"naming": {"name": "$remoteName"}}, id="name-only"),
+    ],
+)
 def test_per_workspace_namespaces_give_no_warning(spec: dict[str, Any]) -> None:
     assert _warnings(**spec) == []
 
@@ -64,24 +67,38 @@ def test_the_default_namespace_with_service_related_secrets_is_called_out() -> N
 
 @pytest.mark.parametrize("namespace", ["kube-system", "kube-public", "kube-node-lease", "kube-anything"])
 def test_a_kube_namespace_is_an_error_not_a_warning(namespace: str) -> None:
-    result = plan([widget_crd(), published_resource("widgets", kind="Widget",
-                                                    naming={"namespace": namespace, "allowSharedNamespaces": True})])
+    result = plan(
+        [
+            widget_crd(),
+            published_resource(
+                "widgets", kind="Widget", naming={"namespace": namespace, "allowSharedNamespaces": True}
+            ),
+        ]
+    )
     assert [(e["object"], e["field"]) for e in result["errors"]] == [
-        ("PublishedResource widgets", "spec.naming.namespace")]
+        ("PublishedResource widgets", "spec.naming.namespace")
+    ]
     assert namespace in result["errors"][0]["message"] and "system namespace" in result["errors"][0]["message"]
 
 
 def test_the_servlets_own_namespace_is_called_out_by_the_core_rule() -> None:
-    published = PublishedResource(name="w", spec=PublishedResourceSpec(
-        resource=SourceResource(api_group="example.com", kind="Widget"), naming=Naming(namespace="kdp-system")))
+    published = PublishedResource(
+        name="w",
+        spec=PublishedResourceSpec(
+            resource=SourceResource(api_group="example.com", kind="Widget"), naming=Naming(namespace="kdp-system")
+        ),
+    )
     messages = [w.message for w in shared_namespace_warnings(published, servlet_namespace="kdp-system")]
     assert any("the servlet's own namespace" in m for m in messages), messages
 
 
 def test_servlet_plan_shows_the_warnings_in_text_and_json_and_keeps_its_keys(tmp_path: Path) -> None:
-    documents = [widget_crd(), published_resource("widgets", kind="Widget",
-                                                  naming={"namespace": "default", "allowSharedNamespaces": True},
-                                                  related=RELATED)]
+    documents = [
+        widget_crd(),
+        published_resource(
+            "widgets", kind="Widget", naming={"namespace": "default", "allowSharedNamespaces": True}, related=RELATED
+        ),
+    ]
     path = tmp_path / "world.yaml"
     path.write_text(yaml.safe_dump_all(documents))
     identity = ["plan", "--name", SERVLET, "--api-group", GROUP, "-f", str(path)]

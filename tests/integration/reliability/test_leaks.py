@@ -73,8 +73,13 @@ def _round(e2e: E2E, index: int, *, objects: int) -> None:
     gadgets = (e2e.world.group, "v1", "gadgets")
     e2e.publish(published_resource("gadgets", kind="Gadget"))
     for workspace in ("team-a", "team-b"):
-        e2e.eventually(lambda ws=workspace: e2e.rest.served(e2e.world.in_workspace(
-            ws, resource_path(group=gadgets[0], version=gadgets[1], plural=gadgets[2]))), what="gadgets served", timeout=WAIT)
+        e2e.eventually(
+            lambda ws=workspace: e2e.rest.served(
+                e2e.world.in_workspace(ws, resource_path(group=gadgets[0], version=gadgets[1], plural=gadgets[2]))
+            ),
+            what="gadgets served",
+            timeout=WAIT,
+        )
     names = [f"r{index}-{i}" for i in range(objects)]
     for i, name in enumerate(names):
         workspace = ("team-a", "team-b")[i % 2]
@@ -90,11 +95,15 @@ def _round(e2e: E2E, index: int, *, objects: int) -> None:
         e2e.rest.delete(e2e.remote_path(workspace, REMOTE_WIDGET, namespace="default", name=name))
     for i, name in enumerate(names):
         workspace = ("team-a", "team-b")[i % 2]
-        e2e.eventually(lambda ws=workspace, n=name: e2e.remote(ws, REMOTE_WIDGET, namespace="default", name=n) is None,
-                       what=f"{name} to be deleted", timeout=WAIT)
+        e2e.eventually(
+            lambda ws=workspace, n=name: e2e.remote(ws, REMOTE_WIDGET, namespace="default", name=n) is None,
+            what=f"{name} to be deleted",
+            timeout=WAIT,
+        )
     e2e.rest.delete(GADGETS)
-    e2e.eventually(lambda: e2e.published_resource("gadgets") is None, what="the gadgets PublishedResource to go",
-                   timeout=WAIT)
+    e2e.eventually(
+        lambda: e2e.published_resource("gadgets") is None, what="the gadgets PublishedResource to go", timeout=WAIT
+    )
 
 
 def run_leak_rounds(e2e: E2E, *, rounds: int, objects: int) -> list[Sample]:
@@ -107,8 +116,10 @@ def run_leak_rounds(e2e: E2E, *, rounds: int, objects: int) -> list[Sample]:
         _round(e2e, index, objects=objects)
         time.sleep(1.5)  # let stopped workers and cut watches settle before sampling
         samples.append(_sample(e2e, servlet))
-    print("\nleaks: round rss_mb tasks watches\n" + "\n".join(
-        f"  {i:3d} {s.rss_mb:8.2f} {s.tasks:5d} {s.watches:4d}" for i, s in enumerate(samples)))
+    print(
+        "\nleaks: round rss_mb tasks watches\n"
+        + "\n".join(f"  {i:3d} {s.rss_mb:8.2f} {s.tasks:5d} {s.watches:4d}" for i, s in enumerate(samples))
+    )
     return samples
 
 

@@ -33,21 +33,33 @@ from tests.integration.e2e.manifests import (
 CLUSTER_SECRET = "cluster-admin-token"
 TOKEN = base64.b64encode(b"kube-system-token-5c0ffee").decode()
 # The tenant names the Secret it wants copied up through its object (origin service).
-SERVICE_SECRET = {"identifier": "creds", "origin": "service", "kind": "Secret",
-                  "reference": {"name": {"path": "spec.note"}}}
+SERVICE_SECRET = {
+    "identifier": "creds",
+    "origin": "service",
+    "kind": "Secret",
+    "reference": {"name": {"path": "spec.note"}},
+}
 
 
 def _linked_widgets(e2e: E2E, namespace: str) -> list[dict[str, Any]]:
-    return [obj for obj in e2e.rest.list(WIDGET.path(namespace=namespace))
-            if f"{LINK}/servlet" in (obj["metadata"].get("labels") or {})]
+    return [
+        obj
+        for obj in e2e.rest.list(WIDGET.path(namespace=namespace))
+        if f"{LINK}/servlet" in (obj["metadata"].get("labels") or {})
+    ]
 
 
 def test_a_namespace_the_tenant_chooses_is_invalid_and_nothing_reaches_kube_system(e2e: E2E) -> None:
     e2e.world.ensure_namespace("kube-system")
     e2e.publish(secret(CLUSTER_SECRET, namespace="kube-system", data={"token": TOKEN}))
-    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget", naming={"namespace": "$remoteNamespace"},
-                                                 related=[SERVICE_SECRET]),
-                gadget_crd(), published_resource("gadgets", kind="Gadget"))
+    e2e.publish(
+        widget_crd(),
+        published_resource(
+            "widgets", kind="Widget", naming={"namespace": "$remoteNamespace"}, related=[SERVICE_SECRET]
+        ),
+        gadget_crd(),
+        published_resource("gadgets", kind="Gadget"),
+    )
     servlet = e2e.servlet()
 
     valid = e2e.wait_condition("widgets", "Valid", "False")
@@ -74,8 +86,9 @@ def test_a_namespace_the_tenant_chooses_is_invalid_and_nothing_reaches_kube_syst
 
 
 def test_with_shared_namespaces_a_protected_namespace_is_refused_object_by_object(e2e: E2E) -> None:
-    shared = published_resource("widgets", kind="Widget",
-                                naming={"namespace": "$remoteNamespace", "allowSharedNamespaces": True})
+    shared = published_resource(
+        "widgets", kind="Widget", naming={"namespace": "$remoteNamespace", "allowSharedNamespaces": True}
+    )
     e2e.publish(widget_crd(), shared)
     servlet = e2e.servlet()
     e2e.wait_served("team-a", REMOTE_WIDGET)
@@ -86,8 +99,11 @@ def test_with_shared_namespaces_a_protected_namespace_is_refused_object_by_objec
     e2e.wait_local(WIDGET, namespace="team-ns", name=default_local_name(namespace="team-ns", name="fine"))
 
     def reported() -> bool:
-        lines = [line for line in servlet.log_text().splitlines()
-                 if '"cannot sync"' in line and "spec.naming.namespace" in line]
+        lines = [
+            line
+            for line in servlet.log_text().splitlines()
+            if '"cannot sync"' in line and "spec.naming.namespace" in line
+        ]
         assert all(any(f"'{namespace}'" in line for line in lines) for namespace in refused), lines
         return True
 

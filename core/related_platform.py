@@ -1,0 +1,126 @@
+"""Related objects of origin `platform`: the workspace's object flows down to a linked local copy (SPEC 8).
+
+A local copy is owned when it carries the servlet's link labels to its origin; only such a copy
+is ever patched or deleted. The record of which copy a primary made lives on the local primary
+(`related_objects.py`); `related.py` decides when this plan runs and when a copy is no longer needed.
+"""
+
+from __future__ import annotations
+
+from servlet.core import metadata, patch
+from servlet.core.actions import Action, Conflict, CreateRelated, DeleteRelated, Error, PatchRelated, Side
+from servlet.core.keys import guarded, uid_of
+from servlet.core.model import Problem, RelatedResource, RemoteKey
+from servlet.core.related_actions import describe, ensure_namespace, ref, skeleton, unconfirmed_error, with_record
+from servlet.core.related_objects import (
+    Coordinates,
+    PlatformState,
+    Presence,
+    Primaries,
+    RelatedKey,
+    RelatedSnapshot,
+    Resolved,
+    is_deleting,
+    read_platform_state,
+    related_content,
+)
+
+
+def plan_platform_origin(
+    primaries: Primaries,
+    item: RelatedResource,
+    resolved: Resolved,
+    snapshot: RelatedSnapshot,
+    held_back: set[RelatedKey],
+) -> list[Action]:
+    """Create, patch or delete the local copy of the workspace object `item` names, and record it."""
+    state = read_platform_state(primaries.local, item.identifier)
+    wanted = (
+        PlatformState(copy=resolved.local, origin=resolved.remote)
+        if resolved.remote is not None and resolved.local is not None
+        else None
+    )
+    actions: list[Action] = []
+    kept = state
+    if state is not None and state != wanted:
+        # The tenant renamed or removed the reference: the recorded copy is no longer named.
+        actions.extend(delete_linked_copy(primaries, item, copy=state.copy, origin=state.origin, snapshot=snapshot))
+        kept = None
+        if wanted is None or (actions and state.copy == wanted.copy):
+            # Nothing is named, or the old copy is in the new one's place: it goes first.
+            return with_record(primaries, item.identifier, actions, before=state, after=None)
+    if wanted is None:
+        return actions
+
+    origin_key = RemoteKey(
+        cluster=primaries.remote_key.cluster, namespace=wanted.origin.namespace, name=wanted.origin.name
+    )
+    source_key = RelatedKey.at(Side.REMOTE, item.kind, wanted.origin)
+    source = snapshot.objects.get(source_key)
+    live = snapshot.get(Side.LOCAL, item.kind, wanted.copy)
+    target = ref(primaries, Side.LOCAL, item.kind, wanted.copy)
+    linked = live is not None and metadata.links_to(live, servlet_name=primaries.servlet_name, remote=origin_key)
+
+    if source is None:
+        if live is not None and linked and not is_deleting(live):
+            if snapshot.presence(source_key) is Presence.UNCONFIRMED:
+                held_back.add(source_key)
+                actions.append(
+                    unconfirmed_error(
+                        primaries, item, source_key, copy=RelatedKey.at(Side.LOCAL, item.kind, wanted.copy)
+                    )
+                )
+                return with_record(primaries, item.identifier, actions, before=state, after=kept)
+            actions.append(DeleteRelated(identifier=item.identifier, target=target, uid=uid_of(live)))
+        return with_record(primaries, item.identifier, actions, before=state, after=None)
+
+    desired = related_content(source, item.kind)
+    if live is None:
+        bare = skeleton(
+            item.kind,
+            wanted.copy,
+            labels=metadata.link_labels(servlet_name=primaries.servlet_name, remote=origin_key),
+            annotations=metadata.link_annotations(remote=origin_key),
+        )
+        created = patch.created_object(skeleton=bare, desired=desired)
+        if isinstance(created, Problem):
+            return [*actions, Error.of(created, target=target, identifier=item.identifier)]
+        actions.extend(ensure_namespace(primaries, snapshot, Side.LOCAL, wanted.copy.namespace))
+        actions.append(CreateRelated(identifier=item.identifier, target=target, object=created))
+        # Recorded after the create, which stops the plan if it fails: the record names only copies that exist.
+        return with_record(primaries, item.identifier, actions, before=state, after=wanted)
+    if not linked:
+        origin = describe(Side.REMOTE, item.kind, wanted.origin, cluster=origin_key.cluster)
+        actions.append(
+            Conflict(
+                target=target,
+                identifier=item.identifier,
+                reason=f"local {describe(Side.LOCAL, item.kind, wanted.copy)} already exists and does not carry "
+                f"this servlet's link to {origin}; it is never overwritten",
+            )
+        )
+        return with_record(primaries, item.identifier, actions, before=state, after=None)
+    change = patch.content_patch(desired=desired, live=live)
+    if isinstance(change, Problem):
+        return [*actions, Error.of(change, target=target, identifier=item.identifier)]
+    if change.patch:
+        actions.append(PatchRelated(identifier=item.identifier, target=target, patch=guarded(change.patch, live)))
+    # A linked copy not recorded yet (made before records existed, or its record was lost) is recorded now.
+    return with_record(primaries, item.identifier, actions, before=state, after=wanted)
+
+
+def delete_linked_copy(
+    primaries: Primaries, item: RelatedResource, *, copy: Coordinates, origin: Coordinates, snapshot: RelatedSnapshot
+) -> list[Action]:
+    """Delete the local copy at `copy` if it carries this servlet's link to `origin` and is not going already."""
+    live = snapshot.get(Side.LOCAL, item.kind, copy)
+    origin_key = RemoteKey(cluster=primaries.remote_key.cluster, namespace=origin.namespace, name=origin.name)
+    if (
+        live is None
+        or is_deleting(live)
+        or not metadata.links_to(live, servlet_name=primaries.servlet_name, remote=origin_key)
+    ):
+        return []
+    return [
+        DeleteRelated(identifier=item.identifier, target=ref(primaries, Side.LOCAL, item.kind, copy), uid=uid_of(live))
+    ]
