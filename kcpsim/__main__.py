@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from kcpsim import demo
+from kcpsim.access import AUTHZ_MODES
+from kcpsim.auth import AUTH_MODES
 from kcpsim.faults import FaultPlan
 from kcpsim.sim import KcpSim, SimConfig
 from kcpsim.topology import Topology, WorkspaceSpec
@@ -45,6 +47,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="also fill APIExport.status.virtualWorkspaces, as kcp 0.27 and older do")
     serve.add_argument("--controller-delay", type=float, default=0.0,
                        help="seconds between rounds of controller work (0: kcp's reactions are instant)")
+    serve.add_argument("--authn", choices=AUTH_MODES, default="lenient",
+                       help="token: 401 without the kubeconfigs' token (lenient: anyone acts as the admin)")
+    serve.add_argument("--authz", choices=AUTHZ_MODES, default="always-allow",
+                       help="rbac: identities other than the admin are held to stored RBAC (implies --authn token)")
     demo.add_parser(sub)
     sub.add_parser("tour", help="a guided tour of the kcp flow against an in-process simulator")
     return parser
@@ -61,7 +67,8 @@ async def _serve(args: argparse.Namespace) -> None:
     plan = FaultPlan.from_dict(json.loads(args.faults.read_text())) if args.faults else FaultPlan()
     sim = KcpSim(SimConfig(host=args.host, port=args.port, tls=args.tls, history_size=args.history_size,
                            topology=_topology(args), faults=plan,
-                           controller_delay=args.controller_delay, deprecated_vw_urls=args.deprecated_vw_urls))
+                           controller_delay=args.controller_delay, deprecated_vw_urls=args.deprecated_vw_urls,
+                           authn=args.authn, authz=args.authz))
     task = asyncio.ensure_future(sim.serve_forever())
     while not sim.port and not task.done():
         await asyncio.sleep(0.01)
@@ -80,6 +87,8 @@ async def _serve(args: argparse.Namespace) -> None:
         print(f"  workspace {ws['path']:<9} {ws['url']}    (logical cluster {ws['cluster']})    kubeconfig {files[ws['name']]}")
     print(f"  virtual workspace   {info['virtualWorkspace']}")
     print(f"  admin               {sim.base_url}/_kcpsim/requests  {sim.base_url}/_kcpsim/faults")
+    if sim.auth.mode != "lenient":
+        print(f"  admin token         {sim.auth.admin_token}    (in every kubeconfig; authorization {args.authz})")
     print("Stop with Ctrl-C.", flush=True)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
