@@ -155,7 +155,7 @@ class _Binding:
     def describe(self, subject: Mapping[str, Any]) -> str:
         who = subject.get("name", "")
         if subject.get("kind") == "ServiceAccount":
-            who = f"{subject.get('namespace') or self.namespace}/{who}"
+            who = f"{who}/{subject.get('namespace') or self.namespace}"
         where = f"{self.name}/{self.namespace}" if self.namespace else self.name
         return f'{self.kind} "{where}" of {self.role_kind} "{self.role_name}" to {subject.get("kind")} "{who}"'
 
