@@ -10,8 +10,9 @@ cluster they call (rbac.py), with kcp's additions:
 - the APIExport virtual workspace needs the request's verb on `apiexports/content` of the export,
   in the export's workspace; the export's binding and accepted claims are then checked by vw.py.
 
-It also answers what is not stored: the probe paths (`/healthz`, `/livez`, `/readyz`) and
-`SelfSubjectAccessReview`, which tells the caller what the same chain would decide.
+It also answers what is not stored: the probe paths (`/healthz`, `/livez`, `/readyz`),
+`SelfSubjectAccessReview`, which tells the caller what the same chain would decide, and
+`SelfSubjectReview` (`kubectl auth whoami`), which tells the caller who it is.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 AUTHZ_MODES = ("always-allow", "rbac")
 HEALTH_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
-_REVIEWS = ("authorization.k8s.io", "selfsubjectaccessreviews")
+_REVIEWS = {("authorization.k8s.io", "selfsubjectaccessreviews"), ("authentication.k8s.io", "selfsubjectreviews")}
 _WORKSPACE_DENIED = "workspace access not permitted"
 
 
@@ -60,9 +61,13 @@ class Access:
             raise _forbidden(identity, attrs, reason)
         if path in HEALTH_PATHS and target.cluster == SERVICE_CLUSTER and target.vw is None:
             return web.Response(text="ok", content_type="text/plain", charset="utf-8")
-        if attrs.resource_request and (attrs.api_group, attrs.resource) == _REVIEWS and target.vw is None:
+        if attrs.resource_request and (attrs.api_group, attrs.resource) in _REVIEWS and target.vw is None:
             if attrs.verb != "create" or attrs.name:
                 raise errors.method_not_allowed()
+            if attrs.resource == "selfsubjectreviews":  # `kubectl auth whoami`
+                return _json({"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
+                              "metadata": {"creationTimestamp": None},
+                              "status": {"userInfo": identity.as_user_info()}}, status=201)
             return self.review(identity, target, await request.read())
         return None
 
@@ -114,7 +119,11 @@ class Access:
             status["reason"] = reason
         answer = {"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
                   "metadata": {"creationTimestamp": None}, "spec": spec, "status": status}
-        return web.Response(body=msgspec.json.encode(answer), status=201, headers={"Content-Type": "application/json"})
+        return _json(answer, status=201)
+
+
+def _json(body: Any, *, status: int) -> web.Response:
+    return web.Response(body=msgspec.json.encode(body), status=status, headers={"Content-Type": "application/json"})
 
 
 def _forbidden(identity: Identity, attrs: RequestAttributes, reason: str) -> errors.StatusError:

@@ -38,7 +38,9 @@ BOOTSTRAP_ROLES: dict[str, list[Rule]] = {
     "system:discovery": [{"nonResourceURLs": _DISCOVERY_URLS, "verbs": ["get"]}],
     "system:public-info-viewer": [{"nonResourceURLs": _PUBLIC_URLS, "verbs": ["get"]}],
     "system:basic-user": [{"apiGroups": ["authorization.k8s.io"],
-                           "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]}],
+                           "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]},
+                          {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"],
+                           "verbs": ["create"]}],
     "system:kcp:workspace:access": [{"nonResourceURLs": ["/"], "verbs": ["access"]}],
 }
 _BOOTSTRAP_BINDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (

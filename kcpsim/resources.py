@@ -74,6 +74,9 @@ BUILTINS: tuple[ResourceDef, ...] = (
     ResourceDef(group="authorization.k8s.io", versions=("v1",), plural="selfsubjectaccessreviews",
                 singular="selfsubjectaccessreview", kind="SelfSubjectAccessReview", namespaced=False, builtin=True,
                 generation=False, verbs=("create",)),
+    ResourceDef(group="authentication.k8s.io", versions=("v1",), plural="selfsubjectreviews",
+                singular="selfsubjectreview", kind="SelfSubjectReview", namespaced=False, builtin=True,
+                generation=False, verbs=("create",)),
     _builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
              namespaced=False, status=True, short=("crd", "crds"), generation=True),
 )

@@ -270,13 +270,23 @@ class KcpSim:
         org_cluster = self.cluster_of(org) if org else topo.org_cluster_name()
         return vw_url(self.base_url, org_cluster, export or topo.export)
 
-    def kubeconfig_dict(self, server: str, *, name: str = "kcpsim") -> dict[str, Any]:
+    def kubeconfig_dict(self, server: str, *, name: str = "kcpsim",
+                        certificate: tuple[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
+        """A kubeconfig for `server` with the admin's token, or (TLS only) a client certificate
+        for `certificate=(user, groups)` instead."""
         cluster: dict[str, Any] = {"server": server}
+        user: dict[str, Any] = {"token": self.auth.admin_token}
         if self.tls:
             cluster["certificate-authority-data"] = base64.b64encode(self.tls.ca_pem).decode()
+            if certificate is not None:
+                cert, key = self.tls.client_certificate(*certificate)
+                user = {"client-certificate-data": base64.b64encode(cert).decode(),
+                        "client-key-data": base64.b64encode(key).decode()}
+        elif certificate is not None:
+            raise ValueError("client certificates need TLS (SimConfig(tls=True), serve --tls)")
         return {"apiVersion": "v1", "kind": "Config", "current-context": name,
                 "clusters": [{"name": name, "cluster": cluster}],
-                "users": [{"name": name, "user": {"token": self.auth.admin_token}}],
+                "users": [{"name": name, "user": user}],
                 "contexts": [{"name": name, "context": {"cluster": name, "user": name}}]}
 
     def config_for(self, server: str) -> KubeConfig:

@@ -109,3 +109,28 @@ def test_lightkube_sees_the_401_as_an_api_error(strict: KcpSim) -> None:
     with Client(KubeConfig.from_dict(config), trust_env=False) as client, pytest.raises(ApiError) as raised:
         list(client.list(Namespace))
     assert raised.value.status.code == 401 and raised.value.status.reason == "Unauthorized"
+
+
+def test_whoami_names_the_caller(strict: KcpSim, raw_for: Callable[..., Raw]) -> None:
+    strict.add_user("alice-token", "alice", ("painters",))
+    response = raw_for(strict, token="alice-token")("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    assert response.status_code == 201
+    assert response.json()["status"]["userInfo"] == {"username": "alice", "groups": ["painters", "system:authenticated"]}
+
+
+def test_a_client_certificate_of_the_ca_is_its_subject(kcpsim_factory: Callable[..., KcpSim], tmp_path: Path) -> None:
+    sim: KcpSim = kcpsim_factory(tls=True, authz="rbac")
+    config = sim.kubeconfig_dict(sim.base_url, certificate=("alice", ("painters",)))
+    assert "token" not in config["users"][0]["user"]
+    with Client(KubeConfig.from_dict(config), trust_env=False) as client, pytest.raises(ApiError) as raised:
+        list(client.list(Namespace))
+    assert raised.value.status.code == 403
+    assert raised.value.status.message == ('namespaces is forbidden: User "alice" cannot list resource "namespaces" '
+                                           'in API group "" at the cluster scope')
+    path = tmp_path / "alice.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    whoami = kubectl(path, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username} {.status.userInfo.groups}",
+                     cache=tmp_path)
+    assert whoami.returncode == 0, whoami.stderr
+    assert whoami.stdout == 'alice ["painters","system:authenticated"]'
