@@ -12,11 +12,14 @@ cluster they call (rbac.py), with kcp's additions:
 
 It also answers what is not stored: the probe paths (`/healthz`, `/livez`, `/readyz`),
 `SelfSubjectAccessReview`, which tells the caller what the same chain would decide, and
-`SelfSubjectReview` (`kubectl auth whoami`), which tells the caller who it is.
+`SelfSubjectReview` (`kubectl auth whoami`), which tells the caller who it is, and
+TokenRequest (`serviceaccounts/<name>/token`, `kubectl create token`). Minted tokens do not
+expire (the expiration returned is only reported).
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -69,7 +72,35 @@ class Access:
                               "metadata": {"creationTimestamp": None},
                               "status": {"userInfo": identity.as_user_info()}}, status=201)
             return self.review(identity, target, await request.read())
+        if attrs.combined_resource == "serviceaccounts/token" and attrs.api_group == "" and target.vw is None:
+            if attrs.verb != "create":
+                raise errors.method_not_allowed()
+            assert target.cluster is not None
+            return self.token_request(target.cluster, attrs, await request.read())
         return None
+
+    def token_request(self, cluster: str, attrs: RequestAttributes, raw: bytes) -> web.Response:
+        """`kubectl create token`: a token for a stored ServiceAccount (TokenRequest)."""
+        try:
+            body: Any = msgspec.json.decode(raw) if raw.strip() else {}
+        except msgspec.DecodeError:
+            raise errors.bad_request("couldn't get version/kind; json parse error") from None
+        try:
+            token = self.authenticator.mint_service_account_token(self.world.store, cluster=cluster,
+                                                                  namespace=attrs.namespace, name=attrs.name)
+        except KeyError:
+            raise errors.not_found(group="", plural="serviceaccounts", name=attrs.name) from None
+        spec = dict((body or {}).get("spec") or {}) if isinstance(body, dict) else {}
+        try:
+            spec["expirationSeconds"] = int(spec.get("expirationSeconds") or 3600)
+        except (TypeError, ValueError):
+            raise errors.bad_request(f"invalid expirationSeconds: {spec.get('expirationSeconds')!r}") from None
+        expires = _dt.datetime.now(_dt.UTC) + _dt.timedelta(seconds=spec["expirationSeconds"])
+        return _json({"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+                      "metadata": {"name": attrs.name, "namespace": attrs.namespace, "creationTimestamp": None},
+                      "spec": spec, "status": {"token": token,
+                                               "expirationTimestamp": expires.strftime("%Y-%m-%dT%H:%M:%SZ")}},
+                     status=201)
 
     def decide(self, identity: Identity, target: Target, attrs: RequestAttributes) -> tuple[bool, str]:
         """Allowed or not, and the reason appended to the denial."""

@@ -134,3 +134,27 @@ def test_a_client_certificate_of_the_ca_is_its_subject(kcpsim_factory: Callable[
                      cache=tmp_path)
     assert whoami.returncode == 0, whoami.stderr
     assert whoami.stdout == 'alice ["painters","system:authenticated"]'
+
+
+def test_a_token_request_mints_a_token_for_a_stored_service_account(kcpsim_factory: Callable[..., KcpSim],
+                                                                     raw_for: Callable[..., Raw], tmp_path: Path) -> None:
+    sim: KcpSim = kcpsim_factory(tls=True, authz="rbac")
+    admin = raw_for(sim)
+    path = "/api/v1/namespaces/default/serviceaccounts/robot/token"
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"audiences": ["api"]}}
+    assert admin("POST", path, request).json()["message"] == 'serviceaccounts "robot" not found'
+    assert admin("POST", "/api/v1/namespaces/default/serviceaccounts", {
+        "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}}).status_code == 201
+    minted = admin("POST", path, request)
+    assert minted.status_code == 201 and minted.json()["kind"] == "TokenRequest"
+    robot = raw_for(sim, token=minted.json()["status"]["token"])
+    assert robot("GET", "/api/v1/namespaces").json()["message"] == (
+        'namespaces is forbidden: User "system:serviceaccount:default:robot" cannot list resource "namespaces" '
+        'in API group "" at the cluster scope')
+
+    created = kubectl(_with_token(sim, tmp_path, sim.auth.admin_token), "create", "token", "robot", "-n", "default",
+                      cache=tmp_path)
+    assert created.returncode == 0, created.stderr
+    whoami = kubectl(_with_token(sim, tmp_path, created.stdout.strip()), "auth", "whoami", "-o",
+                     "jsonpath={.status.userInfo.username}", cache=tmp_path)
+    assert (whoami.returncode, whoami.stdout) == (0, "system:serviceaccount:default:robot"), whoami.stderr
