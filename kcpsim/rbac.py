@@ -9,7 +9,7 @@ nonResourceURLs (`/healthz`, `/apis/*`) with `*` wildcards. Built-in roles (`clu
 `system:discovery`, `system:basic-user`, `system:public-info-viewer` and kcp's
 `system:kcp:workspace:access`) and their default bindings are the bootstrap policy: they apply in
 every cluster and can be referenced by stored bindings, but are not stored objects themselves.
-Aggregated ClusterRoles (`aggregationRule`) are not evaluated.
+Aggregated ClusterRoles get their rules written by rbac_aggregation.py.
 """
 
 from __future__ import annotations

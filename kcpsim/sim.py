@@ -24,7 +24,7 @@ from aiohttp import web
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 
-from kcpsim import crds, namespaces, tls
+from kcpsim import crds, namespaces, rbac_aggregation, tls
 from kcpsim.access import Access
 from kcpsim.auth import Authenticator, Identity
 from kcpsim.faults import FaultPlan, Faults
@@ -67,6 +67,7 @@ class KcpSim:
         GarbageCollector(self.world)
         self.kcp = Kcp(self.world, deprecated_vw_urls=self.config.deprecated_vw_urls, identity_seed=self.config.seed)
         namespaces.install(self.world)
+        rbac_aggregation.install(self.world)
         authn = "token" if self.config.authz == "rbac" else self.config.authn
         self.auth = Authenticator(mode=authn)
         self.access = Access(self.world, self.auth, mode=self.config.authz)

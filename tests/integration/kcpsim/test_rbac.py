@@ -232,3 +232,22 @@ def test_kubectl_auth_can_i_and_a_forbidden_get(kcpsim_factory: Callable[..., Kc
     assert refused.returncode == 1
     assert ('Error from server (Forbidden): configmaps is forbidden: User "alice" cannot list resource "configmaps" '
             'in API group "" in the namespace "default"') in refused.stderr
+
+
+def test_an_aggregated_cluster_role_gathers_the_rules_of_the_roles_it_selects(sim: KcpSim,
+                                                                              raw_for: Callable[..., Raw]) -> None:
+    admin, alice = raw_for(sim), raw_for(sim, token="alice")
+    aggregated = role("ClusterRole", "monitoring", [])
+    aggregated["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {"example.com/aggregate-to-monitoring": "true"}}]}
+    create(admin, f"{RBAC}/clusterroles", aggregated)
+    create(admin, f"{RBAC}/clusterrolebindings", binding(
+        "ClusterRoleBinding", "alice-monitors", role_kind="ClusterRole", role_name="monitoring",
+        subjects=[{"kind": "User", "name": "alice"}]))
+    assert alice("GET", "/api/v1/configmaps").status_code == 403
+    piece = role("ClusterRole", "configmap-lister", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}])
+    piece["metadata"]["labels"] = {"example.com/aggregate-to-monitoring": "true"}
+    create(admin, f"{RBAC}/clusterroles", piece)
+    assert admin("GET", f"{RBAC}/clusterroles/monitoring").json()["rules"] == piece["rules"]
+    assert alice("GET", "/api/v1/configmaps").status_code == 200
+    assert admin("DELETE", f"{RBAC}/clusterroles/configmap-lister").status_code == 200
+    assert alice("GET", "/api/v1/configmaps").status_code == 403
