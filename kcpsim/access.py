@@ -5,8 +5,8 @@ Authorization is `always-allow` (the default: every authenticated identity may d
 cluster they call (rbac.py), with kcp's additions:
 
 - a workspace (`/clusters/...`) first needs the `access` verb on the non-resource URL `/` in
-  that workspace (kcp's ClusterRole `system:kcp:workspace:access`), unless the caller is a
-  ServiceAccount of that very workspace ("workspace access not permitted" otherwise);
+  that workspace (kcp's ClusterRole `system:kcp:workspace:access`); a ServiceAccount has access
+  to its own workspace and to no other ("workspace access not permitted" otherwise);
 - the APIExport virtual workspace needs the request's verb on `apiexports/content` of the export,
   in the export's workspace; the export's binding and accepted claims are then checked by vw.py.
 
@@ -119,8 +119,9 @@ class Access:
             return True, ""
         assert target.cluster is not None
         if self.world.is_kcp(target.cluster) and identity.cluster != target.cluster:
+            # A ServiceAccount of another workspace (or of the service cluster) never gets in.
             access = RequestAttributes(verb="access", resource_request=False, path="/")
-            if not authorize(store, target.cluster, identity, access).allowed:
+            if identity.cluster is not None or not authorize(store, target.cluster, identity, access).allowed:
                 return False, _WORKSPACE_DENIED
         decision = authorize(store, target.cluster, identity, attrs)
         return decision.allowed, decision.reason

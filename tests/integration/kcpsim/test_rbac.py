@@ -251,3 +251,26 @@ def test_an_aggregated_cluster_role_gathers_the_rules_of_the_roles_it_selects(si
     assert alice("GET", "/api/v1/configmaps").status_code == 200
     assert admin("DELETE", f"{RBAC}/clusterroles/configmap-lister").status_code == 200
     assert alice("GET", "/api/v1/configmaps").status_code == 403
+
+
+def test_a_service_account_of_a_workspace_has_access_to_it_and_no_other(sim: KcpSim,
+                                                                        raw_for: Callable[..., Raw]) -> None:
+    admin = raw_for(sim)
+    create(admin, f"{TEAM_A}/api/v1/namespaces/default/serviceaccounts",
+           {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}})
+    robot = raw_for(sim, token=sim.service_account_token("default", "robot", cluster=sim.cluster_of("root:myorg:team-a")))
+    user = '"system:serviceaccount:default:robot"'
+    # In its own workspace it needs no `access`, only local RBAC ...
+    forbidden(robot("GET", f"{TEAM_A}/api/v1/namespaces/default/configmaps"), f'configmaps is forbidden: User {user} '
+              'cannot list resource "configmaps" in API group "" in the namespace "default"')
+    create(admin, f"{TEAM_A}{RBAC}/namespaces/default/rolebindings", binding(
+        "RoleBinding", "robot-admin", role_kind="ClusterRole", role_name="cluster-admin",
+        subjects=[{"kind": "ServiceAccount", "name": "robot", "namespace": "default"}]))
+    assert robot("GET", f"{TEAM_A}/api/v1/namespaces/default/configmaps").status_code == 200
+    # ... in another it is a stranger, even bound to cluster-admin there.
+    create(admin, f"/clusters/root:myorg:team-b{RBAC}/clusterrolebindings", binding(
+        "ClusterRoleBinding", "robot-admin", role_kind="ClusterRole", role_name="cluster-admin",
+        subjects=[{"kind": "ServiceAccount", "name": "robot", "namespace": "default"}]))
+    forbidden(robot("GET", "/clusters/root:myorg:team-b/api/v1/namespaces/default/configmaps"),
+              f'configmaps is forbidden: User {user} cannot list resource "configmaps" in API group "" in the '
+              'namespace "default": workspace access not permitted')
