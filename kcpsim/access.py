@@ -10,11 +10,11 @@ cluster they call (rbac.py), with kcp's additions:
 - the APIExport virtual workspace needs the request's verb on `apiexports/content` of the export,
   in the export's workspace; the export's binding and accepted claims are then checked by vw.py.
 
-It also answers what is not stored: the probe paths (`/healthz`, `/livez`, `/readyz`),
-`SelfSubjectAccessReview`, which tells the caller what the same chain would decide, and
-`SelfSubjectReview` (`kubectl auth whoami`), which tells the caller who it is, and
-TokenRequest (`serviceaccounts/<name>/token`, `kubectl create token`). Minted tokens do not
-expire (the expiration returned is only reported).
+It also answers what is not stored: the probe paths (`/healthz`, `/livez`, `/readyz`);
+`SelfSubjectAccessReview`, what the same chain would decide for the caller (`kubectl auth
+can-i`); `SelfSubjectReview`, who the caller is (`kubectl auth whoami`); and TokenRequest
+(`serviceaccounts/<name>/token`, `kubectl create token`), whose tokens do not expire (the
+expiration it returns is only reported).
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ class Access:
         allowed, reason = self.decide(identity, target, attrs)
         if not allowed:
             raise _forbidden(identity, attrs, reason)
-        if path in HEALTH_PATHS and target.cluster == SERVICE_CLUSTER and target.vw is None:
+        if path in HEALTH_PATHS and request.method in ("GET", "HEAD") and target.cluster == SERVICE_CLUSTER \
+                and target.vw is None:
             return web.Response(text="ok", content_type="text/plain", charset="utf-8")
         if attrs.resource_request and (attrs.api_group, attrs.resource) in _REVIEWS and target.vw is None:
             if attrs.verb != "create" or attrs.name:

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from kcpsim.auth import AUTHENTICATED, MASTERS, UNAUTHENTICATED, Identity
+from kcpsim.auth import AUTHENTICATED, MASTERS, UNAUTHENTICATED, Identity, service_account_user
 from kcpsim.store import Store
 
 GROUP = "rbac.authorization.k8s.io"
@@ -139,7 +139,7 @@ def _subject_applies(subject: Mapping[str, Any], identity: Identity, binding_nam
         return name in identity.groups
     if kind == "ServiceAccount":
         namespace = subject.get("namespace") or binding_namespace
-        return identity.user == f"system:serviceaccount:{namespace}:{name}"
+        return identity.user == service_account_user(namespace, str(name))
     return False
 
 
