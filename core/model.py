@@ -34,6 +34,7 @@ __all__ = [
     "SelectorRequirement",
     "ServletIdentity",
     "SourceResource",
+    "Synchronization",
     "ValueReference",
 ]
 
@@ -174,12 +175,20 @@ class RelatedResource:
 
 
 @frozen
+class Synchronization:
+    """`spec.synchronization`: `enabled: false` publishes the schema and its export entry, and syncs nothing."""
+
+    enabled: bool = True
+
+
+@frozen
 class PublishedResourceSpec:
     resource: SourceResource
     filter: ResourceFilter = ResourceFilter()
     projection: Projection = Projection()
     naming: Naming = Naming()
     related: tuple[RelatedResource, ...] = ()
+    synchronization: Synchronization = Synchronization()
 
 
 @frozen

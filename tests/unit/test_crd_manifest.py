@@ -166,6 +166,7 @@ FULL: dict[str, Any] = {
             "name": "cert-$remoteNamespaceHash-$remoteNameHash",
             "allowSharedNamespaces": False,
         },
+        "synchronization": {"enabled": True},
         "related": [
             {
                 "identifier": "tls-secret",
