@@ -189,6 +189,8 @@ class PublishedResourceSpec:
     naming: Naming = Naming()
     related: tuple[RelatedResource, ...] = ()
     synchronization: Synchronization = Synchronization()
+    # `spec.enableWorkspacePaths`: read each workspace's path, for `.ClusterPath` and an annotation.
+    workspace_paths: bool = False
 
 
 @frozen

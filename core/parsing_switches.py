@@ -1,4 +1,4 @@
-"""Reading the switches of a PublishedResource spec, such as `synchronization`.
+"""Reading the switches of a PublishedResource spec: `synchronization` and `enableWorkspacePaths`.
 
 Called from `parsing.py`, with its conventions: never raise, report every problem under the
 manifest's field path, unknown fields included.

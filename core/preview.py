@@ -230,10 +230,14 @@ def plan_servlet(
     export, export_errors = _choose_export(inventory.api_exports, apiexport_name)
     errors.extend(export_errors)
     related_kinds = {related.kind for published, _ in projected for related in published.spec.related}
+    workspace_paths = any(published.spec.workspace_paths for published, _ in projected)
     export_name = apiexport_name or str(((export or {}).get("metadata") or {}).get("name", ""))
     if export is None:
         change = plan_export(
-            export={"spec": {}}, schema_names=[step.name for step in schemas], related_kinds=related_kinds
+            export={"spec": {}},
+            schema_names=[step.name for step in schemas],
+            related_kinds=related_kinds,
+            workspace_paths=workspace_paths,
         )
         api_export = ExportStep(
             name=export_name,
@@ -242,7 +246,12 @@ def plan_servlet(
             patch=change.patch if change else None,
         )
     else:
-        change = plan_export(export=export, schema_names=[step.name for step in schemas], related_kinds=related_kinds)
+        change = plan_export(
+            export=export,
+            schema_names=[step.name for step in schemas],
+            related_kinds=related_kinds,
+            workspace_paths=workspace_paths,
+        )
         api_export = ExportStep(
             name=export_name,
             action="patch" if change else "none",

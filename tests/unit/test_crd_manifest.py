@@ -167,6 +167,7 @@ FULL: dict[str, Any] = {
             "allowSharedNamespaces": False,
         },
         "synchronization": {"enabled": True},
+        "enableWorkspacePaths": True,
         "related": [
             {
                 "identifier": "tls-secret",
