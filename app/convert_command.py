@@ -23,6 +23,7 @@ import yaml
 
 from servlet.app.manifests import load_documents
 from servlet.core.convert import Conversion, convert_published_resource
+from servlet.core.inventory import expand_lists
 
 EXIT_ERROR, EXIT_USAGE, EXIT_NOT_CARRIED_OVER = 1, 2, 2
 # Templates stay on one line, as their authors wrote them.
@@ -75,7 +76,8 @@ def convert_command(
         errors.append(_entry("-f", "", "", f"nothing was read: {shown} hold(s) no Kubernetes objects"))
     converted: list[dict[str, Any]] = []
     warnings: list[dict[str, str]] = []
-    for document in documents:
+    # `kubectl get -o yaml` prints a List; an empty YAML document is nothing to convert.
+    for document in expand_lists(documents):
         conversion = convert_published_resource(document.content)
         warnings.extend(_entries(document.source, conversion, errors=False))
         errors.extend(_entries(document.source, conversion, errors=True))

@@ -270,3 +270,17 @@ def test_usage_errors_exit_2(args: tuple[str, ...]) -> None:
 def test_a_missing_file_exits_1_naming_it(tmp_path: Path) -> None:
     code, _, err = _run("-f", str(tmp_path / "nope.yaml"))
     assert code == 1 and "nope.yaml" in err and "does not exist" in err
+
+
+def test_a_list_as_kubectl_prints_it_converts_item_by_item_and_empty_documents_are_skipped() -> None:
+    items = [
+        yaml.safe_load((FIXTURES / name).read_text()) for name in ("01-smallest.yaml", "09-related-reference.yaml")
+    ]
+    listed = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}) + "---\n"
+    code, out, err = _run("-f", "-", "--detailed-exitcode", stdin=listed)
+    assert code == 2, err  # the smallest one leaves naming.name to the servlet's default
+    assert [item["metadata"]["name"] for item in yaml.safe_load_all(out)] == [
+        "offer-backups",
+        "offer-certificates-by-reference",
+    ]
+    assert "<stdin>#1 items[0]: PublishedResource offer-backups: spec.naming.name" in err
