@@ -79,6 +79,7 @@ def _entry(entry: object, *, path: str, notes: Notes) -> dict[str, Any] | None:
     if entry.get("watch") is not None:
         notes.add(f"{path}.watch", "not needed: the servlet watches related objects of both origins; dropped")
     note_mutations(entry.get("mutation"), path=f"{path}.mutation", notes=notes)
+    _note_literal_backslashes(entry.get("object"), path=f"{path}.object", notes=notes)
     origin = entry.get("origin")
     return {
         "identifier": entry.get("identifier"),
@@ -86,6 +87,28 @@ def _entry(entry: object, *, path: str, notes: Notes) -> dict[str, Any] | None:
         "kind": kind,
         "reference": reference,
     }
+
+
+_BACKSLASH_GROUP = re.compile(r"\\[0-9]")
+
+
+def _note_literal_backslashes(data: object, *, path: str, notes: Notes) -> None:
+    """`\\1` in a replacement is literal text for Go, whatever the api-syncagent's guide says: say so."""
+    sources = [(path, data)]
+    if isinstance(data, Mapping):
+        sources.append((f"{path}.namespace", data.get("namespace")))
+    for where, source in sources:
+        reference = source.get("reference") if isinstance(source, Mapping) else None
+        regex = reference.get("regex") if isinstance(reference, Mapping) else None
+        if not isinstance(regex, Mapping) or not regex.get("pattern"):
+            continue  # an empty pattern makes the replacement a constant, taken as it is
+        replacement = regex.get("replacement")
+        if isinstance(replacement, str) and _BACKSLASH_GROUP.search(replacement):
+            notes.add(
+                f"{where}.reference.regex.replacement",
+                f"{describe(replacement)}: the api-syncagent expands it as Go does, where \\1 is literal text "
+                "($1 is the group); carried over as that literal text. Write \\1 for the group in the servlet",
+            )
 
 
 def _kind(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -146,6 +169,30 @@ def _value_reference(data: Mapping[str, Any], *, path: str) -> tuple[dict[str, A
     if unknown:
         return {}, f"{path}.reference has fields the servlet does not know: {', '.join(unknown)}"
     converted: dict[str, Any] = {"path": value_path}
-    if reference.get("regex") is not None:
-        converted["regex"] = reference["regex"]
+    regex = reference.get("regex")
+    if isinstance(regex, Mapping) and regex.get("pattern") and isinstance(regex.get("replacement"), str):
+        # The api-syncagent expands the replacement as Go does ($1); the servlet spells groups \1.
+        regex = {**regex, "replacement": servlet_replacement(regex["replacement"])}
+    if regex is not None:
+        converted["regex"] = regex
     return converted, None
+
+
+# Go's template variables: `$$`, `${name}`, `$name` (letters, digits and `_`; `$1x` is the name `1x`).
+_GO_VARIABLE = re.compile(r"\$(?:(?P<dollar>\$)|\{(?P<braced>[A-Za-z0-9_]+)\}|(?P<bare>[A-Za-z0-9_]+))")
+
+
+def servlet_replacement(go: str) -> str:
+    """A replacement Go's `ReplaceAllString` expands, spelled for the servlet: the same output.
+
+    `$1`, `${1}`, `$name` become `\\g<1>`, `\\g<name>`; `$$` is a `$`; a backslash, literal in Go,
+    is doubled. A `$` Go cannot read as a variable is literal in both."""
+    pieces: list[str] = []
+    end = 0
+    for match in _GO_VARIABLE.finditer(go):
+        pieces.append(go[end : match.start()].replace("\\", "\\\\"))
+        end = match.end()
+        name = match["braced"] or match["bare"]
+        pieces.append("$" if match["dollar"] else f"\\g<{name}>")
+    pieces.append(go[end:].replace("\\", "\\\\"))
+    return "".join(pieces)

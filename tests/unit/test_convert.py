@@ -13,7 +13,10 @@ from typer.testing import CliRunner
 
 from servlet.app.cli import app
 from servlet.core.convert import PEER_API_VERSION, Conversion, convert_published_resource
+from servlet.core.convert_related import servlet_replacement
+from servlet.core.model import RegexRule
 from servlet.core.parsing import parse_published_resource
+from servlet.core.rewrite import rewrite
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "syncagent"
 DOCUMENTS = [
@@ -284,3 +287,23 @@ def test_a_list_as_kubectl_prints_it_converts_item_by_item_and_empty_documents_a
         "offer-certificates-by-reference",
     ]
     assert "<stdin>#1 items[0]: PublishedResource offer-backups: spec.naming.name" in err
+
+
+def test_go_style_replacements_become_the_servlets_and_rewrite_alike() -> None:
+    conversion = _converted("15-related-regex.yaml")
+    assert conversion.manifest is not None
+    tls, bundle = (entry["reference"]["name"]["regex"] for entry in conversion.manifest["spec"]["related"])
+    assert tls == {"pattern": "^(.+)-cert$", "replacement": "\\g<1>-tls"}
+    assert rewrite(RegexRule(**tls), "web-cert", field="f") == "web-tls"  # what Go's ReplaceAllString gives
+    # Go reads "\1" as literal text: so does the converted rule, and a note says so.
+    assert rewrite(RegexRule(**bundle), "web", field="f") == "bundle-\\1"
+    note = _notes(conversion)["spec.related[1].object.reference.regex.replacement"]
+    assert "literal text" in note and "$1 is the group" in note
+
+
+@pytest.mark.parametrize(
+    ("go", "servlet"),
+    [("$1", "\\g<1>"), ("${1}x", "\\g<1>x"), ("$name", "\\g<name>"), ("$$", "$"), ("a\\b", "a\\\\b"), ("$", "$")],
+)
+def test_each_go_replacement_form_is_spelled_for_the_servlet(go: str, servlet: str) -> None:
+    assert servlet_replacement(go) == servlet
