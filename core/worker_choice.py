@@ -38,6 +38,13 @@ def syncs_objects(published: PublishedResource) -> bool:
     return published.spec.synchronization.enabled
 
 
+def schema_only_condition() -> Condition:
+    """`Syncing` of a schema-only PublishedResource: True, as nothing to sync is what was asked.
+
+    Also before kcp publishes the virtual workspace URL: a schema-only one never needs it."""
+    return Condition.true(ConditionType.SYNCING, reason=SYNCHRONIZATION_DISABLED, message=SCHEMA_ONLY_MESSAGE)
+
+
 @frozen
 class Candidate:
     """A PublishedResource as the choice sees it: `context` is None when it cannot be published now."""
@@ -94,9 +101,7 @@ def choose_workers(candidates: Iterable[Candidate], *, exported: Collection[str]
             )
         elif not syncs_objects(context.published):
             schema_only.add(candidate.name)
-            held[candidate.name] = Condition.true(
-                ConditionType.SYNCING, reason=SYNCHRONIZATION_DISABLED, message=SCHEMA_ONLY_MESSAGE
-            )
+            held[candidate.name] = schema_only_condition()
         elif context.projected.schema_name not in exported:
             held[candidate.name] = Condition.false(
                 ConditionType.SYNCING,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kcpsim import Topology
 from kcpsim.waiting import eventually_async
 from tests.integration.controllers_support import TEAM_A, settle, world_and_daemon
 from tests.integration.e2e.manifests import (
@@ -52,3 +53,21 @@ async def test_a_schema_only_resource_is_exported_but_none_of_its_objects_is_syn
         remote = h.rest.get(f"{widget_path}/w1")
         assert FINALIZER not in (remote["metadata"].get("finalizers") or [])
         assert not [request for request in h.requests(since_mark=False) if " widgets" in request and "vw:" in request]
+
+
+async def test_a_schema_only_resource_is_ready_before_any_workspace_binds_the_export(tmp_path: Path) -> None:
+    async with world_and_daemon(
+        tmp_path,
+        topology=Topology(with_schema=False, workspaces=()),
+        documents=(
+            widget_crd(),
+            gadget_crd(),
+            published_resource("widgets", kind="Widget", synchronization={"enabled": False}),
+            published_resource("gadgets", kind="Gadget"),
+        ),
+    ) as h:
+        ready = await h.wait_condition("widgets", "Ready")
+        assert ready["reason"] == "Ready"
+        assert (await h.wait_condition("widgets", "Syncing"))["reason"] == "SynchronizationDisabled"
+        # A synced one waits for the virtual workspace, which kcp publishes with the first binding.
+        assert (await h.wait_condition("gadgets", "Syncing", "False"))["reason"] == "WaitingForVirtualWorkspace"
