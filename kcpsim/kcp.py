@@ -8,7 +8,7 @@
   claimed objects.
 - Controllers, made instant: export identity and endpoint slice, binding status, claim labelling,
   binding deletion, LogicalCluster lock annotation, and Workspace -> logical cluster.
-The virtual workspace lives in vw.py. Authentication and RBAC are not simulated.
+The virtual workspace lives in vw.py; authentication and RBAC in auth.py, rbac.py and access.py.
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ class VirtualWorkspace:
         self.world = kcp.world
         self.export_cluster = export_cluster
         self.export_name = export_name
+        self.user = "kcpsim"  # the caller, named in denials (access.py sets it)
         export = self.world.store.get(EXPORT_KEY, export_cluster, "", export_name)
         if export is None or not (export.get("status") or {}).get("identityHash"):
             raise errors.resource_not_served()
@@ -137,13 +138,12 @@ class VirtualWorkspace:
                 return binding
         return None
 
-    @staticmethod
-    def _forbidden(rdef: ResourceDef, verb: str, namespace: str, name: str, why: str) -> errors.StatusError:
+    def _forbidden(self, rdef: ResourceDef, verb: str, namespace: str, name: str, why: str) -> errors.StatusError:
         where = f' in the namespace "{namespace}"' if namespace else ""
         group = f'API group "{rdef.group}"'
         return errors.forbidden(
             group=rdef.group,
             plural=rdef.plural,
             name=name,
-            why=f'User "kcpsim" cannot {verb} resource "{rdef.plural}" in {group}{where}: {why}',
+            why=f'User "{self.user}" cannot {verb} resource "{rdef.plural}" in {group}{where}: {why}',
         )
