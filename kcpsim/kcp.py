@@ -43,7 +43,9 @@ NAMESPACE_KEY = "/namespaces"
 
 _B62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 CLAIMABLE_BUILTINS = {(r.group, r.plural) for r in BUILTINS if r.plural != "customresourcedefinitions"} | {
-    ("apiextensions.k8s.io", "customresourcedefinitions")
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
+    # kcp's own type every workspace has: claimed to read a workspace's path (`kcp.io/path`).
+    ("core.kcp.io", "logicalclusters"),
 }
 _GROUPS_WITHOUT_DOT = {"apps", "batch", "extensions", "policy", "autoscaling"}
 

@@ -1,7 +1,8 @@
 """The APIExport virtual workspace: which resources it serves and who may do what through it.
 
 `/services/apiexport/<export cluster>/<export name>/clusters/<lc or *>/...` serves the export's
-resources (with its identity), its claimed built-in resources, and APIBindings (read-only).
+resources (with its identity), its claimed built-in resources (LogicalClusters included), and
+APIBindings (read-only).
 Wildcard requests may only list/watch, across all namespaces; per-cluster requests need a binding
 to this export in that cluster, and claimed resources need an accepted claim. Claimed objects
 and bindings are filtered by kcp's labels. Request parsing and rendering stay in server.py.
@@ -19,6 +20,8 @@ from kcpsim.resources import BINDING_KEY, BUILTINS, EXPORT_KEY, KCP_TYPES, SCHEM
 from kcpsim.store import Obj
 
 _BINDINGS = next(r for r in KCP_TYPES if r.plural == "apibindings")
+# Claimable like a built-in: every workspace has its LogicalCluster `cluster`, with `kcp.io/path`.
+_LOGICALCLUSTERS = next(r for r in KCP_TYPES if r.plural == "logicalclusters")
 _READ_VERBS = {"get", "list", "watch"}
 
 
@@ -60,7 +63,7 @@ class VirtualWorkspace:
             key = (claim.get("group") or "", claim.get("resource") or "")
             if key in taken or claim.get("identityHash"):
                 continue  # claims on other exports' resources are not simulated
-            builtin = next((r for r in BUILTINS if (r.group, r.plural) == key), None)
+            builtin = next((r for r in (*BUILTINS, _LOGICALCLUSTERS) if (r.group, r.plural) == key), None)
             if builtin is not None:
                 out.append(Served(builtin, "claimed", (key[0], key[1], ""), tuple(claim.get("verbs") or ["*"])))
                 taken.add(key)
