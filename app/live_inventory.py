@@ -30,7 +30,7 @@ from attrs import frozen
 from servlet.adapters.connections import Connections, Target
 from servlet.app.live_reads import LiveReadError, Reader, ReadKey
 from servlet.core.actions import Side
-from servlet.core.apiexport import virtual_workspace_url
+from servlet.core.apiexport import virtual_workspace_urls
 from servlet.core.context import SyncContext
 from servlet.core.dryrun import settle
 from servlet.core.errors import ApiFailure, Invalid, NotFound
@@ -56,7 +56,8 @@ class LiveInventory:
 
     inventory: Inventory
     notes: tuple[str, ...] = ()
-    virtual_workspace_url: str | None = None
+    # Every VW URL (one per kcp shard with a bound workspace); empty when kcp published none.
+    virtual_workspace_urls: tuple[str, ...] = ()
 
 
 @frozen
@@ -270,13 +271,13 @@ async def read_live_inventory(
         selected = f" matching {SELECTOR_FLAG} {published_resource_selector!r}" if published_resource_selector else ""
         notes.append(f"the service cluster holds no PublishedResource{selected}: nothing to publish")
 
-    url = virtual_workspace_url(endpoint_slice=endpoint_slice, export=export)
+    urls = virtual_workspace_urls(endpoint_slice=endpoint_slice, export=export)
     remote_objects: list[Object] = []
     local_objects: list[Object] = []
-    if url is None:
+    if not urls:
         notes.append(_vw_unknown_note(apiexport=apiexport))
     elif usable:
-        connections.set_virtual_workspace_url(_checked_url(url, reader))
+        connections.set_virtual_workspace_urls([_checked_url(url, reader) for url in urls])
         remote_objects, local_objects = await _objects(reader, usable, servlet=servlet, notes=notes)
     inventory = Inventory(
         crds=tuple(named_crds),
@@ -289,7 +290,7 @@ async def read_live_inventory(
         problems=tuple(reader.problems),
         unreadable_remote=tuple(_world_key(key)[1:] for key in reader.refused),
     )
-    return LiveInventory(inventory=inventory, notes=tuple(notes), virtual_workspace_url=url)
+    return LiveInventory(inventory=inventory, notes=tuple(notes), virtual_workspace_urls=urls)
 
 
 def _checked_url(url: str, reader: Reader) -> str:

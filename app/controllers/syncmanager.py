@@ -1,8 +1,9 @@
 """The `syncmanager` controller: one `sync` worker per PublishedResource whose schema is exported.
 
-One key. It waits until kcp publishes the export's virtual workspace URL (the endpoint slice, or
-the export's status on older kcp; none exists before the first binding), points the VW
-connections there, and then makes the set of running workers match the PublishedResources:
+One key. It waits until kcp publishes the export's virtual workspace URLs (the endpoint slice, or
+the export's status on older kcp; none exists before the first binding; a sharded kcp lists one
+per shard with a bound workspace), points the VW connections there, and then makes the set of
+running workers match the PublishedResources:
 
 - a worker runs for each PublishedResource that can be published and whose schema is in the
   APIExport (until then `Syncing=False` says what it waits for);
@@ -19,8 +20,10 @@ connections there, and then makes the set of running workers match the Published
   those not done yet when a worker for the same resource runs again are dropped. `Syncing=False`
   says what was released.
 
-When the VW URL changes, every worker is stopped before the connections move, since their watches
-point at the old URL.
+When the VW URLs change (a shard gains its first binding or loses its last), every worker is
+stopped before the connections move and started again over the new URLs, since each watches every
+URL. The workspaces last read from a URL that left are remembered as unreadable: their objects
+are not gone, only out of sight, so the orphan scans never delete their copies for it.
 
 The choices above are `core.worker_choice`'s and the releases `core.releases`'; this module
 starts and stops the workers and sends the releases.
@@ -41,7 +44,7 @@ from servlet.app.controllers.status import StatusBoard
 from servlet.app.controllers.sync import SyncEnvironment, SyncWorker
 from servlet.app.observability.logs import FieldLogger
 from servlet.core.actions import Release
-from servlet.core.apiexport import virtual_workspace_url
+from servlet.core.apiexport import virtual_workspace_urls
 from servlet.core.conditions import Condition, ConditionType
 from servlet.core.errors import Conflict, NotFound
 from servlet.core.model import ResourceType
@@ -107,9 +110,9 @@ class SyncManager:
     async def reconcile(self, _: str = KEY) -> None:
         export = self._exports.get(self._exports.key(self._export_name))
         slice_ = self._slices.get(self._slices.key(self._export_name))
-        url = virtual_workspace_url(endpoint_slice=slice_, export=export)
+        urls = virtual_workspace_urls(endpoint_slice=slice_, export=export)
         entries = self._catalog.entries()
-        if url is None:
+        if not urls:
             await self.stop()
             for entry in entries:
                 self._board.report(
@@ -122,10 +125,11 @@ class SyncManager:
                     ),
                 )
             return
-        if url.rstrip("/") != self._location.virtual_workspace_url:
+        if urls != self._location.virtual_workspace_urls:
             await self.stop()
-            self._location.set_virtual_workspace_url(url)
-            self._log.info("virtual workspace found", url=url)
+            unreadable = self._location.set_virtual_workspace_urls(urls)
+            self._env.unreadable_workspaces.update(unreadable)
+            self._log.info("virtual workspace found", urls=list(urls), unreadable_workspaces=sorted(unreadable))
 
         choice = choose_workers(
             (

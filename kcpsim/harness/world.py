@@ -213,14 +213,19 @@ class World:
 
 
 def start_world(
-    directory: Path, *, topology: Topology | None = None, before_start: Callable[[KcpSim], None] | None = None
+    directory: Path,
+    *,
+    topology: Topology | None = None,
+    before_start: Callable[[KcpSim], None] | None = None,
+    shards: int = 1,
 ) -> World:
     """kcpsim with the default topology but no schema in the export yet (the servlet adds it),
     the PublishedResource CRD installed and the servlet's namespace created.
 
-    `before_start` may hook more observers into the simulator before it serves anything."""
+    `before_start` may hook more observers into the simulator before it serves anything;
+    `shards` spreads the workspaces over that many kcp shards (`WorkspaceSpec.shard` chooses)."""
     directory.mkdir(parents=True, exist_ok=True)
-    sim = KcpSim(SimConfig(topology=topology or Topology(with_schema=False)))
+    sim = KcpSim(SimConfig(topology=topology or Topology(with_schema=False), shards=shards))
     callers = CallerLog()
     callers.install(sim)
     if before_start is not None:

@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from kcpsim import KcpSim, Topology
 from kcpsim.faults import ErrorRule, FaultPlan
 from kcpsim.harness.world import EXAMPLES, PUBLISHED_RESOURCE_CRD, Rest, load_yaml, resource_path
+from kcpsim.topology import WorkspaceSpec
 from servlet.app.cli import app
 
 SERVLET = "tom"
@@ -113,8 +114,8 @@ def publish_example(sim: KcpSim, rest: Rest) -> None:
 def start_example(kcpsim_factory: Callable[..., KcpSim], tmp_path: Path) -> Iterator[Callable[..., Example]]:
     rests: list[Rest] = []
 
-    def start(topology: Topology | None = None) -> Example:
-        sim = kcpsim_factory(topology=topology or Topology(with_schema=False))
+    def start(topology: Topology | None = None, **config: Any) -> Example:
+        sim = kcpsim_factory(topology=topology or Topology(with_schema=False), **config)
         rest = Rest(sim.base_url)
         rests.append(rest)
         publish_example(sim, rest)
@@ -277,6 +278,29 @@ def test_live_plan_equals_the_offline_plan_of_the_same_objects_and_only_reads(ex
     assert {record.method for record in records} == {"GET"}
     assert {record.verb for record in records} <= {"get", "list"}, "a plan needs no watch"
     assert {record.virtual_workspace for record in records} == {True, False}, "both kcp and the VW are read"
+
+
+def test_the_live_plan_reads_the_workspaces_of_every_shard(start_example: Callable[..., Example]) -> None:
+    sharded = Topology(
+        with_schema=False, workspaces=(WorkspaceSpec("team-a", shard=0), WorkspaceSpec("team-b", shard=1))
+    )
+    example = start_example(sharded, shards=2)
+    apply_schemas_and_export(example, example.plan("-o", "json").json())
+    create_users_objects(example)
+    team_a, team_b = example.cluster("team-a"), example.cluster("team-b")
+
+    example.sim.requests.clear()
+    live = example.plan("-o", "json")
+
+    assert live.code == 0, live.stdout + live.stderr
+    assert actions_by_object(live.json()) == {
+        f"{team_a}:default/web": ["addFinalizer", "create"],
+        f"{team_b}:prod/api": ["addFinalizer", "createNamespace", "create"],
+        f"{team_b}:prod/old": ["removeFinalizer"],
+    }
+    vw_lists = {record.path for record in example.sim.requests.records() if record.virtual_workspace}
+    assert any(path.startswith("/shards/shard-1/") for path in vw_lists), vw_lists
+    assert any(path.startswith("/services/apiexport/") for path in vw_lists), vw_lists
 
 
 def test_a_converged_world_plans_no_writes_and_a_new_local_secret_flows_up(example: Example) -> None:
