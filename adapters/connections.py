@@ -353,9 +353,15 @@ class Connections:
         collection = HttpCollection(self._service.http(self.service_url), path=collection_path(resource))
         return WatchSource(collection=collection, name=f"service/{_label(resource)}")
 
-    def org_source(self, resource: ResourceType) -> WatchSource[HttpCollection]:
-        collection = HttpCollection(self._org.http(self.org_url), path=collection_path(resource))
+    def org_source(self, resource: ResourceType, *, workspace: str = "") -> WatchSource[HttpCollection]:
+        """A resource in the org workspace, or in `workspace` (a path) with the same credentials."""
+        server = cluster_url(self.kcp_base_url, workspace) if workspace else self.org_url
+        collection = HttpCollection(self._org.http(server), path=collection_path(resource))
         return WatchSource(collection=collection, name=f"org/{_label(resource)}")
+
+    def workspace(self, path: str) -> AsyncClient:
+        """A client for another kcp workspace (by path), with the kcp kubeconfig's credentials."""
+        return self._org.client(cluster_url(self.kcp_base_url, path))
 
     def virtual_workspace_sources(self, resource: ResourceType) -> tuple[WatchSource[HttpCollection], ...]:
         sources = []

@@ -87,6 +87,8 @@ class Shared:
     now: Callable[[], str]
     options: Options = Options()
     events: EventRecorder | None = None
+    # `--apiexportendpointslice`; None: the slice named like the export.
+    endpoint_slice: syncmanager.EndpointSliceUse | None = None
 
 
 class LeadingControllers:
@@ -160,6 +162,7 @@ class LeadingControllers:
             catalog=catalog,
             exports=caches.exports,
             slices=caches.slices,
+            endpoint_slice=shared.endpoint_slice,
             location=shared.location,
             env=env,
             board=self.board,

@@ -34,6 +34,7 @@ Deliberately not here: syncing objects (the workers) and the export itself.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
@@ -46,15 +47,24 @@ from servlet.app.observability.logs import FieldLogger
 from servlet.core.actions import Release
 from servlet.core.apiexport import virtual_workspace_urls
 from servlet.core.conditions import Condition, ConditionType
+from servlet.core.endpoint_slices import SliceChoice, slice_mismatch, slice_missing
 from servlet.core.errors import Conflict, NotFound
 from servlet.core.model import ResourceType
-from servlet.core.ports import VirtualWorkspaceLocation
+from servlet.core.ports import VirtualWorkspaceLocation, WorkspaceIdentity
 from servlet.core.releases import retry_after_conflict
 from servlet.core.resolution import CRD_NOT_FOUND
 from servlet.core.worker_choice import Candidate, choose_workers, release_superseded, workers_to_stop
 
 CONTROLLER = "syncmanager"
 KEY = "syncmanager"
+
+
+@attrs.frozen
+class EndpointSliceUse:
+    """The slice `--apiexportendpointslice` chose, and the org workspace whose export it must serve."""
+
+    choice: SliceChoice
+    org: WorkspaceIdentity
 
 
 @attrs.define
@@ -89,6 +99,7 @@ class SyncManager:
         exports: Cache,
         slices: Cache,
         location: VirtualWorkspaceLocation,
+        endpoint_slice: EndpointSliceUse | None = None,
         env: SyncEnvironment,
         board: StatusBoard,
         log: FieldLogger,
@@ -97,6 +108,7 @@ class SyncManager:
         self._catalog = catalog
         self._exports = exports
         self._slices = slices
+        self._chosen = endpoint_slice
         self._location = location
         self._env = env
         self._board = board
@@ -109,21 +121,20 @@ class SyncManager:
 
     async def reconcile(self, _: str = KEY) -> None:
         export = self._exports.get(self._exports.key(self._export_name))
-        slice_ = self._slices.get(self._slices.key(self._export_name))
-        urls = virtual_workspace_urls(endpoint_slice=slice_, export=export)
         entries = self._catalog.entries()
-        if not urls:
+        urls, unusable = self._urls(export)
+        if unusable is not None or not urls:
             await self.stop()
+            waiting = Condition.false(
+                ConditionType.SYNCING,
+                reason="WaitingForVirtualWorkspace",
+                message="kcp has not published the APIExport's virtual workspace URL yet "
+                "(it does once a workspace binds the export)",
+            )
+            if unusable is not None:
+                waiting = Condition.false(ConditionType.SYNCING, reason="EndpointSliceUnusable", message=unusable)
             for entry in entries:
-                self._board.report(
-                    entry.name,
-                    Condition.false(
-                        ConditionType.SYNCING,
-                        reason="WaitingForVirtualWorkspace",
-                        message="kcp has not published the APIExport's virtual workspace URL yet "
-                        "(it does once a workspace binds the export)",
-                    ),
-                )
+                self._board.report(entry.name, waiting)
             return
         if urls != self._location.virtual_workspace_urls:
             await self.stop()
@@ -171,6 +182,22 @@ class SyncManager:
             self._board.report(entry.name, self._not_syncing(entry))
         # Last, so a release that fails (and fails the reconcile) holds up no other worker.
         await self._release_stopped(still_there=still_there, unsyncable=unsyncable)
+
+    def _urls(self, export: Mapping[str, Any] | None) -> tuple[tuple[str, ...], str | None]:
+        """The VW URLs, and why the slice `--apiexportendpointslice` chose cannot give them (None: it can)."""
+        if self._chosen is None:
+            slice_ = self._slices.get(self._slices.key(self._export_name))
+            return virtual_workspace_urls(endpoint_slice=slice_, export=export), None
+        choice, org = self._chosen.choice, self._chosen.org
+        # The cache holds the slices of the chosen slice's workspace only: the name is unique there.
+        slice_ = next((obj for obj in self._slices.objects() if obj["metadata"].get("name") == choice.name), None)
+        if slice_ is None:
+            return (), slice_missing(choice, org_path=org.path)
+        mismatch = slice_mismatch(
+            slice_, choice=choice, export_name=self._export_name, org_path=org.path, org_cluster=org.name
+        )
+        # Only the chosen slice: falling back to the export would watch URLs nobody asked for.
+        return virtual_workspace_urls(endpoint_slice=slice_, export=None), mismatch
 
     def _not_syncing(self, entry: Entry) -> Condition:
         """`Syncing=False` for a PublishedResource that cannot be synced, and what became of its finalizers."""
