@@ -329,10 +329,7 @@ class Connections:
         urls = self._require_vw_urls()
         url = urls[0] if cluster == WILDCARD and len(urls) == 1 else self.shards.url_for(cluster)
         if url is None:
-            raise WorkspaceShardUnknown(
-                f"workspace {cluster} was not read from any of the {len(urls)} virtual workspace URLs of the "
-                f"APIExportEndpointSlice yet, so which kcp shard serves it is unknown"
-            )
+            raise WorkspaceShardUnknown(cluster, urls=len(urls))
         return self._vw.client(cluster_url(url, cluster))
 
     def virtual_workspace_at(self, url: str, cluster: str) -> AsyncClient:

@@ -135,16 +135,23 @@ class MemoryOrgWorkspace:
 
 class MemoryVirtualWorkspace:
     """`VirtualWorkspace` in memory: every workspace but the org's. A workspace in `refused`
-    answers Forbidden, like one that does not bind the export."""
+    answers Forbidden, like one that does not bind the export; so does one whose shard's URL is
+    not among the location's (`MemorySources.shard_of`), and lists leave those out."""
 
-    def __init__(self, server: MemoryServer, *, org: str = DEFAULT_ORG.name) -> None:
+    def __init__(
+        self, server: MemoryServer, *, org: str = DEFAULT_ORG.name, shards: MemorySources | None = None
+    ) -> None:
         self._server = server
         self._org = org
+        self._shards = shards
         self.refused: set[str] = set()
+
+    def _out_of_sight(self, cluster: str) -> bool:
+        return self._shards is not None and not self._shards.in_sight(cluster)
 
     async def get(self, resource: ResourceType, *, cluster: str, namespace: str, name: str) -> Object | None:
         place = Place(Side.REMOTE, resource, cluster)
-        if cluster in self.refused or cluster == self._org:
+        if cluster in self.refused or cluster == self._org or self._out_of_sight(cluster):
             raise failure(
                 Forbidden,
                 place.operation("get", namespace=namespace, name=name),
@@ -153,7 +160,8 @@ class MemoryVirtualWorkspace:
         return self._server.read(place.key(namespace=namespace, name=name))
 
     async def list_objects(self, resource: ResourceType) -> list[Object]:
-        return self._server.objects(Place(Side.REMOTE, resource, None, excluded=self._org))
+        place = Place(Side.REMOTE, resource, None, excluded=self._org, on_shard=lambda c: not self._out_of_sight(c))
+        return self._server.objects(place)
 
 
 class MemoryExecutor:
@@ -281,6 +289,11 @@ class MemorySources:
         self.virtual_workspace_urls = tuple(dict.fromkeys(url.rstrip("/") for url in urls))
         return frozenset(cluster for cluster, url in self.shard_of.items() if url not in self.virtual_workspace_urls)
 
+    def in_sight(self, cluster: str) -> bool:
+        """Whether a VW URL of the location serves workspace `cluster` (all do before any is set)."""
+        urls = self.virtual_workspace_urls
+        return not urls or self.shard_of.get(cluster, urls[0]) in urls
+
     def _serves(self, url: str) -> Callable[[str], bool]:
         first = self.virtual_workspace_urls[0]
         return lambda cluster: self.shard_of.get(cluster, first) == url
@@ -320,10 +333,10 @@ class MemoryClusters:
         self.server = MemoryServer(world)
         self.service = MemoryServiceCluster(self.server)
         self.org = MemoryOrgWorkspace(self.server, identity=org)
-        self.vw = MemoryVirtualWorkspace(self.server, org=org.name)
+        self.sources = MemorySources(self.server, org=org.name)
+        self.vw = MemoryVirtualWorkspace(self.server, org=org.name, shards=self.sources)
         self.executor = MemoryExecutor(self.server, can_write=can_write)
         self.leases = MemoryLeases(self.server)
-        self.sources = MemorySources(self.server, org=org.name)
 
     def create_local(self, resource: ResourceType, obj: Mapping[str, Any]) -> Object:
         """Create an object on the service cluster, as another writer would."""

@@ -19,11 +19,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from servlet.core.errors import Forbidden, Operation
 from servlet.core.keys import CLUSTER_ANNOTATION
 
 
-class WorkspaceShardUnknown(Exception):
-    """A request for a workspace none of the VW URLs is known to serve."""
+class WorkspaceShardUnknown(Forbidden):
+    """A request for a workspace none of the VW URLs is known to serve: as out of reach as one
+    that does not bind the export, so it fails like one (nothing was sent)."""
+
+    def __init__(self, cluster: str, *, urls: int) -> None:
+        super().__init__(
+            operation=Operation(verb="request", resource="", where=f"workspace {cluster}"),
+            code=0,
+            reason="WorkspaceShardUnknown",
+            message=f"workspace {cluster} was not read from any of the {urls} virtual workspace URL(s) of the "
+            "APIExportEndpointSlice, so which kcp shard serves it is unknown",
+        )
 
 
 class ShardRoutes:

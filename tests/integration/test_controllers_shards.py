@@ -7,11 +7,15 @@ only seen, and can only be written, through shard-1's URL.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from kcpsim import Topology
+from kcpsim.harness.world import SERVLET_NAMESPACE
 from kcpsim.topology import WorkspaceSpec
 from kcpsim.waiting import eventually_async
+from servlet.app.runtime.leader import format_micro_time
 from tests.integration.controllers_support import TEAM_A, TEAM_B, Harness, settle, world_and_daemon
 from tests.integration.e2e.manifests import (
     CERTIFICATE,
@@ -144,3 +148,41 @@ async def test_a_url_that_leaves_the_slice_stops_its_informers_and_deletes_no_co
         assert h.rest.get(_local_widget(TEAM_B, "w1")) is not None
         assert h.rest.get(_local_widget(TEAM_A, "w1")) is not None
         assert h.rest.get(h.world.in_workspace("team-b", REMOTE_WIDGET.path(namespace="default", name="w1")))
+
+
+LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{SERVLET_NAMESPACE}/leases/tom.certificates.example.corp"
+
+
+def _set_lease(h: Harness, **spec: Any) -> None:
+    lease = h.rest.get(LEASE) or {}
+    lease["spec"].update(spec)
+    h.rest._send("PUT", LEASE, lease)
+
+
+async def test_a_later_term_of_leadership_still_keeps_the_copies_of_a_departed_shard(tmp_path: Path) -> None:
+    async with world_and_daemon(
+        tmp_path, topology=TWO_SHARDS, shards=2, documents=WIDGETS, delete_orphans=True, leader_election=True
+    ) as h:
+        await h.wait_condition("widgets", "Ready")
+        h.rest.create(
+            h.world.in_workspace("team-b", REMOTE_WIDGET.path(namespace="default")),
+            remote_object("Widget", "w1", namespace="default", size=1),
+        )
+        await eventually_async(lambda: h.rest.get(_local_widget(TEAM_B, "w1")), what="team-b's local copy")
+        h.world.sim.remove_shard(1)
+        await eventually_async(
+            lambda: not any(SHARD_1 in url for url in _watched(h)) or None, what="shard-1 to be unwatched"
+        )
+
+        # Leadership lost and regained: a new term of the controllers, with fresh sync workers.
+        _set_lease(h, holderIdentity="intruder", leaseDurationSeconds=3600, renewTime=_now())
+        await eventually_async(lambda: h.daemon.controllers is None or None, what="the term to end")
+        _set_lease(h, renewTime=_now(hours_ago=2))
+        await eventually_async(lambda: h.daemon.controllers is not None or None, what="a new term")
+        await h.wait_condition("widgets", "Syncing")
+        await settle(h.world)
+        assert h.rest.get(_local_widget(TEAM_B, "w1")) is not None, "a copy of a departed shard was deleted"
+
+
+def _now(*, hours_ago: int = 0) -> str:
+    return format_micro_time(datetime.now(UTC) - timedelta(hours=hours_ago))

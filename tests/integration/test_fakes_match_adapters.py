@@ -18,8 +18,9 @@ from servlet.adapters.executor import Executor
 from servlet.adapters.leases import LeasesAdapter
 from servlet.adapters.memory import MemoryClusters
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
+from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
 from servlet.core.actions import AddFinalizer, Create, DeleteLocal, ObjectRef, Patch, Side
-from servlet.core.errors import AlreadyExists, Conflict, NotFound
+from servlet.core.errors import AlreadyExists, Conflict, Forbidden, NotFound
 from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.model import ResourceType
 from servlet.core.ports import (
@@ -28,6 +29,7 @@ from servlet.core.ports import (
     Collection,
     Leases,
     OrgWorkspace,
+    VirtualWorkspace,
     VirtualWorkspaceLocation,
     WatchSources,
 )
@@ -189,6 +191,7 @@ class ShardedPorts:
     executor: ActionExecutor
     sources: WatchSources[Collection]
     location: VirtualWorkspaceLocation
+    vw: VirtualWorkspace
     urls: tuple[str, ...]  # the VW URLs of the root shard, then of shard-1 (team-b's)
 
 
@@ -200,7 +203,9 @@ async def memory_sharded_ports() -> AsyncIterator[ShardedPorts]:
         clusters.create_in(cluster, NAMESPACE_TYPE, namespace)
     urls = ("memory://root", "memory://shard-1")
     clusters.sources.shard_of[TEAM_B] = urls[1]
-    yield ShardedPorts(executor=clusters.executor, sources=clusters.sources, location=clusters.sources, urls=urls)
+    yield ShardedPorts(
+        executor=clusters.executor, sources=clusters.sources, location=clusters.sources, vw=clusters.vw, urls=urls
+    )
 
 
 @asynccontextmanager
@@ -211,6 +216,7 @@ async def http_sharded_ports(sim: KcpSim) -> AsyncIterator[ShardedPorts]:
             executor=Executor(connections, can_write=lambda: True),
             sources=connections,
             location=connections,
+            vw=VirtualWorkspaceAdapter(connections),
             urls=(sim.vw_url(shard=0), sim.vw_url(shard=1)),
         )
     finally:
@@ -250,5 +256,8 @@ async def test_each_shard_shows_its_own_workspaces_and_a_write_lands_on_its_work
     assert await _clusters_per_source(ports, SECRET_TYPE) == [[], [TEAM_B]]
 
     # Shard-1 leaves the slice: its workspace is reported as unreadable, and no source shows it.
+    assert await ports.vw.get(SECRET_TYPE, cluster=TEAM_B, namespace="default", name="s") is not None
     assert ports.location.set_virtual_workspace_urls(ports.urls[:1]) == {TEAM_B}
     assert await _clusters_per_source(ports, NAMESPACE_TYPE) == [[TEAM_A]]
+    with pytest.raises(Forbidden):
+        await ports.vw.get(SECRET_TYPE, cluster=TEAM_B, namespace="default", name="s")
