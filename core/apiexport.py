@@ -26,7 +26,7 @@ from attrs import frozen
 from servlet.core.model import RelatedKind
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
-__all__ = ["ExportChange", "plan_export", "virtual_workspace_url"]
+__all__ = ["ExportChange", "plan_export", "virtual_workspace_url", "virtual_workspace_urls"]
 
 SCHEMAS_FIELD = "latestResourceSchemas"
 CLAIMS_FIELD = "permissionClaims"
@@ -131,15 +131,31 @@ def plan_export(
     return ExportChange(patch={"spec": copy.deepcopy(patch_spec)}, spec=copy.deepcopy({**spec, **patch_spec}))
 
 
-def virtual_workspace_url(*, endpoint_slice: Mapping[str, Any] | None, export: Mapping[str, Any] | None) -> str | None:
-    """The export's VW URL: the endpoint slice's (kcp 0.28+), else the export's (older kcp), else None."""
+def virtual_workspace_urls(
+    *, endpoint_slice: Mapping[str, Any] | None, export: Mapping[str, Any] | None
+) -> tuple[str, ...]:
+    """Every VW URL of the export: the endpoint slice's (kcp 0.28+), else the export's (older kcp).
+
+    A sharded kcp lists one URL per shard that serves a workspace binding the export, and adds and
+    removes them as bindings come and go; all of them must be watched. Duplicates are dropped and
+    the order kept; empty when kcp has published none yet.
+    """
     for obj, field_name in ((endpoint_slice, "endpoints"), (export, "virtualWorkspaces")):
         status = _mapping(_mapping(obj).get("status"))
+        urls: dict[str, None] = {}
         for entry in _sequence(status.get(field_name)):
             url = _mapping(entry).get("url")
             if isinstance(url, str) and url:
-                return url
-    return None
+                urls.setdefault(url.rstrip("/"), None)
+        if urls:
+            return tuple(urls)
+    return ()
+
+
+def virtual_workspace_url(*, endpoint_slice: Mapping[str, Any] | None, export: Mapping[str, Any] | None) -> str | None:
+    """The first of `virtual_workspace_urls`, None when there is none (an unsharded kcp has one)."""
+    urls = virtual_workspace_urls(endpoint_slice=endpoint_slice, export=export)
+    return urls[0] if urls else None
 
 
 def _merged_schemas(*, current: Sequence[str], wanted: set[str]) -> list[str]:

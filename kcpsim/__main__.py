@@ -42,6 +42,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--samples", action="store_true", help="create sample Certificates and Secrets")
     serve.add_argument("--tls", action="store_true", help="serve HTTPS with a generated CA (in the kubeconfigs)")
     serve.add_argument("--history-size", type=int, default=10_000, help="watch events kept for resuming")
+    serve.add_argument(
+        "--shards",
+        type=int,
+        default=1,
+        help="kcp shards, each serving the VW for its own workspaces (assigned by a hash of their cluster name)",
+    )
     serve.add_argument("--faults", type=Path, help="a JSON fault plan to start with (see docs/try-it-locally.md)")
     serve.add_argument(
         "--deprecated-vw-urls",
@@ -98,6 +104,7 @@ async def _serve(args: argparse.Namespace) -> None:
             deprecated_vw_urls=args.deprecated_vw_urls,
             authn=args.authn,
             authz=args.authz,
+            shards=args.shards,
         )
     )
     task = asyncio.ensure_future(sim.serve_forever())
@@ -149,7 +156,8 @@ def _demo() -> None:
         print(f"   kcp.io/cluster={lc['metadata']['annotations']['kcp.io/cluster']}")
         print("2. The endpoint slice names the virtual workspace URL")
         eps = _request("GET", f"{org}/apis/apis.kcp.io/v1alpha1/apiexportendpointslices/{sim.topology.export}")
-        print(f"   {eps['status']['endpoints'][0]['url']}")
+        for endpoint in eps["status"]["endpoints"]:
+            print(f"   {endpoint['url']}")
         print(f"3. A user in {team_a['path']} creates a Certificate")
         _request(
             "POST",

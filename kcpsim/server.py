@@ -164,11 +164,14 @@ class Server:
     def parse_target(self, path: str) -> Target:
         parts = [p for p in path.split("/") if p != ""]
         world = self.sim.world
+        shard, parts = self.sim.kcp.shards.split(parts)  # a shard's own URL serves only its VWs
+        if shard is not None and parts[:2] != ["services", "apiexport"]:
+            raise errors.resource_not_served()
         if len(parts) >= 5 and parts[0] == "services" and parts[1] == "apiexport":
             export_cluster, export_name = parts[2], parts[3]
             if not is_cluster_name(export_cluster) or parts[4] != "clusters" or len(parts) < 6:
                 raise errors.resource_not_served()
-            vw = VirtualWorkspace(self.sim.kcp, export_cluster, export_name)
+            vw = VirtualWorkspace(self.sim.kcp, export_cluster, export_name, shard=shard or 0)
             which = parts[5]
             if which == "*":
                 return Target(None, vw, parts[6:], "*")

@@ -47,6 +47,7 @@ class SimConfig:
     bookmark_interval: float = 1.0  # seconds between BOOKMARK events when a watch asks for them
     watch_gone_as_status: bool = False  # 410 as an HTTP status instead of an ERROR event in the stream
     deprecated_vw_urls: bool = False  # also fill APIExport.status.virtualWorkspaces (kcp <= 0.27)
+    shards: int = 1  # kcp shards, each with its own VW URL (kcpsim/shards.py)
     seed: int = 0  # uids, generated names and identity keys
     # Seconds between rounds of kcp/k8s controller work after the seeded start (0: instant).
     # With 0.1, a new APIBinding is Bound ~0.2 s after it is created, as in a slow kcp.
@@ -65,7 +66,12 @@ class KcpSim:
         self.world = World(history_size=self.config.history_size, seed=self.config.seed)
         crds.install(self.world)
         GarbageCollector(self.world)
-        self.kcp = Kcp(self.world, deprecated_vw_urls=self.config.deprecated_vw_urls, identity_seed=self.config.seed)
+        self.kcp = Kcp(
+            self.world,
+            deprecated_vw_urls=self.config.deprecated_vw_urls,
+            identity_seed=self.config.seed,
+            shards=self.config.shards,
+        )
         namespaces.install(self.world)
         rbac_aggregation.install(self.world)
         authn = "token" if self.config.authz == "rbac" else self.config.authn
@@ -238,8 +244,11 @@ class KcpSim:
             raise KeyError(f"no workspace {path_or_name!r}")
         return found
 
-    def add_workspace(self, name: str, *, bind_export: bool = True, accept_claims: bool = True) -> str:
-        """A new consumer workspace under the org (optionally bound); returns its cluster name."""
+    def add_workspace(
+        self, name: str, *, bind_export: bool = True, accept_claims: bool = True, shard: int | None = None
+    ) -> str:
+        """A new consumer workspace under the org (optionally bound, on `shard` or the one its
+        cluster name hashes to); returns its cluster name."""
         topo = self.topology
 
         def run() -> str:
@@ -247,6 +256,8 @@ class KcpSim:
 
             ws = WorkspaceSpec(name)
             path, org = topo.workspace_path(ws), topo.org_cluster_name()
+            if shard is not None:
+                self.kcp.shards.assign(topo.workspace_cluster(ws), shard)
             cluster = add_workspace_cluster(self.kcp, path=path, parent=org)
             _workspace_object(self.kcp, org, name, cluster, path, ("root", "universal"))
             if bind_export:
@@ -275,10 +286,26 @@ class KcpSim:
     def workspace_url(self, path_or_name: str) -> str:
         return f"{self.base_url}/clusters/{path_or_name}"
 
-    def vw_url(self, *, org: str | None = None, export: str | None = None) -> str:
+    def vw_url(self, *, org: str | None = None, export: str | None = None, shard: int = 0) -> str:
+        """The export's VW URL on `shard` (0, the root shard, serves every workspace when unsharded)."""
         topo = self.topology
         org_cluster = self.cluster_of(org) if org else topo.org_cluster_name()
-        return vw_url(self.base_url, org_cluster, export or topo.export)
+        return vw_url(self.kcp.shards.base_url(self.base_url, shard), org_cluster, export or topo.export)
+
+    def remove_shard(self, shard: int) -> None:
+        """Take shard `shard` out of kcp (not the root shard): its VW URL leaves every endpoint slice
+        and answers 404; its workspaces and their objects stay, unreachable through the VW."""
+        from kcpsim.shards import reconcile_slices
+
+        def run() -> None:
+            self.kcp.shards.remove(shard)
+            reconcile_slices(self.kcp)
+
+        self.call(run)
+
+    def shard_of(self, path_or_name: str) -> int:
+        """The shard serving a workspace (path or logical cluster name)."""
+        return self.kcp.shards.shard_of(self.cluster_of(path_or_name))
 
     def kubeconfig_dict(
         self, server: str, *, name: str = "kcpsim", certificate: tuple[str, tuple[str, ...]] | None = None
@@ -361,6 +388,7 @@ class KcpSim:
                     "path": topo.workspace_path(ws),
                     "cluster": topo.workspace_cluster(ws),
                     "url": self.workspace_url(topo.workspace_path(ws)),
+                    "shard": self.kcp.shards.name(self.kcp.shards.shard_of(topo.workspace_cluster(ws))),
                 }
                 for ws in topo.workspaces
             ],

@@ -34,8 +34,9 @@ class Served:
 
 
 class VirtualWorkspace:
-    def __init__(self, kcp: Kcp, export_cluster: str, export_name: str) -> None:
+    def __init__(self, kcp: Kcp, export_cluster: str, export_name: str, *, shard: int = 0) -> None:
         self.kcp = kcp
+        self.shard = shard  # the kcp shard whose URL was asked: it serves its own workspaces only
         self.world = kcp.world
         self.export_cluster = export_cluster
         self.export_name = export_name
@@ -86,7 +87,14 @@ class VirtualWorkspace:
         return ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
     def visible(self, served: Served) -> Callable[[Obj], bool]:
-        """Which stored objects the VW shows for a resource."""
+        """Which stored objects the VW shows for a resource (on this shard)."""
+        shown = self._visible(served)
+        if self.kcp.shards.count == 1:
+            return shown
+        shards, shard = self.kcp.shards, self.shard
+        return lambda obj: shards.serves(shard, obj) and shown(obj)
+
+    def _visible(self, served: Served) -> Callable[[Obj], bool]:
         if served.role == "claimed":
             label, value = CLAIM_LABEL_PREFIX + self.hash, claim_hash(*served.claim)
             return lambda obj: (obj["metadata"].get("labels") or {}).get(label) == value
@@ -102,6 +110,14 @@ class VirtualWorkspace:
             )
         if cluster is None:
             return
+        if self.kcp.shards.shard_of(cluster) != self.shard:
+            raise self._forbidden(
+                rdef,
+                verb,
+                namespace,
+                name,
+                f"logical cluster {cluster} is not served by shard {self.kcp.shards.name(self.shard)}",
+            )
         binding = self._binding_in(cluster)
         if binding is None:
             raise self._forbidden(

@@ -21,13 +21,14 @@ Deliberately not here: what an event means to a controller, and any API request.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import attrs
 from attrs import frozen
 
 from servlet.app.runtime.informer import Event, EventType, Handler, Informer, ObjectKey
+from servlet.app.runtime.sharded_informer import CacheFeed, ShardedInformer
 from servlet.core.ports import WatchSource
 
 Object = dict[str, Any]
@@ -55,7 +56,7 @@ class Cache:
 
     def __init__(
         self,
-        informer: Informer,
+        informer: CacheFeed,
         *,
         index: IndexFunction | None = None,
         cluster: str = "",
@@ -212,16 +213,20 @@ MakeInformer = Callable[[WatchSource[Any], "str | None", bool], Informer]
 
 
 class InformerPool:
-    """One started `Cache` per (source, label selector), shared by reference count."""
+    """One started `Cache` per (source, label selector), shared by reference count.
+
+    A VW resource comes as one source per VW URL (kcp shard); its cache reads the union of one
+    informer per source (`ShardedInformer`), or the one informer when there is one URL.
+    """
 
     def __init__(self, make_informer: MakeInformer) -> None:
         self._make = make_informer
-        self._caches: dict[tuple[str, str, str, bool], Cache] = {}
-        self._users: dict[tuple[str, str, str, bool], int] = {}
+        self._caches: dict[tuple[tuple[str, ...], str, str, bool], Cache] = {}
+        self._users: dict[tuple[tuple[str, ...], str, str, bool], int] = {}
 
     def acquire(
         self,
-        source: WatchSource[Any],
+        source: WatchSource[Any] | Sequence[WatchSource[Any]],
         *,
         label_selector: str | None = None,
         index: IndexFunction | None = None,
@@ -232,10 +237,18 @@ class InformerPool:
 
         `cluster`: the logical cluster of a one-workspace source (see `Cache.cluster`); `compact`: for
         caches of many objects read one at a time (the first acquire of a source decides)."""
-        key = (source.collection.location, source.name, label_selector or "", source.metadata_only)
+        sources = (source,) if isinstance(source, WatchSource) else tuple(source)
+        first = sources[0]
+        locations = tuple(each.collection.location for each in sources)
+        key = (locations, first.name, label_selector or "", first.metadata_only)
         cache = self._caches.get(key)
         if cache is None:
-            informer = self._make(source, label_selector, compact)
+            informer: CacheFeed
+            if len(sources) == 1:
+                informer = self._make(first, label_selector, compact)
+            else:
+                shards = [self._make(each, label_selector, compact) for each in sources]
+                informer = ShardedInformer(shards, name=first.name)
             cache = Cache(informer, index=index, cluster=cluster)
             self._caches[key] = cache
             self._users[key] = 0
@@ -260,6 +273,10 @@ class InformerPool:
 
     def caches(self) -> list[Cache]:
         return list(self._caches.values())
+
+    def locations(self) -> list[str]:
+        """Every collection an informer of the pool lists and watches (its URL), sorted."""
+        return sorted({location for key in self._caches for location in key[0]})
 
     def alive(self) -> tuple[bool, str]:
         """Liveness: every informer loop has shown signs of life recently."""

@@ -21,8 +21,10 @@ and planning.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
+
+import attrs
 
 from servlet.app.controllers.caches import Cache, resource_version
 from servlet.app.controllers.links import RelatedObjectKey
@@ -103,7 +105,7 @@ class RelatedCaches:
         self,
         *,
         kinds: Iterable[RelatedKind],
-        acquire: Callable[[WatchSource[Any]], Cache],
+        acquire: Callable[[Sequence[WatchSource[Any]]], Cache],
         sources: WatchSources[Any],
         service: ServiceCluster,
         vw: VirtualWorkspace,
@@ -115,10 +117,10 @@ class RelatedCaches:
         self.contents: dict[tuple[Side, RelatedKind], RelatedContents] = {}
         for kind in sorted(set(kinds), key=lambda k: k.value):
             resource = related_resource_type(kind)
-            local = sources.service_source(resource)
-            remote = sources.virtual_workspace_source(resource)
-            for side, source in ((Side.LOCAL, local), (Side.REMOTE, remote)):
-                cache = acquire(WatchSource(collection=source.collection, name=source.name, metadata_only=True))
+            local = (sources.service_source(resource),)
+            remote = sources.virtual_workspace_sources(resource)  # one per kcp shard
+            for side, side_sources in ((Side.LOCAL, local), (Side.REMOTE, remote)):
+                cache = acquire([attrs.evolve(source, metadata_only=True) for source in side_sources])
                 self.contents[(side, kind)] = RelatedContents(cache, self._fetcher(side, resource))
 
     def __bool__(self) -> bool:

@@ -229,14 +229,16 @@ def start_world(
     topology: Topology | None = None,
     before_start: Callable[[KcpSim], None] | None = None,
     authz: str = "always-allow",
+    shards: int = 1,
 ) -> World:
     """kcpsim with the default topology but no schema in the export yet (the servlet adds it),
     the PublishedResource CRD installed and the servlet's namespace created.
 
     `before_start` may hook more observers into the simulator before it serves anything.
-    `authz="rbac"` makes kcpsim hold every identity but the admins to the RBAC it stores."""
+    `authz="rbac"` makes kcpsim hold every identity but the admins to the RBAC it stores;
+    `shards` spreads the workspaces over that many kcp shards (`WorkspaceSpec.shard` chooses)."""
     directory.mkdir(parents=True, exist_ok=True)
-    sim = KcpSim(SimConfig(topology=topology or Topology(with_schema=False), authz=authz))
+    sim = KcpSim(SimConfig(topology=topology or Topology(with_schema=False), authz=authz, shards=shards))
     sim.auth.ensure_token(REST_TOKEN)
     callers = CallerLog()
     callers.install(sim)
