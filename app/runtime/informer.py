@@ -265,30 +265,33 @@ class Informer:
     # -- list --------------------------------------------------------------------------------
 
     async def _relist(self) -> None:
-        items, version = await self._list_all()
-        fresh = self._new_store()
-        events: list[Event] = []
-        for obj in items:
-            key = ObjectKey.of(obj)
-            fresh.put(key, obj)
-            before_version = self._store.version(key)
-            if before_version is None:
-                events.append(Event(EventType.ADDED, key, obj))
-            elif before_version != _version(obj):
-                events.append(Event(EventType.MODIFIED, key, obj, self._store.get(key)))
-        for key in self._store.keys():
-            if key not in fresh:
-                gone = self._store.get(key)
-                if gone is not None:
-                    events.append(Event(EventType.DELETED, key, gone))
+        fresh, version = await self._list_all()
+        old = self._store
+        changes: list[tuple[EventType, ObjectKey]] = []
+        for key in fresh.keys():
+            before = old.version(key)
+            if before is None:
+                changes.append((EventType.ADDED, key))
+            elif before != fresh.version(key):
+                changes.append((EventType.MODIFIED, key))
+        changes.extend((EventType.DELETED, key) for key in old.keys() if key not in fresh)
         self._store = fresh
         self.resource_version = version
-        for event in events:
-            self._emit(event)
+        # Objects are read for their event only: a compact store never holds the whole list decoded.
+        for kind, key in changes:
+            if kind is EventType.DELETED:
+                gone = old.get(key)
+                if gone is not None:
+                    self._emit(Event(kind, key, gone))
+                continue
+            obj = fresh.get(key)
+            if obj is not None:
+                self._emit(Event(kind, key, obj, old.get(key) if kind is EventType.MODIFIED else None))
         self._synced.set()
 
-    async def _list_all(self) -> tuple[list[Object], str]:
-        items: list[Object] = []
+    async def _list_all(self) -> tuple[ObjectStore[ObjectKey], str]:
+        """Every page of the list, stored as it arrives (decoded, one page at a time)."""
+        fresh = self._new_store()
         version = ""
         token = ""
         while True:
@@ -300,11 +303,13 @@ class Informer:
             )
             # Every page of one paginated list carries the same snapshot version; keep the first.
             version = version or page.resource_version
-            items.extend(self._ingest(obj) for obj in page.items)
+            for item in page.items:
+                obj = self._ingest(item)
+                fresh.put(ObjectKey.of(obj), obj)
             token = page.continue_token
             self._alive()
             if not token:
-                return items, version
+                return fresh, version
 
     # -- watch -------------------------------------------------------------------------------
 
