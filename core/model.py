@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 
 from attrs import field, frozen
 
+from servlet.core.mutation_steps import Mutation
+
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = [
     "LabelSelector",
@@ -180,6 +182,7 @@ class PublishedResourceSpec:
     projection: Projection = Projection()
     naming: Naming = Naming()
     related: tuple[RelatedResource, ...] = ()
+    mutation: Mutation = Mutation()
 
 
 @frozen

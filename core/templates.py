@@ -96,6 +96,14 @@ class Template:
         return frozenset(node.path[0] for node in _walk(self.segments) if isinstance(node, Field))
 
 
+class Printed(dict[str, object]):
+    """A value with fields that also prints as text, as a Go value with a String method does."""
+
+    def __init__(self, fields: Mapping[str, object], *, text: str) -> None:
+        super().__init__(fields)
+        self.text = text
+
+
 def is_template(pattern: str) -> bool:
     """Whether `pattern` is a Go template; as in the peer, only `{{` tells (else `$` placeholders)."""
     return OPEN in pattern
@@ -277,7 +285,7 @@ def _unquote(text: str) -> str:
 def _checked_call(name: str, args: tuple[Node, ...], *, piped: bool) -> Call:
     """A call whose arity and constant arguments fit the function (checked before any object)."""
     if name in _UNSUPPORTED:
-        raise TemplateError(f"{name!r} is not supported in naming templates")
+        raise TemplateError(f"{name!r} is not supported in the servlet's templates")
     function = FUNCTIONS.get(name)
     if function is None:
         raise TemplateError(f"unknown function {name!r} (known: {', '.join(sorted(FUNCTIONS))})")
@@ -347,6 +355,8 @@ def _lookup(path: tuple[str, ...], context: Mapping[str, object]) -> object:
 
 
 def _printed(value: object) -> str:
+    if isinstance(value, Printed):
+        return value.text
     if value is MISSING:
         return "<no value>"
     if value is None:
