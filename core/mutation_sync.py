@@ -33,7 +33,7 @@ from attrs import frozen
 
 from servlet.core.actions import Action, Error, ObjectRef
 from servlet.core.context import SyncContext
-from servlet.core.json_values import is_mapping
+from servlet.core.json_values import is_mapping, without_null_members
 from servlet.core.model import LocalKey, Problem, ResourceType
 from servlet.core.mutation import apply_mutation
 from servlet.core.patch import primary_content_view
@@ -95,7 +95,8 @@ def _mutated_local(
         return mutated
     with_status = {key: value for key, value in local.items() if key != "status"}
     if "status" in mutated:
-        with_status["status"] = mutated["status"]
+        # A null a step leaves means "absent", as in the content: a merge patch cannot write one.
+        with_status["status"] = without_null_members(mutated["status"])
     return with_status
 
 
