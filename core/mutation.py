@@ -137,13 +137,16 @@ def as_text(value: Any) -> str:
 def _value_view(value: Any) -> Printed:
     text = as_text(value)
     exists = value is not MISSING
+    raw = (
+        "" if not exists else text if value is not None and not isinstance(value, str) else jsontext.sorted_text(value)
+    )
     return Printed(
         {
             "String": text,
             "Int": _as_int(value),
             "Bool": value is True or (isinstance(value, str) and value.lower() in ("true", "1", "t")),
             "Exists": exists,
-            "Raw": jsontext.sorted_text(value) if exists else "",
+            "Raw": raw,
         },
         text=text,
     )

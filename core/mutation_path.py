@@ -83,6 +83,11 @@ def _special_message(text: str, character: str, position: int) -> str:
     )
 
 
+def _is_map(value: Any) -> bool:
+    # Objects are plain dicts; the ABC check is kept for other mappings, at ten times the cost.
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _index(key: str) -> int | None:
     return int(key) if key.isascii() and key.isdecimal() else None
 
@@ -91,7 +96,7 @@ def read_value(obj: Any, path: Path) -> Any:
     """The value at `path`, or MISSING when a key, an index or a container on the way is absent."""
     value = obj
     for key in path:
-        if isinstance(value, Mapping):
+        if _is_map(value):
             value = value.get(key, MISSING)
         elif isinstance(value, list) and (index := _index(key)) is not None and index < len(value):
             value = value[index]
@@ -108,7 +113,7 @@ def set_value(obj: Mapping[str, Any], path: Path, value: Any) -> dict[str, Any]:
 def _set(container: Any, path: Path, value: Any, *, depth: int) -> Any:
     key = path[depth]
     last = depth == len(path) - 1
-    if isinstance(container, Mapping):
+    if _is_map(container):
         copied = dict(container)
         copied[key] = value if last else _set(container.get(key, MISSING), path, value, depth=depth + 1)
         return copied
@@ -142,7 +147,7 @@ def delete_value(obj: Mapping[str, Any], path: Path) -> Mapping[str, Any]:
 def _delete(container: Any, path: Path, *, depth: int) -> Any:
     key = path[depth]
     last = depth == len(path) - 1
-    if isinstance(container, Mapping):
+    if _is_map(container):
         if key not in container:
             return container
         inner = container[key]
