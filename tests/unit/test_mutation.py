@@ -190,6 +190,7 @@ def test_steps_run_in_order_each_on_the_result_of_the_one_before() -> None:
         (RegexStep("spec.ports.x", "", "y"), "spec.mutation.spec[1].regex.path", "spec.ports is a list"),
         (RegexStep("spec.ports.5", "", "y"), "spec.mutation.spec[1].regex.path", "may append (3) but not skip"),
         (TemplateStep("spec.x", "{{ .LocalObject.spec.ports }}"), "spec.mutation.spec[1].template.template", "print"),
+        (TemplateStep("spec.x", "{{ .Value | upper }}"), "spec.mutation.spec[1].template.template", "must be a string"),
     ],
 )
 def test_a_failing_step_is_a_problem_naming_its_field_and_nothing_of_the_run_escapes(

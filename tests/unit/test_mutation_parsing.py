@@ -26,7 +26,7 @@ def test_every_kind_of_step_is_read_in_order() -> None:
         "spec": [
             {"delete": {"path": "spec.privateKey"}},
             {"regex": {"path": "spec.secretName", "pattern": "^(.*)$", "replacement": "\\1-tls"}},
-            {"template": {"path": "spec.commonName", "template": "{{ .Value | lower }}"}},
+            {"template": {"path": "spec.commonName", "template": "{{ .Value.String | lower }}"}},
         ],
         "status": [{"cel": {"path": "status.secretName", "expression": "other.spec.secretName"}}],
     }
@@ -37,7 +37,7 @@ def test_every_kind_of_step_is_read_in_order() -> None:
         spec=(
             DeleteStep("spec.privateKey"),
             RegexStep("spec.secretName", "^(.*)$", "\\1-tls"),
-            TemplateStep("spec.commonName", "{{ .Value | lower }}"),
+            TemplateStep("spec.commonName", "{{ .Value.String | lower }}"),
         ),
         status=(CelStep("status.secretName", "other.spec.secretName"),),
     )
