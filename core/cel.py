@@ -63,6 +63,10 @@ def compile_expression(source: str) -> CelProgram:
     if not source.strip():
         raise CelError("must not be empty")
     try:
+        source.encode("utf-8")
+    except UnicodeError:
+        raise CelError("is not valid Unicode text") from None
+    try:
         compiled = _ENVIRONMENT.compile(source)
     except RuntimeError as error:
         raise CelError(_message(error)) from None

@@ -19,6 +19,7 @@ from servlet.core.model import LocalKey, Problem
 from servlet.core.mutation import apply_mutation
 from servlet.core.mutation_steps import CelStep, DeleteStep, Mutation, MutationStep, RegexStep, TemplateStep
 from servlet.core.mutation_sync import local_identity
+from servlet.core.parsing import parse_published_resource
 from servlet.core.plan import SyncContext
 from tests.property.test_plan_laws import (
     LABELS,
@@ -162,3 +163,38 @@ def test_once_synced_a_step_that_fails_stops_every_write_of_its_object(
         assert failed and not writes, (failed, writes)
     else:
         assert reconcile_until_quiet(world, context) <= RECONCILES_TO_SETTLE
+
+
+ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["spec", "status", "delete", "regex", "cel", "path", "x"]), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+# Text of any code point, lone surrogates included: a manifest decoded from JSON can hold them.
+ANY_TEXT = (
+    st.text(max_size=12)
+    | st.text(st.characters(categories=["Cs"]), min_size=1, max_size=3)
+    | st.sampled_from(["spec.a", "value", "(", "\\1", "{{ .Value }}"])
+)
+FIELDS = {
+    "delete": ("path",),
+    "regex": ("path", "pattern", "replacement"),
+    "template": ("path", "template"),
+    "cel": ("path", "expression"),
+}
+# One kind per step with all its fields, so that every compiler meets the text; sometimes two kinds.
+STEP = st.sampled_from(sorted(FIELDS)).flatmap(
+    lambda kind: st.fixed_dictionaries({kind: st.fixed_dictionaries(dict.fromkeys(FIELDS[kind], ANY_TEXT))})
+) | st.dictionaries(st.sampled_from(sorted(FIELDS)), st.dictionaries(st.sampled_from(["path", "x"]), ANY_TEXT))
+SHAPED = st.fixed_dictionaries({}, optional={"spec": st.lists(STEP, max_size=3), "status": st.lists(STEP, max_size=3)})
+
+
+@given(mutation=ANY_JSON | SHAPED)
+def test_reading_any_mutation_never_raises_and_names_its_problems_under_spec_mutation(mutation: Any) -> None:
+    manifest = {"spec": {"resource": {"apiGroup": "example.com", "kind": "Widget"}, "mutation": mutation}}
+    result = parse_published_resource(manifest)
+    assert all(problem.field.startswith("spec.mutation") for problem in result.problems), result.problems
+    assert (result.value is None) == bool(result.problems)
