@@ -33,7 +33,8 @@ from servlet.core.model import Problem, RegexRule
 from servlet.core.mutation_path import MISSING, PathError, delete_value, parse_path, read_value, set_value
 from servlet.core.mutation_steps import CelStep, DeleteStep, MutationStep, RegexStep, TemplateStep
 from servlet.core.rewrite import compile_rule, replace_all
-from servlet.core.templates import Printed, Template, TemplateError, parse_template, render
+from servlet.core.template_functions import Printed
+from servlet.core.templates import Template, TemplateError, parse_template, render
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = ["apply_mutation", "step_kind"]

@@ -27,6 +27,7 @@ from servlet.core.template_functions import (
     INT,
     MISSING,
     STR,
+    Printed,
     TemplateError,
     bounded,
     describe_value,
@@ -94,14 +95,6 @@ class Template:
     def fields(self) -> frozenset[str]:
         """The context roots the template reads (`Object`, `ClusterName`, ...)."""
         return frozenset(node.path[0] for node in _walk(self.segments) if isinstance(node, Field))
-
-
-class Printed(dict[str, object]):
-    """A value with fields that also prints as text, as a Go value with a String method does."""
-
-    def __init__(self, fields: Mapping[str, object], *, text: str) -> None:
-        super().__init__(fields)
-        self.text = text
 
 
 def is_template(pattern: str) -> bool:
