@@ -90,7 +90,9 @@ def _mutated_local(
     steps = context.published.spec.mutation.status
     if not steps or not context.projected.has_status_subresource:
         return local
-    mutated = apply_mutation(steps, _stable_view(local), other=remote, field=f"{MUTATION_FIELD}.status")
+    # The workspace object without what the servlet writes there, whether or not spec steps ran.
+    other = _stable_view(remote, drop=("status",))
+    mutated = apply_mutation(steps, _stable_view(local), other=other, field=f"{MUTATION_FIELD}.status")
     if isinstance(mutated, Problem):
         return mutated
     with_status = {key: value for key, value in local.items() if key != "status"}

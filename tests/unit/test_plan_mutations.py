@@ -130,3 +130,16 @@ def test_servlet_plan_removes_a_status_field_a_status_step_deletes() -> None:
     assert [action.type for result in plans for action in result.actions] == ["patchRemoteStatus"]
     (remote,) = [obj for obj in world.listed(Side.REMOTE) if obj["kind"] == "Zertifikat"]
     assert remote["status"] == {"ready": True}
+
+
+def test_status_steps_do_not_see_the_workspace_status_so_reading_it_cannot_loop() -> None:
+    # Were `other` the live workspace object, each status write would feed the next one.
+    grow = CelStep("status.x", "has(other.status) && has(other.status.x) ? other.status.x + 'x' : 'x'")
+    context = context_with(status=(grow,))
+    local = created_local(context, make_remote())
+    local["status"] = {"ready": True}
+    world = World(remote=[make_remote(status={"x": "old"})], local=[local])
+    plans = settle(world, [context])
+    assert not [action for result in plans for action in result.actions if isinstance(action, Error)]
+    (remote,) = [obj for obj in world.listed(Side.REMOTE) if obj["kind"] == "Zertifikat"]
+    assert remote["status"] == {"ready": True, "x": "x"}
