@@ -1,4 +1,4 @@
-"""The `servlet` command line: `servlet plan` (dry run) and, with the daemon, `servlet run`.
+"""The `servlet` command line: `servlet plan` (dry run), `servlet convert` and, with the daemon, `servlet run`.
 
 Every flag can also come from the environment as `SERVLET_<FLAG>` (SPEC 9). Invalid input ends
 with exit code 1 and every problem listed, never with a traceback.
@@ -110,6 +110,7 @@ def _fail(
                 "errors": [error.to_dict() for error in errors],
                 "warnings": [],
                 "orphans": [],
+                "schemaOnly": [],
             },
             output=output,
         )
@@ -346,6 +347,10 @@ def _print_plan(
 from servlet.app.run_command import run_command  # noqa: E402  (the daemon's command lives in its own module)
 
 app.command("run")(run_command)
+
+from servlet.app.convert_command import convert_command  # noqa: E402  (a command of its own module)
+
+app.command("convert")(convert_command)
 
 
 def main() -> None:

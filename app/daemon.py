@@ -305,10 +305,11 @@ class Daemon:
 
     # -- observability -------------------------------------------------------------------------
 
-    def _make_informer(self, source: WatchSource[Any], label_selector: str | None) -> Informer:
+    def _make_informer(self, source: WatchSource[Any], label_selector: str | None, compact: bool) -> Informer:
         return Informer(
             source,
             label_selector=label_selector,
+            compact=compact,
             on_restart=lambda: self.metrics.count_watch_restart(resource=source.name),
             on_relist=lambda: self.metrics.count_watch_relist(resource=source.name),
         )

@@ -41,6 +41,7 @@ from servlet.core.parsing import parse_published_resource
 from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE
 from servlet.core.projection import Projected
 from servlet.core.resolution import find_crd, resolve
+from servlet.core.worker_choice import syncs_objects
 from servlet.core.world import World, WorldKey
 
 Object = dict[str, Any]
@@ -277,7 +278,9 @@ async def read_live_inventory(
         notes.append(_vw_unknown_note(apiexport=apiexport))
     elif usable:
         connections.set_virtual_workspace_url(_checked_url(url, reader))
-        remote_objects, local_objects = await _objects(reader, usable, servlet=servlet, notes=notes)
+        # Nothing of a schema-only PublishedResource is synced, so none of its objects is read.
+        synced = [item for item in usable if syncs_objects(item.published)]
+        remote_objects, local_objects = await _objects(reader, synced, servlet=servlet, notes=notes)
     inventory = Inventory(
         crds=tuple(named_crds),
         published_resources=tuple(published),

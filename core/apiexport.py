@@ -1,8 +1,9 @@
 """What the servlet adds to its APIExport, and where the export's virtual workspace lives (SPEC 4).
 
 The APIExport belongs to KDP; the servlet only ever adds to it: the schemas of its published
-resources, the permission claims its related resources need, and the claim on `events` it
-records Events on users' objects with. This module computes that
+resources, the permission claims its related resources need, the claim on `events` it
+records Events on users' objects with, and the claim on `logicalclusters` it reads workspace paths
+with (`spec.enableWorkspacePaths`). This module computes that
 addition as a JSON merge patch (or None when there is nothing to add), so a reconcile that finds
 the export already complete writes nothing.
 
@@ -33,6 +34,8 @@ _CORE_GROUP = ""
 _NAMESPACES = "namespaces"
 # Events on users' objects (`kubectl describe` in a workspace) are written through the VW.
 _EVENTS = "events"
+# Workspace paths are read from each workspace's LogicalCluster through the VW.
+LOGICAL_CLUSTERS_CLAIM = ("core.kcp.io", "logicalclusters")
 
 
 @frozen
@@ -92,9 +95,15 @@ def _seniority(claim: SchemaClaim) -> tuple[bool, str, str]:
 
 
 def plan_export(
-    *, export: Mapping[str, Any], schema_names: Iterable[str], related_kinds: Iterable[RelatedKind]
+    *,
+    export: Mapping[str, Any],
+    schema_names: Iterable[str],
+    related_kinds: Iterable[RelatedKind],
+    workspace_paths: bool = False,
 ) -> ExportChange | None:
     """The addition `export` needs to serve `schema_names` and claim `related_kinds`; None if none.
+
+    `workspace_paths`: some PublishedResource reads workspace paths, so `logicalclusters` is claimed.
 
     Written schema lists are sorted and free of duplicates; an export that already lists exactly
     the right schemas in another order is left alone, since kcp reads the list as a set.
@@ -106,7 +115,9 @@ def plan_export(
     wanted = set(schema_names)
     schemas = _merged_schemas(current=current_schemas, wanted=wanted)
     # Events are claimed with the first schema, in the same patch: nothing to sync, no Events.
-    new_claims = _missing_claims(current=current_claims, kinds=set(related_kinds), events=bool(wanted))
+    new_claims = _missing_claims(
+        current=current_claims, kinds=set(related_kinds), events=bool(wanted), workspace_paths=workspace_paths
+    )
 
     patch_spec: dict[str, Any] = {}
     if set(schemas) != set(current_schemas) or len(current_schemas) != len(set(current_schemas)):
@@ -148,20 +159,24 @@ def _merged_schemas(*, current: Sequence[str], wanted: set[str]) -> list[str]:
     return sorted(kept | set(chosen.values()))
 
 
-def _missing_claims(*, current: Sequence[Any], kinds: set[RelatedKind], events: bool) -> list[dict[str, Any]]:
-    """The core-group claims the related kinds (and Events) need that the export does not have yet, sorted."""
-    needed = {kind.plural for kind in kinds} | ({_EVENTS} if events else set())
+def _missing_claims(
+    *, current: Sequence[Any], kinds: set[RelatedKind], events: bool, workspace_paths: bool
+) -> list[dict[str, Any]]:
+    """The claims the related kinds, Events and workspace paths need that the export does not have yet, sorted."""
+    needed = {(_CORE_GROUP, kind.plural) for kind in kinds} | ({(_CORE_GROUP, _EVENTS)} if events else set())
     if kinds:
         # A related object may have to go into a namespace that does not exist in the workspace yet.
-        needed.add(_NAMESPACES)
+        needed.add((_CORE_GROUP, _NAMESPACES))
+    if workspace_paths:
+        needed.add(LOGICAL_CLUSTERS_CLAIM)
     present = {
         (str(claim.get("group") or ""), claim.get("resource")) for claim in current if isinstance(claim, Mapping)
     }
     return [
         # kcp rejects a v1alpha1 claim that has neither `all: true` nor a resource selector.
-        {"group": _CORE_GROUP, "resource": resource, "all": True}
-        for resource in sorted(needed)
-        if (_CORE_GROUP, resource) not in present
+        {"group": group, "resource": resource, "all": True}
+        for group, resource in sorted(needed)
+        if (group, resource) not in present
     ]
 
 

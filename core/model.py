@@ -36,6 +36,7 @@ __all__ = [
     "SelectorRequirement",
     "ServletIdentity",
     "SourceResource",
+    "Synchronization",
     "ValueReference",
 ]
 
@@ -176,6 +177,13 @@ class RelatedResource:
 
 
 @frozen
+class Synchronization:
+    """`spec.synchronization`: `enabled: false` publishes the schema and its export entry, and syncs nothing."""
+
+    enabled: bool = True
+
+
+@frozen
 class PublishedResourceSpec:
     resource: SourceResource
     filter: ResourceFilter = ResourceFilter()
@@ -183,6 +191,9 @@ class PublishedResourceSpec:
     naming: Naming = Naming()
     related: tuple[RelatedResource, ...] = ()
     mutation: Mutation = Mutation()
+    synchronization: Synchronization = Synchronization()
+    # `spec.enableWorkspacePaths`: read each workspace's path, for `.ClusterPath` and an annotation.
+    workspace_paths: bool = False
 
 
 @frozen

@@ -36,9 +36,18 @@ from servlet.core.context import SyncContext
 from servlet.core.json_values import is_mapping, without_null_members
 from servlet.core.model import LocalKey, Problem, ResourceType
 from servlet.core.mutation import apply_mutation
-from servlet.core.patch import primary_content_view
+from servlet.core.patch import content_patch, created_object, primary_content_view
 
-__all__ = ["MUTATION_FIELD", "MutatedSides", "desired_content", "mutated_sides", "unless_mutation_failed"]
+__all__ = [
+    "MUTATION_FIELD",
+    "ContentChange",
+    "MutatedSides",
+    "content_change",
+    "created_copy",
+    "desired_content",
+    "mutated_sides",
+    "unless_mutation_failed",
+]
 
 MUTATION_FIELD = "spec.mutation"
 # Metadata every write changes: a step reading it would see its own writes.
@@ -51,6 +60,35 @@ class MutatedSides:
 
     content: Mapping[str, Any]
     local: Mapping[str, Any]
+
+
+@frozen
+class ContentChange:
+    """The content patch for a live copy, and the local copy whose status goes up (after the status steps)."""
+
+    patch: dict[str, Any]
+    local: Mapping[str, Any]
+
+
+def content_change(
+    context: SyncContext, *, remote: Mapping[str, Any], local: Mapping[str, Any], local_ref: ObjectRef
+) -> ContentChange | Problem:
+    """The three-way patch of the mutated content against `local`, or the Problem of a step or of the patch."""
+    sides = mutated_sides(context, remote=remote, local=local, local_ref=local_ref)
+    if isinstance(sides, Problem):
+        return sides
+    change = content_patch(desired=sides.content, live=local)
+    if isinstance(change, Problem):
+        return change
+    return ContentChange(patch=change.patch, local=sides.local)
+
+
+def created_copy(
+    context: SyncContext, *, remote: Mapping[str, Any], local_ref: ObjectRef, skeleton: dict[str, Any]
+) -> dict[str, Any] | Problem:
+    """A new local copy: `skeleton` carrying the mutated content and its state, or a Problem."""
+    desired = desired_content(context, remote=remote, local_ref=local_ref)
+    return desired if isinstance(desired, Problem) else created_object(skeleton=skeleton, desired=desired)
 
 
 def desired_content(

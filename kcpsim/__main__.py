@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from kcpsim import demo
+from kcpsim.access import AUTHZ_MODES
+from kcpsim.auth import AUTH_MODES
 from kcpsim.faults import FaultPlan
 from kcpsim.sim import KcpSim, SimConfig
 from kcpsim.topology import Topology, WorkspaceSpec
@@ -52,6 +54,18 @@ def _parser() -> argparse.ArgumentParser:
         default=0.0,
         help="seconds between rounds of controller work (0: kcp's reactions are instant)",
     )
+    serve.add_argument(
+        "--authn",
+        choices=AUTH_MODES,
+        default="lenient",
+        help="token: 401 without the kubeconfigs' token (lenient: anyone acts as the admin)",
+    )
+    serve.add_argument(
+        "--authz",
+        choices=AUTHZ_MODES,
+        default="always-allow",
+        help="rbac: identities other than the admin are held to stored RBAC (implies --authn token)",
+    )
     demo.add_parser(sub)
     sub.add_parser("tour", help="a guided tour of the kcp flow against an in-process simulator")
     return parser
@@ -82,6 +96,8 @@ async def _serve(args: argparse.Namespace) -> None:
             faults=plan,
             controller_delay=args.controller_delay,
             deprecated_vw_urls=args.deprecated_vw_urls,
+            authn=args.authn,
+            authz=args.authz,
         )
     )
     task = asyncio.ensure_future(sim.serve_forever())
@@ -106,6 +122,8 @@ async def _serve(args: argparse.Namespace) -> None:
         )
     print(f"  virtual workspace   {info['virtualWorkspace']}")
     print(f"  admin               {sim.base_url}/_kcpsim/requests  {sim.base_url}/_kcpsim/faults")
+    if sim.auth.mode != "lenient":
+        print(f"  admin token         {sim.auth.admin_token}    (in every kubeconfig; authorization {args.authz})")
     print("Stop with Ctrl-C.", flush=True)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

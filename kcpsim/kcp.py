@@ -8,7 +8,7 @@
   claimed objects.
 - Controllers, made instant: export identity and endpoint slice, binding status, claim labelling,
   binding deletion, LogicalCluster lock annotation, and Workspace -> logical cluster.
-The virtual workspace lives in vw.py. Authentication and RBAC are not simulated.
+The virtual workspace lives in vw.py; authentication and RBAC in auth.py, rbac.py and access.py.
 """
 
 from __future__ import annotations
@@ -43,7 +43,9 @@ NAMESPACE_KEY = "/namespaces"
 
 _B62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 CLAIMABLE_BUILTINS = {(r.group, r.plural) for r in BUILTINS if r.plural != "customresourcedefinitions"} | {
-    ("apiextensions.k8s.io", "customresourcedefinitions")
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
+    # kcp's own type every workspace has: claimed to read a workspace's path (`kcp.io/path`).
+    ("core.kcp.io", "logicalclusters"),
 }
 _GROUPS_WITHOUT_DOT = {"apps", "batch", "extensions", "policy", "autoscaling"}
 

@@ -24,7 +24,9 @@ from aiohttp import web
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 
-from kcpsim import crds, tls
+from kcpsim import crds, namespaces, rbac_aggregation, tls
+from kcpsim.access import Access
+from kcpsim.auth import Authenticator, Identity
 from kcpsim.faults import FaultPlan, Faults
 from kcpsim.gc import GarbageCollector
 from kcpsim.kcp import Kcp, vw_url
@@ -51,6 +53,10 @@ class SimConfig:
     controller_delay: float = 0.0
     faults: FaultPlan = FaultPlan()
     topology: Topology | None = Topology()  # None: only the service cluster and an empty root workspace
+    # "lenient": unknown or missing credentials act as the admin; "token": 401 for them (auth.py).
+    authn: str = "lenient"
+    # "always-allow", or "rbac": non-admin identities are held to stored RBAC (access.py); implies authn "token".
+    authz: str = "always-allow"
 
 
 class KcpSim:
@@ -60,6 +66,11 @@ class KcpSim:
         crds.install(self.world)
         GarbageCollector(self.world)
         self.kcp = Kcp(self.world, deprecated_vw_urls=self.config.deprecated_vw_urls, identity_seed=self.config.seed)
+        namespaces.install(self.world)
+        rbac_aggregation.install(self.world)
+        authn = "token" if self.config.authz == "rbac" else self.config.authn
+        self.auth = Authenticator(mode=authn)
+        self.access = Access(self.world, self.auth, mode=self.config.authz)
         self.faults = Faults(self.config.faults)
         self.requests = RequestLog()
         self.server = Server(self)
@@ -244,6 +255,22 @@ class KcpSim:
 
         return self.call(run)
 
+    # ---- identities ----------------------------------------------------------------------------
+    def add_user(self, token: str, user: str, groups: tuple[str, ...] = ()) -> str:
+        """Register `token` for an ordinary user (held to RBAC under `authz="rbac"`)."""
+        return self.call(self.auth.add_user, token, user, groups)
+
+    def add_identity(self, token: str, identity: Identity) -> str:
+        return self.call(self.auth.add_token, token, identity)
+
+    def service_account_token(self, namespace: str, name: str, *, cluster: str = "", token: str | None = None) -> str:
+        """A token for the stored ServiceAccount `namespace/name` (service cluster, or a workspace's cluster)."""
+        return self.call(
+            lambda: self.auth.mint_service_account_token(
+                self.world.store, cluster=cluster, namespace=namespace, name=name, token=token
+            )
+        )
+
     # ---- URLs and configs ----------------------------------------------------------------------
     def workspace_url(self, path_or_name: str) -> str:
         return f"{self.base_url}/clusters/{path_or_name}"
@@ -253,16 +280,29 @@ class KcpSim:
         org_cluster = self.cluster_of(org) if org else topo.org_cluster_name()
         return vw_url(self.base_url, org_cluster, export or topo.export)
 
-    def kubeconfig_dict(self, server: str, *, name: str = "kcpsim") -> dict[str, Any]:
+    def kubeconfig_dict(
+        self, server: str, *, name: str = "kcpsim", certificate: tuple[str, tuple[str, ...]] | None = None
+    ) -> dict[str, Any]:
+        """A kubeconfig for `server` with the admin's token, or (TLS only) a client certificate
+        for `certificate=(user, groups)` instead."""
         cluster: dict[str, Any] = {"server": server}
+        user: dict[str, Any] = {"token": self.auth.admin_token}
         if self.tls:
             cluster["certificate-authority-data"] = base64.b64encode(self.tls.ca_pem).decode()
+            if certificate is not None:
+                cert, key = self.tls.client_certificate(*certificate)
+                user = {
+                    "client-certificate-data": base64.b64encode(cert).decode(),
+                    "client-key-data": base64.b64encode(key).decode(),
+                }
+        elif certificate is not None:
+            raise ValueError("client certificates need TLS (SimConfig(tls=True), serve --tls)")
         return {
             "apiVersion": "v1",
             "kind": "Config",
             "current-context": name,
             "clusters": [{"name": name, "cluster": cluster}],
-            "users": [{"name": name, "user": {"token": "kcpsim"}}],
+            "users": [{"name": name, "user": user}],
             "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
         }
 

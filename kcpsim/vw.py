@@ -1,7 +1,8 @@
 """The APIExport virtual workspace: which resources it serves and who may do what through it.
 
 `/services/apiexport/<export cluster>/<export name>/clusters/<lc or *>/...` serves the export's
-resources (with its identity), its claimed built-in resources, and APIBindings (read-only).
+resources (with its identity), its claimed built-in resources (LogicalClusters included), and
+APIBindings (read-only).
 Wildcard requests may only list/watch, across all namespaces; per-cluster requests need a binding
 to this export in that cluster, and claimed resources need an accepted claim. Claimed objects
 and bindings are filtered by kcp's labels. Request parsing and rendering stay in server.py.
@@ -19,6 +20,8 @@ from kcpsim.resources import BINDING_KEY, BUILTINS, EXPORT_KEY, KCP_TYPES, SCHEM
 from kcpsim.store import Obj
 
 _BINDINGS = next(r for r in KCP_TYPES if r.plural == "apibindings")
+# Claimable like a built-in: every workspace has its LogicalCluster `cluster`, with `kcp.io/path`.
+_LOGICALCLUSTERS = next(r for r in KCP_TYPES if r.plural == "logicalclusters")
 _READ_VERBS = {"get", "list", "watch"}
 
 
@@ -36,6 +39,7 @@ class VirtualWorkspace:
         self.world = kcp.world
         self.export_cluster = export_cluster
         self.export_name = export_name
+        self.user = "kcpsim"  # the caller, named in denials (access.py sets it)
         export = self.world.store.get(EXPORT_KEY, export_cluster, "", export_name)
         if export is None or not (export.get("status") or {}).get("identityHash"):
             raise errors.resource_not_served()
@@ -59,7 +63,7 @@ class VirtualWorkspace:
             key = (claim.get("group") or "", claim.get("resource") or "")
             if key in taken or claim.get("identityHash"):
                 continue  # claims on other exports' resources are not simulated
-            builtin = next((r for r in BUILTINS if (r.group, r.plural) == key), None)
+            builtin = next((r for r in (*BUILTINS, _LOGICALCLUSTERS) if (r.group, r.plural) == key), None)
             if builtin is not None:
                 out.append(Served(builtin, "claimed", (key[0], key[1], ""), tuple(claim.get("verbs") or ["*"])))
                 taken.add(key)
@@ -134,13 +138,12 @@ class VirtualWorkspace:
                 return binding
         return None
 
-    @staticmethod
-    def _forbidden(rdef: ResourceDef, verb: str, namespace: str, name: str, why: str) -> errors.StatusError:
+    def _forbidden(self, rdef: ResourceDef, verb: str, namespace: str, name: str, why: str) -> errors.StatusError:
         where = f' in the namespace "{namespace}"' if namespace else ""
         group = f'API group "{rdef.group}"'
         return errors.forbidden(
             group=rdef.group,
             plural=rdef.plural,
             name=name,
-            why=f'User "kcpsim" cannot {verb} resource "{rdef.plural}" in {group}{where}: {why}',
+            why=f'User "{self.user}" cannot {verb} resource "{rdef.plural}" in {group}{where}: {why}',
         )

@@ -108,6 +108,11 @@ class Cache:
     def keys(self) -> list[ObjectKey]:
         return self.informer.keys()
 
+    @property
+    def pending_writes(self) -> int:
+        """Own writes whose answers are kept because the informer has not shown them yet."""
+        return len(self._overlay)
+
     def lookup(self, value: Hashable) -> list[Object]:
         """Objects whose index value is `value`, own writes included (needs an index)."""
         found: list[Object] = []
@@ -130,6 +135,14 @@ class Cache:
         cached = self.informer.get(key)
         if cached is None and not created and key not in self._overlay:
             return
+        if cached is not None and resource_version(cached) == resource_version(obj) != "":
+            # The watch event beat the answer: the informer holds this write already. Kept as an
+            # overlay, the answer would be a second copy of the object until it was read again.
+            self._overlay.pop(key, None)
+            return
+        self._remember(key, obj, cached)
+
+    def _remember(self, key: ObjectKey, obj: Object, cached: Object | None) -> None:
         # Measured against the informer, not an earlier overlay: a second write before the
         # informer saw the first still replaces the version the informer holds.
         self._overlay[key] = _Overlay(replaced=resource_version(cached), obj=obj, until=self._clock() + OVERLAY_TTL)
@@ -142,7 +155,7 @@ class Cache:
             return
         metadata = dict(current.get("metadata") or {})
         metadata.setdefault("deletionTimestamp", DELETION_REQUESTED)
-        self.wrote(key, {**current, "metadata": metadata})
+        self._remember(key, {**current, "metadata": metadata}, self.informer.get(key))
 
     # -- events ------------------------------------------------------------------------------
 
@@ -194,7 +207,8 @@ class Cache:
                 del self._index[value]
 
 
-MakeInformer = Callable[[WatchSource[Any], "str | None"], Informer]
+# (source, label selector, compact): compact informers keep objects as JSON bytes (`stores.py`).
+MakeInformer = Callable[[WatchSource[Any], "str | None", bool], Informer]
 
 
 class InformerPool:
@@ -212,14 +226,16 @@ class InformerPool:
         label_selector: str | None = None,
         index: IndexFunction | None = None,
         cluster: str = "",
+        compact: bool = False,
     ) -> Cache:
         """The cache for `source` (started on first use); every acquire needs one `release`.
 
-        `cluster`: the logical cluster of a one-workspace source (see `Cache.cluster`)."""
+        `cluster`: the logical cluster of a one-workspace source (see `Cache.cluster`); `compact`: for
+        caches of many objects read one at a time (the first acquire of a source decides)."""
         key = (source.collection.location, source.name, label_selector or "", source.metadata_only)
         cache = self._caches.get(key)
         if cache is None:
-            informer = self._make(source, label_selector)
+            informer = self._make(source, label_selector, compact)
             cache = Cache(informer, index=index, cluster=cluster)
             self._caches[key] = cache
             self._users[key] = 0

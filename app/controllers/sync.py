@@ -139,10 +139,11 @@ class SyncWorker:
         self._task: asyncio.Task[None] | None = None
         self._started = False
         projected = context.projected
-        self._remote = self._acquire(env.sources.virtual_workspace_source(projected.remote))
+        # Every object of every workspace, and its copy: kept compact (as JSON), read one at a time.
+        self._remote = self._acquire(env.sources.virtual_workspace_source(projected.remote), compact=True)
         # Every object of the local type, not only this servlet's copies: what sits at a computed
         # local name must be known before the remote object gets a finalizer (a conflict writes nothing).
-        self._local = self._acquire(env.sources.service_source(projected.local), index=link_value)
+        self._local = self._acquire(env.sources.service_source(projected.local), index=link_value, compact=True)
         self.related = RelatedCaches(
             kinds=(item.kind for item in context.published.spec.related),
             acquire=self._acquire,
@@ -228,8 +229,10 @@ class SyncWorker:
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    def _acquire(self, source: Any, *, label_selector: str | None = None, index: Any = None) -> Cache:
-        cache = self._env.pool.acquire(source, label_selector=label_selector, index=index)
+    def _acquire(
+        self, source: Any, *, label_selector: str | None = None, index: Any = None, compact: bool = False
+    ) -> Cache:
+        cache = self._env.pool.acquire(source, label_selector=label_selector, index=index, compact=compact)
         self._caches.append(cache)
         return cache
 

@@ -48,7 +48,14 @@ from servlet.core.model import ResourceType
 from servlet.core.ports import VirtualWorkspaceLocation
 from servlet.core.releases import retry_after_conflict
 from servlet.core.resolution import CRD_NOT_FOUND
-from servlet.core.worker_choice import Candidate, choose_workers, release_superseded, workers_to_stop
+from servlet.core.worker_choice import (
+    Candidate,
+    choose_workers,
+    release_superseded,
+    schema_only_condition,
+    syncs_objects,
+    workers_to_stop,
+)
 
 CONTROLLER = "syncmanager"
 KEY = "syncmanager"
@@ -112,6 +119,9 @@ class SyncManager:
         if url is None:
             await self.stop()
             for entry in entries:
+                if entry.published is not None and not syncs_objects(entry.published):
+                    self._board.report(entry.name, schema_only_condition())
+                    continue
                 self._board.report(
                     entry.name,
                     Condition.false(

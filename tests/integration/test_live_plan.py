@@ -479,3 +479,26 @@ def test_live_and_offline_plans_show_the_copies_as_the_mutation_makes_them(examp
         ("web.team-a.internal", "24h"),
     ]
     assert "web.team-a.internal" in example.plan().stdout, "the text plan shows the mutated content too"
+
+
+def test_a_schema_only_published_resource_is_planned_without_reading_its_objects(example: Example) -> None:
+    path = "/apis/services.kdp.k8c.io/v1alpha1/publishedresources/publish-certmanager-certs"
+    published = example.rest.get(path)
+    assert published is not None
+    example.rest.delete(path)  # the spec is immutable: a schema-only one is a new PublishedResource
+    fresh = {key: published[key] for key in ("apiVersion", "kind", "spec")}
+    fresh["metadata"] = {"name": published["metadata"]["name"]}
+    fresh["spec"]["synchronization"] = {"enabled": False}
+    example.rest.create("/apis/services.kdp.k8c.io/v1alpha1/publishedresources", fresh)
+    apply_schemas_and_export(example, example.plan("-o", "json").json())
+    create_users_objects(example)
+
+    example.sim.requests.clear()
+    outcome = example.plan("-o", "json")
+    assert outcome.code == 0, outcome.stdout + outcome.stderr
+    plan = outcome.json()
+    assert [step["action"] for step in plan["schemas"]] == ["exists"]
+    assert plan["objects"] == []
+    assert [note["publishedResource"] for note in plan["schemaOnly"]] == ["publish-certmanager-certs"]
+    read = [record.path for record in example.sim.requests.records() if record.virtual_workspace]
+    assert not [path for path in read if "zertifikate" in path], read

@@ -180,6 +180,8 @@ FULL: dict[str, Any] = {
                 {"cel": {"path": "status.secretName", "expression": "other.spec.secretName"}},
             ],
         },
+        "synchronization": {"enabled": True},
+        "enableWorkspacePaths": True,
         "related": [
             {
                 "identifier": "tls-secret",
