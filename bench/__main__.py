@@ -142,6 +142,14 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str]]:
             f"{p['converged_us']:.1f} us = {p['converged_per_second']:.0f} plans/s = "
             f"{p['converged_vs_json']:.1f}x json",
         ),
+        (
+            "1 plan with mutations (4 steps), fresh",
+            f"{p['mutated_fresh_us']:.1f} us = {p['mutated_fresh_vs_json']:.1f}x json",
+        ),
+        (
+            "1 plan with mutations (4 steps), converged",
+            f"{p['mutated_converged_us']:.1f} us = {p['mutated_converged_vs_json']:.1f}x json",
+        ),
     ]
     largest = results["sync"][-1]
     n = largest["objects"]

@@ -2,7 +2,9 @@
 
 Pure core, one thread: the cost of one plan is set next to `json.loads(json.dumps(obj))` of the
 same object measured in the same run, so the ratio means something on any machine. It does not
-measure executing the plan (the sync benchmarks do).
+measure executing the plan (the sync benchmarks do). The same plans are also timed with a
+PublishedResource carrying `MUTATION`, one step of each kind, so the cost of mutations stands
+next to the same round trip.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from servlet.core.model import (
     ServletIdentity,
     SourceResource,
 )
+from servlet.core.mutation_steps import CelStep, DeleteStep, Mutation, RegexStep, TemplateStep
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object
 from servlet.core.projection import Projected
 
@@ -41,6 +44,8 @@ class PlanningFigures:
     json_roundtrip_us: float
     fresh_us: float
     converged_us: float
+    mutated_fresh_us: float
+    mutated_converged_us: float
 
     @property
     def fresh_per_second(self) -> float:
@@ -57,14 +62,28 @@ class PlanningFigures:
             "converged_per_second": self.converged_per_second,
             "fresh_vs_json": self.fresh_us / self.json_roundtrip_us,
             "converged_vs_json": self.converged_us / self.json_roundtrip_us,
+            "mutated_fresh_vs_json": self.mutated_fresh_us / self.json_roundtrip_us,
+            "mutated_converged_vs_json": self.mutated_converged_us / self.json_roundtrip_us,
         }
 
 
-def context() -> SyncContext:
+# One step of each kind, on the object of `remote_object`: what a service owner might write.
+MUTATION = Mutation(
+    spec=(
+        RegexStep("spec.image.repository", "^registry\\.example\\.corp/", "mirror.internal/"),
+        TemplateStep("spec.routes.0.tls.secretName", "{{ .RemoteObject.metadata.name }}-tls"),
+        CelStep("spec.replicas", "value < 2 ? 2 : value"),
+        DeleteStep("spec.tolerations"),
+    ),
+)
+
+
+def context(mutation: Mutation = Mutation()) -> SyncContext:
     spec = PublishedResourceSpec(
         resource=SourceResource(api_group="example.com", kind="Widget", version="v1"),
         filter=ResourceFilter(),
         naming=Naming(),
+        mutation=mutation,
     )
     projected = Projected(
         schema_name="v0123abcd.widgets.certificates.example.corp",
@@ -170,12 +189,15 @@ def measure(*, seconds: float = 3.0, repeats: int = 5, objects: int = 5000) -> P
     """Each figure cycles through `objects` objects of the same shape under distinct names, so the
     planner's small caches of per-name results (names, hashes) help no more than they do when a
     servlet works through thousands of objects."""
-    ctx = context()
+    ctx, mutated = context(), context(MUTATION)
     fresh = [renamed(remote_object(finalized=False), i) for i in range(objects)]
     converged = [renamed(remote_object(finalized=True), i) for i in range(objects)]
     local = [converged_local(ctx, obj) for obj in converged]
+    mutated_local = [converged_local(mutated, obj) for obj in converged]
     assert _plan(ctx, converged[0], local[0]).actions == (), "the converged object must plan nothing"
-    each = seconds / 3
+    assert _plan(mutated, converged[0], mutated_local[0]).actions == (), "so must the mutated one"
+    assert mutated_local[0]["spec"] != local[0]["spec"], "the mutation must change the copy"
+    each = seconds / 5
     return PlanningFigures(
         object_bytes=len(json.dumps(converged[0])),
         json_roundtrip_us=_per_call_us(
@@ -186,6 +208,14 @@ def measure(*, seconds: float = 3.0, repeats: int = 5, objects: int = 5000) -> P
         ),
         converged_us=_per_call_us(
             _cycling([lambda o=o, copy=copy: _plan(ctx, o, copy) for o, copy in zip(converged, local)]),
+            seconds=each,
+            repeats=repeats,
+        ),
+        mutated_fresh_us=_per_call_us(
+            _cycling([lambda o=o: _plan(mutated, o, None) for o in fresh]), seconds=each, repeats=repeats
+        ),
+        mutated_converged_us=_per_call_us(
+            _cycling([lambda o=o, copy=copy: _plan(mutated, o, copy) for o, copy in zip(converged, mutated_local)]),
             seconds=each,
             repeats=repeats,
         ),

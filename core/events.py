@@ -35,6 +35,7 @@ RELATED_CONFLICT = "RelatedObjectConflict"
 INVALID_NAME = "InvalidName"
 TOO_LARGE = "TooLarge"
 RELATED_MISSING = "RelatedObjectMissing"
+MUTATION_FAILED = "MutationFailed"
 SYNC_FAILED = "SyncFailed"
 
 OBJECT_REASONS: tuple[str, ...] = (
@@ -45,6 +46,7 @@ OBJECT_REASONS: tuple[str, ...] = (
     INVALID_NAME,
     TOO_LARGE,
     RELATED_MISSING,
+    MUTATION_FAILED,
     SYNC_FAILED,
 )
 
@@ -98,6 +100,8 @@ def error_reason(error: Error) -> str:
     """The Event reason for an Error of a plan, from what the planner says is at fault."""
     if error.field.startswith("spec.naming"):
         return INVALID_NAME
+    if error.field.startswith("spec.mutation"):
+        return MUTATION_FAILED
     if error.field == "metadata.annotations" or "too large" in error.reason:
         return TOO_LARGE
     if error.identifier:

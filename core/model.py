@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 
 from attrs import field, frozen
 
+from servlet.core.mutation_steps import Mutation
+
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = [
     "LabelSelector",
@@ -188,6 +190,7 @@ class PublishedResourceSpec:
     projection: Projection = Projection()
     naming: Naming = Naming()
     related: tuple[RelatedResource, ...] = ()
+    mutation: Mutation = Mutation()
     synchronization: Synchronization = Synchronization()
     # `spec.enableWorkspacePaths`: read each workspace's path, for `.ClusterPath` and an annotation.
     workspace_paths: bool = False

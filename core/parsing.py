@@ -37,6 +37,7 @@ from servlet.core.model import (
     Scope,
     SourceResource,
 )
+from servlet.core.mutation_parsing import parse_mutation
 from servlet.core.namespace_safety import namespace_pattern_problems
 from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain, pattern_problems
 from servlet.core.parsing_related import parse_related_list
@@ -49,7 +50,16 @@ __all__ = ["ParseResult", "parse_published_resource"]
 API_VERSION = "services.kdp.k8c.io/v1alpha1"
 KIND = "PublishedResource"
 
-_SPEC_FIELDS = ("resource", "filter", "projection", "naming", "related", "synchronization", "enableWorkspacePaths")
+_SPEC_FIELDS = (
+    "resource",
+    "filter",
+    "projection",
+    "naming",
+    "related",
+    "synchronization",
+    "enableWorkspacePaths",
+    "mutation",
+)
 # Kubernetes requires resource names, versions, short names and categories to be DNS-1035
 # labels; checking here gives a clear message instead of a rejected APIResourceSchema later.
 
@@ -117,6 +127,7 @@ def _parse_spec(data: object, *, problems: list[Problem]) -> PublishedResourceSp
     workspace_paths = read_flag(spec, "enableWorkspacePaths", path="spec", problems=problems, default=False)
     naming = _parse_naming(spec.get("naming"), workspace_paths=workspace_paths, problems=problems)
     related = parse_related_list(spec.get("related"), naming=naming, problems=problems)
+    mutation = parse_mutation(spec.get("mutation"), path="spec.mutation", problems=problems)
     synchronization = parse_synchronization(spec.get("synchronization"), problems=problems)
     if resource is None:
         return None
@@ -126,6 +137,7 @@ def _parse_spec(data: object, *, problems: list[Problem]) -> PublishedResourceSp
         projection=projection,
         naming=naming,
         related=related,
+        mutation=mutation,
         synchronization=synchronization,
         workspace_paths=workspace_paths,
     )

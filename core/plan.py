@@ -25,7 +25,7 @@ from typing import Any
 
 from attrs import frozen
 
-from servlet.core import metadata, naming, patch
+from servlet.core import metadata, mutation_sync, naming, patch
 from servlet.core.actions import (
     Action,
     AddFinalizer,
@@ -198,9 +198,8 @@ def plan_object(*, context: SyncContext, inputs: PlanInputs) -> ObjectPlan:
         labels_match=True,
     )
     adopt = [Adopt(target=local_ref, patch=guarded(repair, local))] if repair else []
-    return subject.plan(
-        local_key, [*_add_finalizer(subject), *adopt, *_sync(subject, local, local_ref, inputs.related)]
-    )
+    synced = _sync(subject, local, local_ref, inputs.related)
+    return subject.plan(local_key, mutation_sync.unless_mutation_failed([*_add_finalizer(subject), *adopt], synced))
 
 
 def _add_finalizer(subject: _Subject) -> list[Action]:
@@ -309,17 +308,18 @@ def _existence(subject: _Subject, inputs: PlanInputs) -> ObjectPlan:
         resource=subject.context.projected.remote,
     )
     adopt = [Adopt(target=local_ref, patch=guarded(repair, occupant))] if repair else []
-    return planned(*_add_finalizer(subject), *adopt, *_sync(subject, occupant, local_ref, inputs.related))
+    synced = _sync(subject, occupant, local_ref, inputs.related)
+    return planned(*mutation_sync.unless_mutation_failed([*_add_finalizer(subject), *adopt], synced))
 
 
 def _sync(subject: _Subject, local: Mapping[str, Any], local_ref: ObjectRef, related: RelatedSnapshot) -> list[Action]:
     """Content down, status up, then the related objects: the steps once a local copy exists."""
-    change = patch.content_patch(desired=patch.primary_content_view(subject.remote), live=local)
+    change = mutation_sync.content_change(subject.context, remote=subject.remote, local=local, local_ref=local_ref)
     if isinstance(change, Problem):
         return [Error.of(change, target=local_ref)]
     content = with_path_annotation(change.patch, local, subject.workspace_path)
     actions: list[Action] = [Patch(target=local_ref, patch=guarded(content, local))] if content else []
-    status_update = _status_update(subject, local)
+    status_update = _status_update(subject, change.local)
     if status_update is not None:
         actions.append(status_update)
     related_resources = subject.context.published.spec.related
@@ -367,7 +367,7 @@ def _create(subject: _Subject, local_ref: ObjectRef, *, namespace_exists: bool) 
     )
     meta["annotations"] = copy_annotations(remote=subject.key, resource=remote_type, path=subject.workspace_path)
     skeleton = {"apiVersion": local_type.api_version, "kind": local_type.kind, "metadata": meta}
-    created = patch.created_object(skeleton=skeleton, desired=patch.primary_content_view(subject.remote))
+    created = mutation_sync.created_copy(subject.context, remote=subject.remote, local_ref=local_ref, skeleton=skeleton)
     if isinstance(created, Problem):
         return [Error.of(created, target=local_ref)]
     actions: list[Action] = []

@@ -86,6 +86,12 @@ def rewrite(rule: RegexRule, value: str, *, field: str) -> str | Problem:
         return Problem(field=field, message=f"the value found, {describe(value)}, is not valid Unicode text")
 
 
+def replace_all(compiled: CompiledRule, value: str) -> str:
+    """`value` with every match of a compiled rule replaced, whatever its length (RE2 is linear);
+    UnicodeError for text without a UTF-8 form."""
+    return _rewrite(compiled, value)
+
+
 @functools.lru_cache(maxsize=1024)  # one reconcile resolves each reference several times
 def _rewrite(compiled: CompiledRule, value: str) -> str:
     pieces: list[str] = []

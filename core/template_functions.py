@@ -81,7 +81,17 @@ def _converted(value: object, kind: str, *, index: int) -> object:
     return value
 
 
+class Printed(dict[str, object]):
+    """A value with fields that also prints as text, as a Go value with a String method does."""
+
+    def __init__(self, fields: Mapping[str, object], *, text: str) -> None:
+        super().__init__(fields)
+        self.text = text
+
+
 def describe_value(value: object) -> str:
+    if isinstance(value, Printed):
+        return f"a value with the fields {', '.join(sorted(value))} (pick one, such as .String)"
     if value is MISSING:
         return "a missing field"
     if value is None:

@@ -27,6 +27,7 @@ from servlet.core.template_functions import (
     INT,
     MISSING,
     STR,
+    Printed,
     TemplateError,
     bounded,
     describe_value,
@@ -277,7 +278,7 @@ def _unquote(text: str) -> str:
 def _checked_call(name: str, args: tuple[Node, ...], *, piped: bool) -> Call:
     """A call whose arity and constant arguments fit the function (checked before any object)."""
     if name in _UNSUPPORTED:
-        raise TemplateError(f"{name!r} is not supported in naming templates")
+        raise TemplateError(f"{name!r} is not supported in the servlet's templates")
     function = FUNCTIONS.get(name)
     if function is None:
         raise TemplateError(f"unknown function {name!r} (known: {', '.join(sorted(FUNCTIONS))})")
@@ -347,6 +348,8 @@ def _lookup(path: tuple[str, ...], context: Mapping[str, object]) -> object:
 
 
 def _printed(value: object) -> str:
+    if isinstance(value, Printed):
+        return value.text
     if value is MISSING:
         return "<no value>"
     if value is None:

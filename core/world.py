@@ -222,7 +222,7 @@ class World:
                 patch: Mapping[str, Any] = {"metadata": {"finalizers": list(action.finalizers)}}
             case Write.STATUS:
                 current = _existing(key, current)
-                patch = {"status": action.status}
+                patch = action.patch  # as the daemon sends it: fields only the remote status has are removed
             case Write.PATCH:
                 current = _existing(key, current)
                 patch = action.patch

@@ -28,7 +28,17 @@ def test_the_machine_the_figures_came_from_is_recorded(figures: dict[str, object
 
 
 @pytest.mark.parametrize(
-    "figure", ["json_roundtrip_us", "fresh_us", "converged_us", "fresh_vs_json", "converged_vs_json"]
+    "figure",
+    [
+        "json_roundtrip_us",
+        "fresh_us",
+        "converged_us",
+        "fresh_vs_json",
+        "converged_vs_json",
+        "mutated_fresh_us",
+        "mutated_converged_us",
+        "mutated_converged_vs_json",
+    ],
 )
 def test_planning_is_timed_against_a_json_round_trip(figures: dict[str, object], figure: str) -> None:
     planning = figures["planning"]

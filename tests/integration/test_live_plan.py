@@ -518,6 +518,39 @@ def test_without_apiexport_the_live_plan_manages_the_one_named_like_the_api_grou
     assert json.loads(outcome.stdout)["apiExport"]["name"] == GROUP
 
 
+def test_live_and_offline_plans_show_the_copies_as_the_mutation_makes_them(example: Example) -> None:
+    # The spec of a PublishedResource cannot change: the example is published again with steps.
+    published_path = "/apis/services.kdp.k8c.io/v1alpha1/publishedresources/publish-certmanager-certs"
+    example.rest.delete(published_path)
+    (published,) = load_yaml(EXAMPLES / "publishedresource.yaml")
+    published["spec"]["mutation"] = {
+        "spec": [
+            {"regex": {"path": "spec.commonName", "pattern": "\\.example\\.corp$", "replacement": ".internal"}},
+            {"cel": {"path": "spec.duration", "expression": '"24h"'}},
+        ]
+    }
+    example.rest.create(service_path(published, "publishedresources"), published)
+    apply_schemas_and_export(example, example.plan("-o", "json").json())
+    create_users_objects(example)
+
+    live = example.plan("-o", "json")
+    assert live.code == 0, live.stdout + live.stderr
+    plan = live.json()
+    assert comparable(plan) == comparable(offline_plan(example, dump_world(example)))
+    created = [
+        action["object"]["spec"]
+        for obj in plan["objects"]
+        for action in obj["actions"]
+        if action["type"] == "create" and action["kind"] == "Certificate"
+    ]
+    # team-b's api has no commonName: a regex reads a missing value as empty text, and writes it.
+    assert sorted((spec["commonName"], spec["duration"]) for spec in created) == [
+        ("", "24h"),
+        ("web.team-a.internal", "24h"),
+    ]
+    assert "web.team-a.internal" in example.plan().stdout, "the text plan shows the mutated content too"
+
+
 def test_a_schema_only_published_resource_is_planned_without_reading_its_objects(example: Example) -> None:
     path = "/apis/services.kdp.k8c.io/v1alpha1/publishedresources/publish-certmanager-certs"
     published = example.rest.get(path)

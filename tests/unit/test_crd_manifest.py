@@ -166,6 +166,20 @@ FULL: dict[str, Any] = {
             "name": "cert-$remoteNamespaceHash-$remoteNameHash",
             "allowSharedNamespaces": False,
         },
+        "mutation": {
+            "spec": [
+                {"delete": {"path": "spec.privateKey.rotationPolicy"}},
+                {"regex": {"path": "spec.secretName", "pattern": "^(.*)$", "replacement": "\\1-tls"}},
+                {"template": {"path": "spec.commonName", "template": "{{ .Value.String | lower }}"}},
+                {"cel": {"path": "spec.duration", "expression": 'value == null ? "2160h" : value'}},
+            ],
+            "status": [
+                {"delete": {"path": "status.privateKey"}},
+                {"regex": {"path": "status.secretName", "pattern": "-tls$", "replacement": ""}},
+                {"template": {"path": "status.issuer", "template": "{{ .RemoteObject.spec.issuerRef.name }}"}},
+                {"cel": {"path": "status.secretName", "expression": "other.spec.secretName"}},
+            ],
+        },
         "synchronization": {"enabled": True},
         "enableWorkspacePaths": True,
         "related": [
@@ -390,7 +404,9 @@ def _set(document: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         ("spec.resource.versions", "v1", ".spec.resource.versions: expected array"),
         ("spec.projection.versions", ["v1"], ".spec.projection.versions: expected object"),
         ("spec.naming.nmae", "$remoteName", ".spec.naming.nmae: unknown field"),
-        ("spec.mutation", {}, ".spec.mutation: unknown field"),
+        ("spec.mutation.spec.0.delete.pattern", "x", ".spec.mutation.spec[0].delete.pattern: unknown field"),
+        ("spec.mutation.status.3.cel.expression", ..., ".spec.mutation.status[3].cel.expression: required"),
+        ("spec.mutation.status.3.cel.expression", "x" * 4097, ".spec.mutation.status[3].cel.expression: longer than"),
         ("spec.filter.resource.matchLabels", {"foo": 1}, ".spec.filter.resource.matchLabels.foo: expected string"),
         ("spec.filter.resource.matchExpressions.0.operator", "Gt", "is not one of"),
         ("spec.filter.resource.matchExpressions.0.key", ..., "matchExpressions[0].key: required"),

@@ -87,6 +87,14 @@ def test_housekeeping_records_nothing(action: object) -> None:
             Error(target=SECRET, identifier="tls", reason="cannot read Secret default/web-tls of related object 'tls'"),
             "RelatedObjectMissing",
         ),
+        (
+            Error(
+                target=LOCAL,
+                field="spec.mutation.spec[1].cel.expression",
+                reason='spec.mutation.spec[1].cel.expression: Key not found in map : "issuer"',
+            ),
+            "MutationFailed",
+        ),
         (Error(target=REMOTE, reason="2 local objects carry the link labels of this remote object"), "SyncFailed"),
     ],
 )

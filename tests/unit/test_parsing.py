@@ -225,7 +225,7 @@ def test_any_shape_of_input_is_a_problem_not_an_exception(manifest: Any, expecte
     [
         (
             {"namming": {}},
-            "spec.namming: unknown field (known fields: resource, filter, projection, naming, related, synchronization, enableWorkspacePaths)",
+            "spec.namming: unknown field (known fields: resource, filter, projection, naming, related, synchronization, enableWorkspacePaths, mutation)",
         ),
         ({"resource": {"kind": "Certificate"}}, "spec.resource.apiGroup: is required"),
         ({"resource": {"apiGroup": "cert-manager.io"}}, "spec.resource.kind: is required"),
