@@ -182,7 +182,11 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     out.append(
         (
             "3 CPU during initial sync",
-            f"servlet {largest['servlet_cpu_seconds']:.1f} s, kcpsim {largest['kcpsim_cpu_seconds']:.1f} s",
+            f"servlet {largest['servlet_cpu_seconds']:.1f} s "
+            f"({largest['servlet_cpu_seconds'] / largest['objects'] * 1000:.2f} ms per object), "
+            f"floor {largest['floor_cpu_seconds']:.1f} s "
+            f"({largest['floor_cpu_seconds'] / largest['objects'] * 1000:.2f} ms per object), "
+            f"ratio {largest['cpu_ratio_to_floor']:.2f} (median of the pairs); kcpsim {largest['kcpsim_cpu_seconds']:.1f} s",
         )
     )
     lat = results["latency"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import resource
 import subprocess
 import sys
 import time
@@ -83,9 +84,11 @@ async def _run(*, service_config: KubeConfig, kcp_config: KubeConfig, vw_url: st
     return elapsed
 
 
-def floor_seconds(world: World, *, workers: int) -> float:
-    """Seconds from the first request to the last answer, measured in a child process."""
+def floor_seconds(world: World, *, workers: int) -> tuple[float, float]:
+    """Seconds from the first request to the last answer, measured in a child process, and the
+    child's CPU seconds (start-up included, as the servlet's CPU figure includes its own)."""
     service, kcp = world.kubeconfigs("floor")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
         [sys.executable, "-m", "bench.floor", str(service), str(kcp), world.sim.vw_url(), str(workers)],
         capture_output=True,
@@ -93,7 +96,9 @@ def floor_seconds(world: World, *, workers: int) -> float:
         check=True,
         cwd=Path(__file__).resolve().parents[1],
     )
-    return float(done.stdout.strip().splitlines()[-1])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return float(done.stdout.strip().splitlines()[-1]), cpu
 
 
 def main() -> None:

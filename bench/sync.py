@@ -137,7 +137,7 @@ def _servlet_run(scale: Scale, *, economy: bool, directory: Path) -> dict[str, A
     return result
 
 
-def _floor_run(scale: Scale, *, directory: Path) -> float:
+def _floor_run(scale: Scale, *, directory: Path) -> tuple[float, float]:
     env = prepared_world(directory, scale)
     try:
         seed_objects(env.world, scale)
@@ -160,7 +160,8 @@ def run(scale: Scale, *, economy: bool, floor: bool, repeats: int = 1, directory
         where = base / f"run-{attempt}"
         result = _servlet_run(scale, economy=economy and attempt == 1, directory=where / "servlet")
         if floor:
-            result["floor_seconds"] = _floor_run(scale, directory=where / "floor")
+            result["floor_seconds"], result["floor_cpu_seconds"] = _floor_run(scale, directory=where / "floor")
+            result["cpu_ratio_to_floor"] = result["servlet_cpu_seconds"] / result["floor_cpu_seconds"]
             result["ratio_to_floor"] = result["seconds_from_first_write"] / result["floor_seconds"]
         runs.append(result)
     summary = dict(runs[0])
@@ -169,7 +170,7 @@ def run(scale: Scale, *, economy: bool, floor: bool, repeats: int = 1, directory
         "seconds_from_first_write",
         "servlet_cpu_seconds",
         "kcpsim_cpu_seconds",
-        *(("floor_seconds", "ratio_to_floor") if floor else ()),
+        *(("floor_seconds", "ratio_to_floor", "floor_cpu_seconds", "cpu_ratio_to_floor") if floor else ()),
     ):
         summary[figure] = statistics.median(r[figure] for r in runs)
     summary["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
@@ -181,6 +182,8 @@ def run(scale: Scale, *, economy: bool, floor: bool, repeats: int = 1, directory
                 "peak_rss_mb",
                 "servlet_cpu_seconds",
                 "floor_seconds",
+                "floor_cpu_seconds",
+                "cpu_ratio_to_floor",
                 "ratio_to_floor",
             )
             if key in r

@@ -54,6 +54,8 @@ def test_every_size_reports_time_memory_and_writes(figures: dict[str, object]) -
     for run in runs:
         assert 0 < run["seconds_from_first_write"] <= run["seconds_from_start"]
         assert run["peak_rss_mb"] > 10
+        # Both sides of every object are cached: a Widget's JSON alone is over 200 bytes.
+        assert run["cached_json_bytes"] > 2 * 200 * run["objects"]
         # Every object needs at least its finalizer and its local copy.
         assert run["writes"]["patch widgets (VW)"] == run["objects"]
         assert run["writes"]["create widgets (service)"] == run["objects"]
@@ -62,6 +64,7 @@ def test_every_size_reports_time_memory_and_writes(figures: dict[str, object]) -
 def test_the_largest_size_has_a_floor_and_api_economy(figures: dict[str, object]) -> None:
     largest = figures["sync"][-1]  # type: ignore[index]
     assert largest["floor_seconds"] > 0 and largest["ratio_to_floor"] > 0
+    assert largest["floor_cpu_seconds"] > 0 and largest["cpu_ratio_to_floor"] > 0
     economy = largest["economy"]
     for key in ("resync_object_writes", "resync_gets", "change_writes", "change_requests"):
         assert key in economy, key
