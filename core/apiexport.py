@@ -22,7 +22,8 @@ from typing import Any
 
 from attrs import frozen
 
-from servlet.core.model import RelatedKind
+from servlet.core.model import RelatedKind, RelatedResource
+from servlet.core.related_types import Claim, required_claims
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = ["ExportChange", "plan_export", "virtual_workspace_url"]
@@ -92,9 +93,17 @@ def _seniority(claim: SchemaClaim) -> tuple[bool, str, str]:
 
 
 def plan_export(
-    *, export: Mapping[str, Any], schema_names: Iterable[str], related_kinds: Iterable[RelatedKind]
+    *,
+    export: Mapping[str, Any],
+    schema_names: Iterable[str],
+    related_kinds: Iterable[RelatedKind] = (),
+    related: Iterable[RelatedResource] = (),
 ) -> ExportChange | None:
-    """The addition `export` needs to serve `schema_names` and claim `related_kinds`; None if none.
+    """The addition `export` needs to serve `schema_names` and claim what the `related` entries
+    (or the bare `related_kinds`) read in kcp; None if nothing is missing.
+
+    A related type the export serves itself (one of its schemas) needs no claim; one of another
+    export is claimed with that export's identity hash (`related_types.required_claims`).
 
     Written schema lists are sorted and free of duplicates; an export that already lists exactly
     the right schemas in another order is left alone, since kcp reads the list as a set.
@@ -105,8 +114,13 @@ def plan_export(
 
     wanted = set(schema_names)
     schemas = _merged_schemas(current=current_schemas, wanted=wanted)
+    related = list(related)
+    exported = {_group_and_plural(name) for name in schemas}
+    claims = {Claim("", kind.plural) for kind in related_kinds} | required_claims(related, exported=exported)
     # Events are claimed with the first schema, in the same patch: nothing to sync, no Events.
-    new_claims = _missing_claims(current=current_claims, kinds=set(related_kinds), events=bool(wanted))
+    new_claims = _missing_claims(
+        current=current_claims, claims=claims, namespaces=bool(related_kinds) or bool(related), events=bool(wanted)
+    )
 
     patch_spec: dict[str, Any] = {}
     if set(schemas) != set(current_schemas) or len(current_schemas) != len(set(current_schemas)):
@@ -148,21 +162,25 @@ def _merged_schemas(*, current: Sequence[str], wanted: set[str]) -> list[str]:
     return sorted(kept | set(chosen.values()))
 
 
-def _missing_claims(*, current: Sequence[Any], kinds: set[RelatedKind], events: bool) -> list[dict[str, Any]]:
-    """The core-group claims the related kinds (and Events) need that the export does not have yet, sorted."""
-    needed = {kind.plural for kind in kinds} | ({_EVENTS} if events else set())
-    if kinds:
+def _group_and_plural(schema_name: str) -> tuple[str, str]:
+    plural, _, group = schema_resource(schema_name).partition(".")
+    return group, plural
+
+
+def _missing_claims(
+    *, current: Sequence[Any], claims: set[Claim], namespaces: bool, events: bool
+) -> list[dict[str, Any]]:
+    """The claims the related types (and Events) need that the export does not have yet, sorted."""
+    needed = set(claims) | ({Claim(_CORE_GROUP, _EVENTS)} if events else set())
+    if namespaces:
         # A related object may have to go into a namespace that does not exist in the workspace yet.
-        needed.add(_NAMESPACES)
+        needed.add(Claim(_CORE_GROUP, _NAMESPACES))
     present = {
-        (str(claim.get("group") or ""), claim.get("resource")) for claim in current if isinstance(claim, Mapping)
+        Claim(str(claim.get("group") or ""), str(claim.get("resource")), str(claim.get("identityHash") or ""))
+        for claim in current
+        if isinstance(claim, Mapping)
     }
-    return [
-        # kcp rejects a v1alpha1 claim that has neither `all: true` nor a resource selector.
-        {"group": _CORE_GROUP, "resource": resource, "all": True}
-        for resource in sorted(needed)
-        if (_CORE_GROUP, resource) not in present
-    ]
+    return [claim.to_dict() for claim in sorted(needed - present)]
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

@@ -23,6 +23,7 @@ __all__ = [
     "PublishedResource",
     "PublishedResourceSpec",
     "RegexRule",
+    "RelatedAPI",
     "RelatedKind",
     "RelatedReference",
     "RelatedResource",
@@ -166,11 +167,31 @@ class RelatedReference:
 
 
 @frozen
+class RelatedAPI:
+    """`group`/`version`/`resource` of a related entry: its type on the origin side, any group.
+
+    `identity_hash`: the identity of the foreign APIExport that provides the type in kcp; the
+    permission claim for it names that export."""
+
+    group: str
+    version: str
+    resource: str
+    identity_hash: str = ""
+
+
+@frozen
 class RelatedResource:
+    """One `spec.related[]` entry: `kind` (Secret or ConfigMap) or `api` (any type) names its type.
+
+    `resolved` is the type as the service cluster serves it (kind and scope), filled in by
+    `resolution.py`; None for an `api` type not found there (yet)."""
+
     identifier: str
     origin: Origin
-    kind: RelatedKind
+    kind: RelatedKind | None
     reference: RelatedReference
+    api: RelatedAPI | None = None
+    resolved: ResourceType | None = None
 
 
 @frozen

@@ -19,13 +19,14 @@ from servlet.core.model import (
     Origin,
     Problem,
     RegexRule,
+    RelatedAPI,
     RelatedKind,
     RelatedReference,
     RelatedResource,
     ValueReference,
 )
 from servlet.core.namespace_safety import related_namespace_problem
-from servlet.core.naming import is_dns1123_label
+from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain
 
 # Related identifiers end up in annotation keys of the local primary, which bound their length.
 IDENTIFIER_MAX = 40
@@ -64,7 +65,12 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
     related = as_mapping(data, path=path, problems=problems)
     if related is None:
         return None
-    report_unknown(related, path=path, known=("identifier", "origin", "kind", "reference"), problems=problems)
+    report_unknown(
+        related,
+        path=path,
+        known=("identifier", "origin", "kind", "group", "version", "resource", "identityHash", "reference"),
+        problems=problems,
+    )
     identifier = read_string(related, "identifier", path=path, problems=problems, required=True)
     if identifier is not None and (len(identifier) > IDENTIFIER_MAX or not is_dns1123_label(identifier)):
         problems.append(
@@ -76,11 +82,62 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
         )
         identifier = None
     origin = read_enum(related, "origin", Origin, path=path, problems=problems, required=True)
-    kind = read_enum(related, "kind", RelatedKind, path=path, problems=problems, required=True)
+    before = len(problems)
+    api = _parse_api(related, path=path, problems=problems)
+    kind = None
+    if api is None and len(problems) == before:
+        kind = read_enum(related, "kind", RelatedKind, path=path, problems=problems, required=True)
     reference = _parse_reference(related.get("reference"), path=f"{path}.reference", problems=problems)
-    if identifier is None or origin is None or kind is None or reference is None:
+    if identifier is None or origin is None or (kind is None and api is None) or reference is None:
         return None
-    return RelatedResource(identifier=identifier, origin=origin, kind=kind, reference=reference)
+    return RelatedResource(identifier=identifier, origin=origin, kind=kind, reference=reference, api=api)
+
+
+_API_FIELDS = ("group", "version", "resource")
+
+
+def _parse_api(related: Mapping[str, object], *, path: str, problems: list[Problem]) -> RelatedAPI | None:
+    """`group`/`version`/`resource` (with `identityHash`): the type of any group; None when not used.
+
+    They go together (a version is required: the type must be the same on both sides, so it is
+    never left to each side's preferred version), and exclude the `kind` shorthand.
+    """
+    given = [key for key in (*_API_FIELDS, "identityHash") if related.get(key) is not None]
+    if not given:
+        return None
+    before = len(problems)
+    texts = {key: read_string(related, key, path=path, problems=problems) for key in given}
+    if len(problems) > before:
+        return None
+    if related.get("kind") is not None:
+        problems.append(
+            Problem(
+                field=f"{path}.kind",
+                message=f"cannot be combined with {', '.join(given)}; kind is the shorthand for the core Secret or "
+                "ConfigMap, group/version/resource name any type",
+            )
+        )
+        return None
+    for key in ("version", "resource"):
+        if not texts.get(key):
+            problems.append(
+                Problem(
+                    field=f"{path}.{key}",
+                    message="is required with " + ", ".join(given) + " (group, version and resource name the type)",
+                )
+            )
+    for key in ("group", "resource"):
+        value = texts.get(key) or ""
+        if value and not is_dns1123_subdomain(value):
+            problems.append(Problem(field=f"{path}.{key}", message=f"{describe(value)} is not a valid {key} name"))
+    if len(problems) > before:
+        return None
+    return RelatedAPI(
+        group=texts.get("group") or "",
+        version=texts["version"] or "",
+        resource=texts["resource"] or "",
+        identity_hash=texts.get("identityHash") or "",
+    )
 
 
 def _parse_reference(data: object, *, path: str, problems: list[Problem]) -> RelatedReference | None:

@@ -66,6 +66,8 @@ from servlet.core.related_objects import (
     related_content,
     resolve,
     state_content,
+    type_of,
+    type_problem,
 )
 from servlet.core.related_platform import delete_linked_copy, plan_platform_origin
 
@@ -118,12 +120,17 @@ def plan_related_cleanup(
     """
     actions: list[Action] = []
     for index, item in enumerate(related):
+        unusable = type_problem(item, index=index)
+        if unusable is not None:
+            # What the type cannot be read of cannot be proven ours: kept, and said so.
+            actions.append(Error.of(unusable, target=primaries.local_ref, identifier=item.identifier))
+            continue
         owned: dict[Coordinates, Coordinates] = {}  # copy -> its origin (platform origin)
         if item.origin is Origin.SERVICE:
             state = read_service_state(primaries.local, item.identifier)
             if state is None or not state.created:
                 continue
-            unread = RelatedKey.at(Side.REMOTE, item.kind, state.coordinates)
+            unread = RelatedKey.at(Side.REMOTE, type_of(item), state.coordinates)
             if snapshot.presence(unread) is Presence.UNREADABLE:
                 actions.append(unreadable_error(primaries, item, unread))
             else:
@@ -136,7 +143,7 @@ def plan_related_cleanup(
         if recorded is not None:
             owned.setdefault(recorded.copy, recorded.origin)
         for copy, origin in owned.items():
-            key = RelatedKey.at(Side.LOCAL, item.kind, copy)
+            key = RelatedKey.at(Side.LOCAL, type_of(item), copy)
             if snapshot.presence(key) is Presence.UNREADABLE:
                 actions.append(unreadable_error(primaries, item, key))
             else:
@@ -155,6 +162,8 @@ def related_reads(
     objects: dict[RelatedKey, None] = {}
     namespaces: dict[tuple[Side, str], None] = {}
     for index, item in enumerate(related):
+        if type_problem(item, index=index) is not None:
+            continue
         resolved = resolve(item, index=index, remote=remote, local=local)
         if isinstance(resolved, Problem):
             continue
@@ -169,18 +178,18 @@ def related_reads(
 def _keys_of(item: RelatedResource, resolved: Resolved, local: Mapping[str, Any] | None) -> list[RelatedKey]:
     """The related objects one entry's plan may look at: both sides' objects, and the copy it recorded."""
     keys = [
-        RelatedKey.at(side, item.kind, coordinates)
+        RelatedKey.at(side, type_of(item), coordinates)
         for side, coordinates in ((Side.REMOTE, resolved.remote), (Side.LOCAL, resolved.local))
         if coordinates is not None and (side is Side.REMOTE or local is not None)
     ]
     if local is not None and item.origin is Origin.SERVICE:
         service = read_service_state(local, item.identifier)
         if service is not None:  # a copy recorded at older coordinates may be due for deletion
-            keys.append(RelatedKey.at(Side.REMOTE, item.kind, service.coordinates))
+            keys.append(RelatedKey.at(Side.REMOTE, type_of(item), service.coordinates))
     elif local is not None:
         platform = read_platform_state(local, item.identifier)
         if platform is not None:
-            keys.append(RelatedKey.at(Side.LOCAL, item.kind, platform.copy))
+            keys.append(RelatedKey.at(Side.LOCAL, type_of(item), platform.copy))
     return keys
 
 
@@ -192,7 +201,9 @@ def _plan(
 ) -> list[Action]:
     actions: list[Action] = []
     for index, item in enumerate(related):
-        resolved = resolve(item, index=index, remote=primaries.remote, local=primaries.local)
+        resolved = type_problem(item, index=index) or resolve(
+            item, index=index, remote=primaries.remote, local=primaries.local
+        )
         if isinstance(resolved, Problem):
             actions.append(Error.of(resolved, identifier=item.identifier))
             continue
@@ -228,7 +239,7 @@ def _plan_service_origin(
     state = read_service_state(primaries.local, item.identifier)
     if resolved.local is None:
         return []
-    source_key = RelatedKey.at(Side.LOCAL, item.kind, resolved.local)
+    source_key = RelatedKey.at(Side.LOCAL, type_of(item), resolved.local)
     source = snapshot.objects.get(source_key)
     if source is None:
         if state is None:
@@ -238,7 +249,7 @@ def _plan_service_origin(
             held_back.add(source_key)
             return [
                 unconfirmed_error(
-                    primaries, item, source_key, copy=RelatedKey.at(Side.REMOTE, item.kind, state.coordinates)
+                    primaries, item, source_key, copy=RelatedKey.at(Side.REMOTE, type_of(item), state.coordinates)
                 )
             ]
         return [
@@ -260,15 +271,15 @@ def _plan_service_origin(
         # The workspace primary now names another object: the old copy, if ours, goes away.
         actions.extend(_delete_recorded_copy(primaries, item, state, snapshot))
 
-    desired = related_content(source, item.kind)
-    live = snapshot.get(Side.REMOTE, item.kind, destination)
-    target = ref(primaries, Side.REMOTE, item.kind, destination)
+    desired = related_content(source, type_of(item))
+    live = snapshot.get(Side.REMOTE, type_of(item), destination)
+    target = ref(primaries, Side.REMOTE, type_of(item), destination)
     if live is None:
         created_record = record_state(
             primaries,
             item.identifier,
             ServiceState(
-                destination.namespace, destination.name, created=True, content=state_content(desired, item.kind)
+                destination.namespace, destination.name, created=True, content=state_content(desired, type_of(item))
             ),
         )
         if isinstance(created_record, Error):
@@ -280,7 +291,7 @@ def _plan_service_origin(
             CreateRelated(
                 identifier=item.identifier,
                 target=target,
-                object=patch.apply_merge_patch(skeleton(item.kind, destination), desired),
+                object=patch.apply_merge_patch(skeleton(type_of(item), destination), desired),
             ),
             created_record,
         ]
@@ -290,7 +301,7 @@ def _plan_service_origin(
     last_known = state.content if same_place and state is not None else None
     created = state.created if same_place and state is not None else False
     new_state = ServiceState(
-        destination.namespace, destination.name, created=created, content=state_content(desired, item.kind)
+        destination.namespace, destination.name, created=created, content=state_content(desired, type_of(item))
     )
     record = record_state(primaries, item.identifier, new_state) if new_state != state else None
     if isinstance(record, Error):
@@ -308,13 +319,13 @@ def _plan_service_origin(
 def _delete_recorded_copy(
     primaries: Primaries, item: RelatedResource, state: ServiceState, snapshot: RelatedSnapshot
 ) -> list[Action]:
-    copy = snapshot.get(Side.REMOTE, item.kind, state.coordinates)
+    copy = snapshot.get(Side.REMOTE, type_of(item), state.coordinates)
     if not state.created or copy is None or is_deleting(copy):
         return []
     return [
         DeleteRelated(
             identifier=item.identifier,
-            target=ref(primaries, Side.REMOTE, item.kind, state.coordinates),
+            target=ref(primaries, Side.REMOTE, type_of(item), state.coordinates),
             uid=uid_of(copy),
         )
     ]

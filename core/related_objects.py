@@ -1,4 +1,4 @@
-"""Related Secrets and ConfigMaps as data: where they live, what was read of them, what is recorded.
+"""Related objects as data: where they live, what was read of them, what is recorded.
 
 The vocabulary `related.py` plans with (SPEC 8): the coordinates of a related object on each
 side (a path into that side's primary, so each side finds its own name even when the service
@@ -32,7 +32,8 @@ from jsonpath_ng.parser import parse
 
 from servlet.core import metadata, naming, patch, rewrite
 from servlet.core.actions import ObjectRef, Side
-from servlet.core.model import Problem, RelatedKind, RelatedResource, RemoteKey, ValueReference
+from servlet.core.model import Problem, RelatedResource, RemoteKey, ResourceType, ValueReference
+from servlet.core.targets import CONFIGMAP_TYPE, SECRET_TYPE, related_resource_type, related_type
 
 
 @frozen
@@ -53,16 +54,19 @@ class Resolved:
 
 @frozen
 class RelatedKey:
-    """One related object the planner may look at: side, kind and coordinates."""
+    """One related object the planner may look at: side, type and coordinates.
+
+    The type may be given as a `RelatedKind` (the Secret and ConfigMap shorthand): keys compare
+    by the type it names."""
 
     side: Side
-    kind: RelatedKind
+    resource: ResourceType = field(converter=related_resource_type)
     namespace: str
     name: str
 
     @classmethod
-    def at(cls, side: Side, kind: RelatedKind, coordinates: Coordinates) -> RelatedKey:
-        return cls(side, kind, coordinates.namespace, coordinates.name)
+    def at(cls, side: Side, resource: ResourceType, coordinates: Coordinates) -> RelatedKey:
+        return cls(side, resource, coordinates.namespace, coordinates.name)
 
 
 class Presence(enum.Enum):
@@ -93,8 +97,8 @@ class RelatedSnapshot:
     unreadable: frozenset[RelatedKey] = frozenset()
     unconfirmed: frozenset[RelatedKey] = frozenset()
 
-    def get(self, side: Side, kind: RelatedKind, coordinates: Coordinates) -> Mapping[str, Any] | None:
-        return self.objects.get(RelatedKey(side, kind, coordinates.namespace, coordinates.name))
+    def get(self, side: Side, resource: ResourceType, coordinates: Coordinates) -> Mapping[str, Any] | None:
+        return self.objects.get(RelatedKey(side, resource, coordinates.namespace, coordinates.name))
 
     def presence(self, key: RelatedKey) -> Presence:
         if key in self.objects:
@@ -223,7 +227,7 @@ def resolve_side(
         if not namespace:
             return Problem(
                 field=f"{base}.namespace",
-                message=f"the {side.value} primary object is cluster-scoped, so the related {related.kind.value} "
+                message=f"the {side.value} primary object is cluster-scoped, so the related {kind_name(related)} "
                 f"{related.identifier!r} needs a namespace reference",
             )
     if isinstance(namespace, Problem):
@@ -258,12 +262,59 @@ def resolve(
 # --- content and state -------------------------------------------------------------------------
 
 
-_SYNCED_FIELDS = {RelatedKind.SECRET: ("data", "type"), RelatedKind.CONFIGMAP: ("data", "binaryData")}
+def type_of(item: RelatedResource) -> ResourceType:
+    """The resolved type of a related entry; callers plan only entries whose type is resolved."""
+    resource = related_type(item)
+    if resource is None:
+        raise ValueError(f"related entry {item.identifier!r} has no resolved type")
+    return resource
 
 
-def related_content(obj: Mapping[str, Any], kind: RelatedKind) -> dict[str, Any]:
-    """The part of a related object that is synced: its data fields and copyable labels/annotations."""
-    content: dict[str, Any] = {key: obj[key] for key in _SYNCED_FIELDS[kind] if obj.get(key) is not None}
+def type_problem(item: RelatedResource, *, index: int) -> Problem | None:
+    """Why objects of a related entry cannot be synced, None when its type can be.
+
+    An `api` type is resolved against the service cluster (`resolution.py`); one not served there
+    (yet) is reported for each primary and synced as soon as it is. Related objects are namespaced.
+    """
+    resource = related_type(item)
+    api = item.api
+    if resource is None:
+        where = "" if api is None else f"{api.resource} in group {api.group!r}, version {api.version!r}, "
+        return Problem(
+            field=f"spec.related[{index}].resource",
+            message=f"{where}is not served on the service cluster; related object {item.identifier!r} is not synced",
+        )
+    if not resource.namespaced:
+        return Problem(
+            field=f"spec.related[{index}].resource",
+            message=f"{resource.plural} are cluster-scoped; related objects must be namespaced",
+        )
+    return None
+
+
+def kind_name(item: RelatedResource) -> str:
+    """How messages name the type of a related entry: its kind, else its resource and group."""
+    resource = related_type(item)
+    if resource is not None:
+        return resource.kind
+    api = item.api
+    return "object" if api is None else f"{api.resource}.{api.group}".rstrip(".")
+
+
+_SYNCED_FIELDS = {SECRET_TYPE: ("data", "type"), CONFIGMAP_TYPE: ("data", "binaryData")}
+# Of any other type everything is synced but what the API server or its controllers own (as for primaries).
+_NOT_CONTENT = frozenset({"apiVersion", "kind", "metadata", "status"})
+
+
+def related_content(obj: Mapping[str, Any], resource: ResourceType) -> dict[str, Any]:
+    """The part of a related object that is synced: its data fields (Secrets, ConfigMaps) or
+    everything but metadata and status (any other type), and copyable labels/annotations."""
+    fields = _SYNCED_FIELDS.get(resource)
+    content: dict[str, Any] = (
+        {key: obj[key] for key in fields if obj.get(key) is not None}
+        if fields is not None
+        else {key: value for key, value in obj.items() if key not in _NOT_CONTENT and value is not None}
+    )
     meta = metadata_of(obj)
     copied: dict[str, Any] = {}
     for key in ("labels", "annotations"):
@@ -307,7 +358,7 @@ def read_platform_state(local: Mapping[str, Any], identifier: str) -> PlatformSt
     return PlatformState(copy=Coordinates(namespace, name), origin=Coordinates(origin_namespace, origin_name))
 
 
-def state_content(content: Mapping[str, Any], kind: RelatedKind) -> dict[str, Any]:
+def state_content(content: Mapping[str, Any], resource: ResourceType) -> dict[str, Any]:
     """The content as remembered in the related-state annotation on the local primary.
 
     The three-way rule reads only the keys of the remembered content (a key the servlet wrote
@@ -316,6 +367,6 @@ def state_content(content: Mapping[str, Any], kind: RelatedKind) -> dict[str, An
     """
     remembered = dict(content)
     data = content.get("data")
-    if kind is RelatedKind.SECRET and isinstance(data, Mapping):
+    if resource == SECRET_TYPE and isinstance(data, Mapping):
         remembered["data"] = dict.fromkeys(data, "")
     return remembered

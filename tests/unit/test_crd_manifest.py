@@ -182,6 +182,15 @@ FULL: dict[str, Any] = {
                     "namespace": {"path": "metadata.uid", "regex": {"pattern": "", "replacement": "kube-system"}},
                 },
             },
+            {
+                "identifier": "database",
+                "origin": "service",
+                "group": "databases.example.org",
+                "version": "v1",
+                "resource": "databases",
+                "identityHash": "4f8c0e7d",
+                "reference": {"name": {"path": "spec.secretName"}},
+            },
         ],
     },
     "status": {
