@@ -1,0 +1,243 @@
+"""Related objects of any type (group/version/resource): a Database provided in kcp by another
+APIExport, claimed by its identity hash, synced up from the service and down from the workspace,
+for namespaced and cluster-scoped primaries."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from tests.integration.e2e.env import E2E
+from tests.integration.e2e.manifests import (
+    GADGET,
+    REMOTE_WIDGET,
+    WIDGET,
+    Resource,
+    default_local_name,
+    gadget_crd,
+    link_labels,
+    published_resource,
+    remote_object,
+    widget_crd,
+)
+
+DB_GROUP = "databases.example.org"
+DATABASE = Resource(DB_GROUP, "v1", "databases")
+REMOTE_GADGET = Resource("certificates.example.corp", "v1", "gadgets", namespaced=False)
+_DB_SPEC = {
+    "type": "object",
+    "properties": {
+        "apiVersion": {"type": "string"},
+        "kind": {"type": "string"},
+        "metadata": {"type": "object"},
+        "spec": {"type": "object", "properties": {"engine": {"type": "string"}, "size": {"type": "integer"}}},
+        "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
+    },
+}
+_DB_NAMES = {"plural": "databases", "singular": "database", "kind": "Database", "listKind": "DatabaseList"}
+
+
+def database_crd() -> dict[str, Any]:
+    """The service cluster's own Database type (the same group, version and resource as in kcp)."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"databases.{DB_GROUP}"},
+        "spec": {
+            "group": DB_GROUP,
+            "scope": "Namespaced",
+            "names": _DB_NAMES,
+            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": _DB_SPEC}}],
+        },
+    }
+
+
+def provide_databases_in_kcp(e2e: E2E) -> str:
+    """Another APIExport in the org serves Databases; team-a binds it. Returns its identity hash."""
+    world = e2e.world
+    e2e.rest.create(
+        world.in_org("/api/v1/namespaces/kcp-system/secrets"),
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "databases", "namespace": "kcp-system"},
+            "data": {"key": base64.b64encode(b"databases-identity").decode()},
+        },
+    )
+    schema_name = f"v1.databases.{DB_GROUP}"
+    e2e.rest.create(
+        world.in_org("/apis/apis.kcp.io/v1alpha1/apiresourceschemas"),
+        {
+            "apiVersion": "apis.kcp.io/v1alpha1",
+            "kind": "APIResourceSchema",
+            "metadata": {"name": schema_name},
+            "spec": {
+                "group": DB_GROUP,
+                "names": _DB_NAMES,
+                "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": True, "storage": True, "schema": _DB_SPEC}],
+            },
+        },
+    )
+    export_path = world.in_org("/apis/apis.kcp.io/v1alpha1/apiexports")
+    e2e.rest.create(
+        export_path,
+        {
+            "apiVersion": "apis.kcp.io/v1alpha1",
+            "kind": "APIExport",
+            "metadata": {"name": DB_GROUP},
+            "spec": {
+                "identity": {"secretRef": {"namespace": "kcp-system", "name": "databases"}},
+                "latestResourceSchemas": [schema_name],
+            },
+        },
+    )
+    identity: str = e2e.eventually(
+        lambda: ((e2e.rest.get(f"{export_path}/{DB_GROUP}") or {}).get("status") or {}).get("identityHash"),
+        what="the Database export's identity hash",
+    )
+    e2e.rest.create(
+        world.in_workspace("team-a", "/apis/apis.kcp.io/v1alpha1/apibindings"),
+        {
+            "apiVersion": "apis.kcp.io/v1alpha1",
+            "kind": "APIBinding",
+            "metadata": {"name": "databases"},
+            "spec": {"reference": {"export": {"path": world.org, "name": DB_GROUP}}},
+        },
+    )
+    e2e.wait_served("team-a", DATABASE)
+    return identity
+
+
+def database_entry(identity: str, *, origin: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "identifier": "database",
+        "origin": origin,
+        "group": DB_GROUP,
+        "version": "v1",
+        "resource": "databases",
+        "identityHash": identity,
+        "reference": {"name": {"path": "spec.note"}},
+        **fields,
+    }
+
+
+def accept_the_servlets_claims(e2e: E2E, identity: str) -> None:
+    """Wait for the export to claim Databases (by identity), then accept every claim in team-a."""
+    export_path = e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}")
+
+    def claimed() -> list[dict[str, Any]] | None:
+        claims: list[dict[str, Any]] = ((e2e.rest.get(export_path) or {}).get("spec") or {}).get(
+            "permissionClaims"
+        ) or []
+        wanted = {"group": DB_GROUP, "resource": "databases", "identityHash": identity}
+        found = [{k: c.get(k) for k in wanted} for c in claims]
+        return claims if wanted in found else None
+
+    claims = e2e.eventually(claimed, what="the APIExport to claim databases with the identity hash")
+    e2e.rest.merge_patch(
+        e2e.world.in_workspace("team-a", f"/apis/apis.kcp.io/v1alpha1/apibindings/{e2e.world.export}"),
+        {"spec": {"permissionClaims": [{**c, "state": "Accepted"} for c in claims]}},
+    )
+
+
+def database(name: str, *, namespace: str, engine: str, size: int) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{DB_GROUP}/v1",
+        "kind": "Database",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"engine": engine, "size": size},
+    }
+
+
+def test_a_service_database_goes_up_follows_changes_and_goes_with_its_primary(e2e: E2E) -> None:
+    identity = provide_databases_in_kcp(e2e)
+    e2e.publish(
+        widget_crd(),
+        database_crd(),
+        published_resource("widgets", kind="Widget", related=[database_entry(identity, origin="service")]),
+    )
+    e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    accept_the_servlets_claims(e2e, identity)
+    cluster = e2e.world.cluster("team-a")
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="db-w"))
+    e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="w"))
+
+    # The operator creates the Database next to the local Widget.
+    e2e.rest.create(DATABASE.path(namespace=cluster), database("db-w", namespace=cluster, engine="postgres", size=1))
+    remote = e2e.eventually(
+        lambda: e2e.remote("team-a", DATABASE, namespace="default", name="db-w"),
+        what="the Database copy in the workspace",
+    )
+    assert remote["spec"] == {"engine": "postgres", "size": 1}
+
+    e2e.rest.merge_patch(DATABASE.path(namespace=cluster, name="db-w"), {"spec": {"size": 3}})
+    e2e.eventually(
+        lambda: (
+            (e2e.remote("team-a", DATABASE, namespace="default", name="db-w") or {}).get("spec", {}).get("size") == 3
+        ),
+        what="the resized Database in the workspace",
+    )
+
+    # The copy goes with its primary (cleanup); the service's own Database stays.
+    e2e.rest.delete(e2e.remote_path("team-a", REMOTE_WIDGET, namespace="default", name="w"))
+    e2e.eventually(
+        lambda: e2e.remote("team-a", DATABASE, namespace="default", name="db-w") is None,
+        what="the workspace copy of the Database to be deleted with its Widget",
+    )
+    assert e2e.local(DATABASE, namespace=cluster, name="db-w") is not None
+
+
+def test_a_workspace_database_comes_down_to_a_linked_copy(e2e: E2E) -> None:
+    identity = provide_databases_in_kcp(e2e)
+    e2e.publish(
+        widget_crd(),
+        database_crd(),
+        published_resource("widgets", kind="Widget", related=[database_entry(identity, origin="platform")]),
+    )
+    e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    accept_the_servlets_claims(e2e, identity)
+    cluster = e2e.world.cluster("team-a")
+    e2e.create_remote("team-a", DATABASE, database("mine", namespace="default", engine="mysql", size=2))
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="mine"))
+
+    local = e2e.wait_local(DATABASE, namespace=cluster, name="mine")
+    assert local["spec"] == {"engine": "mysql", "size": 2}
+    expected = link_labels(cluster=cluster, namespace="default", name="mine")
+    assert {k: (local["metadata"].get("labels") or {}).get(k) for k in expected} == expected
+
+    e2e.patch_remote("team-a", DATABASE, namespace="default", name="mine", patch={"spec": {"engine": "postgres"}})
+    e2e.eventually(
+        lambda: (e2e.local(DATABASE, namespace=cluster, name="mine") or {}).get("spec", {}).get("engine") == "postgres",
+        what="the tenant's change on the local copy",
+    )
+
+
+def test_a_cluster_scoped_primary_names_its_database_namespace(e2e: E2E) -> None:
+    identity = provide_databases_in_kcp(e2e)
+    namespace = {"path": "metadata.name", "regex": {"pattern": "", "replacement": "default"}}
+    e2e.publish(
+        gadget_crd(),
+        database_crd(),
+        published_resource(
+            "gadgets",
+            kind="Gadget",
+            related=[
+                database_entry(
+                    identity,
+                    origin="platform",
+                    reference={"name": {"path": "spec.note"}, "namespace": namespace},
+                )
+            ],
+        ),
+    )
+    e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_GADGET)
+    accept_the_servlets_claims(e2e, identity)
+    e2e.create_remote("team-a", DATABASE, database("shared", namespace="default", engine="mysql", size=1))
+    e2e.create_remote("team-a", REMOTE_GADGET, remote_object("Gadget", "g", note="shared"))
+    e2e.eventually(lambda: e2e.local_objects(GADGET), what="the local Gadget")
+    local = e2e.wait_local(DATABASE, namespace="default", name="shared")
+    assert local["spec"] == {"engine": "mysql", "size": 1}
