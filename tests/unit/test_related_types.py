@@ -1,0 +1,253 @@
+"""Related objects of any type: `group`/`version`/`resource` parsed, resolved against the service
+cluster's CRDs, synced as whole objects (but metadata and status), and claimed in the APIExport."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+
+from servlet.core.actions import CreateRelated, Error, PatchRelated, RecordRelatedState, Side
+from servlet.core.apiexport import plan_export
+from servlet.core.model import (
+    Origin,
+    PublishedResource,
+    PublishedResourceSpec,
+    RelatedAPI,
+    RelatedKind,
+    RelatedReference,
+    RelatedResource,
+    ResourceType,
+    SourceResource,
+    ValueReference,
+)
+from servlet.core.parsing import parse_published_resource
+from servlet.core.patch import decode_state
+from servlet.core.related import RelatedKey, RelatedSnapshot, plan_related
+from servlet.core.related_types import Claim, required_claims, resolve_related_types
+from servlet.core.targets import SECRET_TYPE
+from tests.unit.test_related import CLUSTER, LOCAL_NS, local_primary, primaries, remote_primary
+
+DB_GROUP = "databases.example.org"
+IDENTITY = "9f2c61d0a4"
+DATABASE_TYPE = ResourceType(DB_GROUP, "v1", "Database", "databases", True)
+DATABASE = RelatedResource(
+    identifier="database",
+    origin=Origin.SERVICE,
+    kind=None,
+    reference=RelatedReference(name=ValueReference(path="spec.secretName")),
+    api=RelatedAPI(group=DB_GROUP, version="v1", resource="databases", identity_hash=IDENTITY),
+    resolved=DATABASE_TYPE,
+)
+
+
+def database_crd(*, version: str = "v1", scope: str = "Namespaced") -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"databases.{DB_GROUP}", "resourceVersion": "7"},
+        "spec": {
+            "group": DB_GROUP,
+            "scope": scope,
+            "names": {"kind": "Database", "plural": "databases"},
+            "versions": [{"name": version, "served": True, "storage": True}],
+        },
+    }
+
+
+def database(namespace: str, name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{DB_GROUP}/v1",
+        "kind": "Database",
+        "metadata": {"namespace": namespace, "name": name, "uid": "u-1", "resourceVersion": "3"},
+        "spec": spec,
+        "status": {"phase": "Ready"},
+    }
+
+
+def manifest(*related: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "services.kdp.k8c.io/v1alpha1",
+        "kind": "PublishedResource",
+        "metadata": {"name": "widgets"},
+        "spec": {"resource": {"apiGroup": "example.com", "kind": "Widget"}, "related": list(related)},
+    }
+
+
+def entry(**fields: Any) -> dict[str, Any]:
+    return {"identifier": "database", "origin": "service", "reference": {"name": {"path": "spec.db"}}, **fields}
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+
+def test_group_version_resource_and_identity_hash_parse_into_the_related_type() -> None:
+    parsed = parse_published_resource(
+        manifest(entry(group=DB_GROUP, version="v1", resource="databases", identityHash=IDENTITY))
+    )
+    assert parsed.problems == ()
+    assert parsed.value is not None
+    (item,) = parsed.value.spec.related
+    assert item.kind is None
+    assert item.api == RelatedAPI(DB_GROUP, "v1", "databases", IDENTITY)
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        (
+            {"kind": "Secret", "group": DB_GROUP, "version": "v1", "resource": "databases"},
+            ["spec.related[0].kind"],
+        ),
+        ({"group": DB_GROUP}, ["spec.related[0].version", "spec.related[0].resource"]),
+        ({"identityHash": IDENTITY}, ["spec.related[0].version", "spec.related[0].resource"]),
+        ({"version": "v1", "resource": "Databases!"}, ["spec.related[0].resource"]),
+        ({"version": "v1", "resource": 3}, ["spec.related[0].resource"]),
+        ({}, ["spec.related[0].kind"]),
+    ],
+    ids=["kind-and-resource", "group-alone", "identity-alone", "bad-resource", "not-a-string", "no-type"],
+)
+def test_impossible_type_combinations_are_problems_naming_the_field(
+    fields: dict[str, Any], expected: list[str]
+) -> None:
+    problems = parse_published_resource(manifest(entry(**fields))).problems
+    assert [problem.field for problem in problems] == expected
+
+
+# --- resolution --------------------------------------------------------------------------------
+
+
+def published(*related: RelatedResource) -> PublishedResource:
+    spec = PublishedResourceSpec(resource=SourceResource(api_group="example.com", kind="Widget"), related=related)
+    return PublishedResource(name="widgets", spec=spec)
+
+
+def unresolved(api: RelatedAPI) -> RelatedResource:
+    return attrs.evolve(DATABASE, api=api, resolved=None)
+
+
+@pytest.mark.parametrize(
+    ("api", "crds", "expected"),
+    [
+        (RelatedAPI(DB_GROUP, "v1", "databases"), [database_crd()], DATABASE_TYPE),
+        (RelatedAPI(DB_GROUP, "v2", "databases"), [database_crd()], None),
+        (RelatedAPI(DB_GROUP, "v1", "databases"), [], None),
+        (RelatedAPI("", "v1", "secrets"), [], SECRET_TYPE),
+        (
+            RelatedAPI(DB_GROUP, "v1", "databases"),
+            [database_crd(scope="Cluster")],
+            attrs.evolve(DATABASE_TYPE, namespaced=False),
+        ),
+    ],
+    ids=["crd", "version-not-served", "no-crd", "built-in", "cluster-scoped"],
+)
+def test_a_related_type_resolves_against_the_service_clusters_types(
+    api: RelatedAPI, crds: list[dict[str, Any]], expected: ResourceType | None
+) -> None:
+    (item,) = resolve_related_types(published(unresolved(api)), crds).spec.related
+    assert item.resolved == expected
+
+
+def test_an_unserved_type_is_an_error_for_its_entry_while_the_others_keep_syncing() -> None:
+    tls = RelatedResource(
+        identifier="tls",
+        origin=Origin.SERVICE,
+        kind=RelatedKind.SECRET,
+        reference=RelatedReference(name=ValueReference(path="spec.secretName")),
+    )
+    missing = unresolved(RelatedAPI(DB_GROUP, "v1", "databases"))
+    source = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"namespace": LOCAL_NS, "name": "cert-1-tls"},
+        "data": {"a": "Yg=="},
+    }
+    actions = plan_related(
+        primaries=primaries(),
+        related=[missing, tls],
+        snapshot=RelatedSnapshot(objects={RelatedKey(Side.LOCAL, SECRET_TYPE, LOCAL_NS, "cert-1-tls"): source}),
+    )
+    error = actions[0]
+    assert isinstance(error, Error) and error.field == "spec.related[0].resource"
+    assert "not served on the service cluster" in error.reason and "databases" in error.reason
+    assert any(isinstance(action, CreateRelated) and action.identifier == "tls" for action in actions)
+
+
+# --- content -----------------------------------------------------------------------------------
+
+
+def test_a_service_database_is_copied_whole_but_its_metadata_and_status() -> None:
+    source = database(LOCAL_NS, "cert-1-tls", engine="postgres", size=1)
+    source["metadata"]["labels"] = {"team": "a"}
+    actions = plan_related(
+        primaries=primaries(),
+        related=[DATABASE],
+        snapshot=RelatedSnapshot(objects={RelatedKey(Side.LOCAL, DATABASE_TYPE, LOCAL_NS, "cert-1-tls"): source}),
+    )
+    create, record = actions
+    assert isinstance(create, CreateRelated)
+    assert create.target.resource == DATABASE_TYPE and create.target.cluster == CLUSTER
+    assert create.object == {
+        "apiVersion": f"{DB_GROUP}/v1",
+        "kind": "Database",
+        "metadata": {"name": "api-tls", "namespace": "prod", "labels": {"team": "a"}},
+        "spec": {"engine": "postgres", "size": 1},
+    }
+    assert isinstance(record, RecordRelatedState)
+
+
+def test_a_key_the_origin_dropped_is_removed_from_the_copy_by_the_three_way_rule() -> None:
+    before = database(LOCAL_NS, "cert-1-tls", engine="postgres", size=1)
+    actions = plan_related(
+        primaries=primaries(),
+        related=[DATABASE],
+        snapshot=RelatedSnapshot(objects={RelatedKey(Side.LOCAL, DATABASE_TYPE, LOCAL_NS, "cert-1-tls"): before}),
+    )
+    record = actions[-1]
+    assert isinstance(record, RecordRelatedState)
+    state = record.patch["metadata"]["annotations"][next(iter(record.patch["metadata"]["annotations"]))]
+    local = local_primary(annotations={next(iter(record.patch["metadata"]["annotations"])): state})
+    assert decode_state(state) is not None
+
+    after = database(LOCAL_NS, "cert-1-tls", engine="postgres")
+    copy = database("prod", "api-tls", engine="postgres", size=1)
+    actions = plan_related(
+        primaries=primaries(remote_primary(), local),
+        related=[DATABASE],
+        snapshot=RelatedSnapshot(
+            objects={
+                RelatedKey(Side.LOCAL, DATABASE_TYPE, LOCAL_NS, "cert-1-tls"): after,
+                RelatedKey(Side.REMOTE, DATABASE_TYPE, "prod", "api-tls"): copy,
+            }
+        ),
+    )
+    patch = next(action for action in actions if isinstance(action, PatchRelated))
+    assert patch.patch["spec"] == {"size": None}
+
+
+# --- claims ------------------------------------------------------------------------------------
+
+
+def test_claims_name_the_identity_of_a_foreign_type_and_skip_the_exports_own() -> None:
+    own = attrs.evolve(DATABASE, identifier="own", api=RelatedAPI("certificates.example.corp", "v1", "widgets"))
+    deployments = attrs.evolve(DATABASE, identifier="apps", api=RelatedAPI("apps", "v1", "deployments"))
+    nameless = attrs.evolve(DATABASE, identifier="nameless", api=RelatedAPI("other.example.org", "v1", "things"))
+    claims = required_claims(
+        [DATABASE, own, deployments, nameless], exported={("certificates.example.corp", "widgets")}
+    )
+    assert claims == {Claim(DB_GROUP, "databases", IDENTITY), Claim("apps", "deployments")}
+
+
+def test_the_export_gains_the_identity_claim_once_and_is_left_alone_after() -> None:
+    change = plan_export(export={"spec": {}}, schema_names=["v1.widgets.certificates.example.corp"], related=[DATABASE])
+    assert change is not None
+    claims = change.spec["permissionClaims"]
+    assert {"group": DB_GROUP, "resource": "databases", "identityHash": IDENTITY, "all": True} in claims
+    assert {"group": "", "resource": "namespaces", "all": True} in claims
+    assert (
+        plan_export(
+            export={"spec": change.spec}, schema_names=["v1.widgets.certificates.example.corp"], related=[DATABASE]
+        )
+        is None
+    )
