@@ -379,7 +379,7 @@ class Kcp:
         self.deprecated_vw_urls = deprecated_vw_urls
         self._system = 0
         self._identity_counter = identity_seed
-        self._claim_labels: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
+        self._claim_labels: dict[str, dict[tuple[str, str, str], dict[str, str]]] = {}
         world.converters[("apis.kcp.io", "apiexports")] = (export_to_v1, export_to_storage)
         world.converters[("apis.kcp.io", "apibindings")] = (binding_to_v1, binding_to_storage)
         world.mutators.append(self.admit)
