@@ -184,7 +184,9 @@ class RelatedResource:
     """One `spec.related[]` entry: `kind` (Secret or ConfigMap) or `api` (any type) names its type.
 
     `resolved` is the type as the service cluster serves it (kind and scope), filled in by
-    `resolution.py`; None for an `api` type not found there (yet)."""
+    `resolution.py`; None for an `api` type not found there (yet). `projection` is the type on
+    the destination side (the fields it leaves empty are the origin type's), resolved alike into
+    `resolved_projection`."""
 
     identifier: str
     origin: Origin
@@ -192,6 +194,8 @@ class RelatedResource:
     reference: RelatedReference
     api: RelatedAPI | None = None
     resolved: ResourceType | None = None
+    projection: RelatedAPI | None = None
+    resolved_projection: ResourceType | None = None
 
 
 @frozen

@@ -68,7 +68,17 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
     report_unknown(
         related,
         path=path,
-        known=("identifier", "origin", "kind", "group", "version", "resource", "identityHash", "reference"),
+        known=(
+            "identifier",
+            "origin",
+            "kind",
+            "group",
+            "version",
+            "resource",
+            "identityHash",
+            "projection",
+            "reference",
+        ),
         problems=problems,
     )
     identifier = read_string(related, "identifier", path=path, problems=problems, required=True)
@@ -87,10 +97,52 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
     kind = None
     if api is None and len(problems) == before:
         kind = read_enum(related, "kind", RelatedKind, path=path, problems=problems, required=True)
+    projection = _parse_projection(related.get("projection"), path=f"{path}.projection", problems=problems)
     reference = _parse_reference(related.get("reference"), path=f"{path}.reference", problems=problems)
     if identifier is None or origin is None or (kind is None and api is None) or reference is None:
         return None
-    return RelatedResource(identifier=identifier, origin=origin, kind=kind, reference=reference, api=api)
+    return RelatedResource(
+        identifier=identifier,
+        origin=origin,
+        kind=kind,
+        reference=reference,
+        api=api,
+        projection=None if projection is None else projected_api(kind=kind, api=api, projection=projection),
+    )
+
+
+def _parse_projection(data: object, *, path: str, problems: list[Problem]) -> dict[str, str] | None:
+    """`projection`: the group, version or resource the destination side has instead (empty: as the origin)."""
+    if data is None:
+        return None
+    projection = as_mapping(data, path=path, problems=problems)
+    if projection is None:
+        return None
+    report_unknown(projection, path=path, known=_API_FIELDS, problems=problems)
+    before = len(problems)
+    texts = {key: read_string(projection, key, path=path, problems=problems) or "" for key in _API_FIELDS}
+    for key in ("group", "resource"):
+        if texts[key] and not is_dns1123_subdomain(texts[key]):
+            problems.append(Problem(field=f"{path}.{key}", message=f"{describe(texts[key])} is not a valid {key} name"))
+    if len(problems) > before:
+        return None
+    if not any(texts.values()):
+        problems.append(Problem(field=path, message="sets none of group, version and resource"))
+        return None
+    return texts
+
+
+def projected_api(*, kind: RelatedKind | None, api: RelatedAPI | None, projection: dict[str, str]) -> RelatedAPI:
+    """The destination type: the projection's fields over the origin type's."""
+    origin = api or RelatedAPI(
+        group="", version="v1", resource="secrets" if kind is RelatedKind.SECRET else "configmaps"
+    )
+    return RelatedAPI(
+        group=projection.get("group") or origin.group,
+        version=projection.get("version") or origin.version,
+        resource=projection.get("resource") or origin.resource,
+        identity_hash=origin.identity_hash,
+    )
 
 
 _API_FIELDS = ("group", "version", "resource")

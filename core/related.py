@@ -63,13 +63,11 @@ from servlet.core.related_objects import (
     namespace_of,
     read_platform_state,
     read_service_state,
-    related_content,
     resolve,
     state_content,
-    type_of,
-    type_problem,
 )
 from servlet.core.related_platform import delete_linked_copy, plan_platform_origin
+from servlet.core.related_sides import desired_content, type_on, type_problem
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = [
@@ -130,7 +128,7 @@ def plan_related_cleanup(
             state = read_service_state(primaries.local, item.identifier)
             if state is None or not state.created:
                 continue
-            unread = RelatedKey.at(Side.REMOTE, type_of(item), state.coordinates)
+            unread = RelatedKey.at(Side.REMOTE, type_on(item, Side.REMOTE), state.coordinates)
             if snapshot.presence(unread) is Presence.UNREADABLE:
                 actions.append(unreadable_error(primaries, item, unread))
             else:
@@ -143,7 +141,7 @@ def plan_related_cleanup(
         if recorded is not None:
             owned.setdefault(recorded.copy, recorded.origin)
         for copy, origin in owned.items():
-            key = RelatedKey.at(Side.LOCAL, type_of(item), copy)
+            key = RelatedKey.at(Side.LOCAL, type_on(item, Side.LOCAL), copy)
             if snapshot.presence(key) is Presence.UNREADABLE:
                 actions.append(unreadable_error(primaries, item, key))
             else:
@@ -178,18 +176,18 @@ def related_reads(
 def _keys_of(item: RelatedResource, resolved: Resolved, local: Mapping[str, Any] | None) -> list[RelatedKey]:
     """The related objects one entry's plan may look at: both sides' objects, and the copy it recorded."""
     keys = [
-        RelatedKey.at(side, type_of(item), coordinates)
+        RelatedKey.at(side, type_on(item, side), coordinates)
         for side, coordinates in ((Side.REMOTE, resolved.remote), (Side.LOCAL, resolved.local))
         if coordinates is not None and (side is Side.REMOTE or local is not None)
     ]
     if local is not None and item.origin is Origin.SERVICE:
         service = read_service_state(local, item.identifier)
         if service is not None:  # a copy recorded at older coordinates may be due for deletion
-            keys.append(RelatedKey.at(Side.REMOTE, type_of(item), service.coordinates))
+            keys.append(RelatedKey.at(Side.REMOTE, type_on(item, Side.REMOTE), service.coordinates))
     elif local is not None:
         platform = read_platform_state(local, item.identifier)
         if platform is not None:
-            keys.append(RelatedKey.at(Side.LOCAL, type_of(item), platform.copy))
+            keys.append(RelatedKey.at(Side.LOCAL, type_on(item, Side.LOCAL), platform.copy))
     return keys
 
 
@@ -239,7 +237,7 @@ def _plan_service_origin(
     state = read_service_state(primaries.local, item.identifier)
     if resolved.local is None:
         return []
-    source_key = RelatedKey.at(Side.LOCAL, type_of(item), resolved.local)
+    source_key = RelatedKey.at(Side.LOCAL, type_on(item, Side.LOCAL), resolved.local)
     source = snapshot.objects.get(source_key)
     if source is None:
         if state is None:
@@ -249,7 +247,10 @@ def _plan_service_origin(
             held_back.add(source_key)
             return [
                 unconfirmed_error(
-                    primaries, item, source_key, copy=RelatedKey.at(Side.REMOTE, type_of(item), state.coordinates)
+                    primaries,
+                    item,
+                    source_key,
+                    copy=RelatedKey.at(Side.REMOTE, type_on(item, Side.REMOTE), state.coordinates),
                 )
             ]
         return [
@@ -271,15 +272,18 @@ def _plan_service_origin(
         # The workspace primary now names another object: the old copy, if ours, goes away.
         actions.extend(_delete_recorded_copy(primaries, item, state, snapshot))
 
-    desired = related_content(source, type_of(item))
-    live = snapshot.get(Side.REMOTE, type_of(item), destination)
-    target = ref(primaries, Side.REMOTE, type_of(item), destination)
+    desired = desired_content(item, source)
+    live = snapshot.get(Side.REMOTE, type_on(item, Side.REMOTE), destination)
+    target = ref(primaries, Side.REMOTE, type_on(item, Side.REMOTE), destination)
     if live is None:
         created_record = record_state(
             primaries,
             item.identifier,
             ServiceState(
-                destination.namespace, destination.name, created=True, content=state_content(desired, type_of(item))
+                destination.namespace,
+                destination.name,
+                created=True,
+                content=state_content(desired, type_on(item, Side.REMOTE)),
             ),
         )
         if isinstance(created_record, Error):
@@ -291,7 +295,7 @@ def _plan_service_origin(
             CreateRelated(
                 identifier=item.identifier,
                 target=target,
-                object=patch.apply_merge_patch(skeleton(type_of(item), destination), desired),
+                object=patch.apply_merge_patch(skeleton(type_on(item, Side.REMOTE), destination), desired),
             ),
             created_record,
         ]
@@ -301,7 +305,10 @@ def _plan_service_origin(
     last_known = state.content if same_place and state is not None else None
     created = state.created if same_place and state is not None else False
     new_state = ServiceState(
-        destination.namespace, destination.name, created=created, content=state_content(desired, type_of(item))
+        destination.namespace,
+        destination.name,
+        created=created,
+        content=state_content(desired, type_on(item, Side.REMOTE)),
     )
     record = record_state(primaries, item.identifier, new_state) if new_state != state else None
     if isinstance(record, Error):
@@ -319,13 +326,13 @@ def _plan_service_origin(
 def _delete_recorded_copy(
     primaries: Primaries, item: RelatedResource, state: ServiceState, snapshot: RelatedSnapshot
 ) -> list[Action]:
-    copy = snapshot.get(Side.REMOTE, type_of(item), state.coordinates)
+    copy = snapshot.get(Side.REMOTE, type_on(item, Side.REMOTE), state.coordinates)
     if not state.created or copy is None or is_deleting(copy):
         return []
     return [
         DeleteRelated(
             identifier=item.identifier,
-            target=ref(primaries, Side.REMOTE, type_of(item), state.coordinates),
+            target=ref(primaries, Side.REMOTE, type_on(item, Side.REMOTE), state.coordinates),
             uid=uid_of(copy),
         )
     ]

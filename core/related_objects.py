@@ -262,36 +262,6 @@ def resolve(
 # --- content and state -------------------------------------------------------------------------
 
 
-def type_of(item: RelatedResource) -> ResourceType:
-    """The resolved type of a related entry; callers plan only entries whose type is resolved."""
-    resource = related_type(item)
-    if resource is None:
-        raise ValueError(f"related entry {item.identifier!r} has no resolved type")
-    return resource
-
-
-def type_problem(item: RelatedResource, *, index: int) -> Problem | None:
-    """Why objects of a related entry cannot be synced, None when its type can be.
-
-    An `api` type is resolved against the service cluster (`resolution.py`); one not served there
-    (yet) is reported for each primary and synced as soon as it is. Related objects are namespaced.
-    """
-    resource = related_type(item)
-    api = item.api
-    if resource is None:
-        where = "" if api is None else f"{api.resource} in group {api.group!r}, version {api.version!r}, "
-        return Problem(
-            field=f"spec.related[{index}].resource",
-            message=f"{where}is not served on the service cluster; related object {item.identifier!r} is not synced",
-        )
-    if not resource.namespaced:
-        return Problem(
-            field=f"spec.related[{index}].resource",
-            message=f"{resource.plural} are cluster-scoped; related objects must be namespaced",
-        )
-    return None
-
-
 def kind_name(item: RelatedResource) -> str:
     """How messages name the type of a related entry: its kind, else its resource and group."""
     resource = related_type(item)

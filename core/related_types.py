@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from servlet.core.model import PublishedResource, RelatedAPI, RelatedKind, RelatedResource, ResourceType
+from servlet.core.model import Origin, PublishedResource, RelatedAPI, RelatedKind, RelatedResource, ResourceType
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = ["Claim", "related_crds", "required_claims", "resolve_related_types"]
@@ -79,13 +79,15 @@ def resolve_related_types(published: PublishedResource, crds: Iterable[Manifest]
     synced, while every other entry keeps working.
     """
     related = published.spec.related
-    if all(item.api is None for item in related):
+    if all(item.api is None and item.projection is None for item in related):
         return published
     crds = list(crds)
     resolved = tuple(
-        item
-        if item.api is None
-        else attrs.evolve(item, resolved=_BUILTIN_BY_API.get(_key(item.api)) or crd_type(crds, item.api))
+        attrs.evolve(
+            item,
+            resolved=item.resolved if item.api is None else _served(item.api, crds),
+            resolved_projection=None if item.projection is None else _served(item.projection, crds),
+        )
         for item in related
     )
     return attrs.evolve(published, spec=attrs.evolve(published.spec, related=resolved))
@@ -93,7 +95,12 @@ def resolve_related_types(published: PublishedResource, crds: Iterable[Manifest]
 
 def related_crds(published: PublishedResource, crds: Iterable[Manifest]) -> list[Manifest]:
     """The CRDs among `crds` that the related entries of `published` name (to read or watch them)."""
-    wanted = {(item.api.group, item.api.resource) for item in published.spec.related if item.api is not None}
+    wanted = {
+        (api.group, api.resource)
+        for item in published.spec.related
+        for api in (item.api, item.projection)
+        if api is not None
+    }
     if not wanted:
         return []
     return [
@@ -102,6 +109,10 @@ def related_crds(published: PublishedResource, crds: Iterable[Manifest]) -> list
         if (_mapping(crd.get("spec")).get("group"), _mapping(_mapping(crd.get("spec")).get("names")).get("plural"))
         in wanted
     ]
+
+
+def _served(api: RelatedAPI, crds: list[Manifest]) -> ResourceType | None:
+    return _BUILTIN_BY_API.get(_key(api)) or crd_type(crds, api)
 
 
 def _key(api: RelatedAPI) -> tuple[str, str, str]:
@@ -126,7 +137,9 @@ class Claim:
 
 
 def platform_api(item: RelatedResource) -> RelatedAPI:
-    """The type a related entry's objects have in kcp (the same as on the service cluster)."""
+    """The type a related entry's objects have in kcp: the projected one for objects going up."""
+    if item.projection is not None and item.origin is Origin.SERVICE:
+        return item.projection
     if item.api is not None:
         return item.api
     plural = "secrets" if item.kind is RelatedKind.SECRET else "configmaps"

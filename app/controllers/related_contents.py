@@ -101,7 +101,7 @@ class RelatedCaches:
     def __init__(
         self,
         *,
-        types: Iterable[ResourceType],
+        types: Iterable[tuple[Side, ResourceType]],
         acquire: Callable[[WatchSource[Any]], Cache],
         sources: WatchSources[Any],
         service: ServiceCluster,
@@ -112,12 +112,12 @@ class RelatedCaches:
         self._vw = vw
         self._log = log
         self.contents: dict[tuple[Side, ResourceType], RelatedContents] = {}
-        for resource in sorted(set(types), key=lambda t: (t.group, t.version, t.plural)):
-            local = sources.service_source(resource)
-            remote = sources.virtual_workspace_source(resource)
-            for side, source in ((Side.LOCAL, local), (Side.REMOTE, remote)):
-                cache = acquire(WatchSource(collection=source.collection, name=source.name, metadata_only=True))
-                self.contents[(side, resource)] = RelatedContents(cache, self._fetcher(side, resource))
+        for side, resource in sorted(set(types), key=lambda t: (t[0].value, t[1].group, t[1].version, t[1].plural)):
+            source = (
+                sources.service_source(resource) if side is Side.LOCAL else sources.virtual_workspace_source(resource)
+            )
+            cache = acquire(WatchSource(collection=source.collection, name=source.name, metadata_only=True))
+            self.contents[(side, resource)] = RelatedContents(cache, self._fetcher(side, resource))
 
     def __bool__(self) -> bool:
         return bool(self.contents)

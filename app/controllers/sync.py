@@ -67,8 +67,9 @@ from servlet.core.keys import remote_key_of
 from servlet.core.model import LocalKey, RemoteKey
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object
 from servlet.core.ports import ActionExecutor, InvolvedObject, ServiceCluster, VirtualWorkspace, WatchSources
+from servlet.core.related_sides import watched_types
 from servlet.core.releases import finalizer_releases
-from servlet.core.targets import NAMESPACE_TYPE, related_type
+from servlet.core.targets import NAMESPACE_TYPE
 
 ORPHANS_KEY = "orphans"
 # A remote deletion is followed by the local one within moments; looking for orphans a little
@@ -144,7 +145,7 @@ class SyncWorker:
         # local name must be known before the remote object gets a finalizer (a conflict writes nothing).
         self._local = self._acquire(env.sources.service_source(projected.local), index=link_value)
         self.related = RelatedCaches(
-            types=(resource for item in context.published.spec.related if (resource := related_type(item))),
+            types=(pair for item in context.published.spec.related for pair in watched_types(item)),
             acquire=self._acquire,
             sources=env.sources,
             service=env.service,

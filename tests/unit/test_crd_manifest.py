@@ -189,6 +189,7 @@ FULL: dict[str, Any] = {
                 "version": "v1",
                 "resource": "databases",
                 "identityHash": "4f8c0e7d",
+                "projection": {"group": "kcp.example.org", "version": "v1beta1", "resource": "dbs"},
                 "reference": {"name": {"path": "spec.secretName"}},
             },
         ],

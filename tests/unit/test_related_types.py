@@ -251,3 +251,82 @@ def test_the_export_gains_the_identity_claim_once_and_is_left_alone_after() -> N
         )
         is None
     )
+
+
+# --- projection --------------------------------------------------------------------------------
+
+
+def test_a_projection_replaces_only_the_fields_it_sets() -> None:
+    parsed = parse_published_resource(
+        manifest(entry(kind="ConfigMap", projection={"resource": "secrets"}), entry(identifier="other", **_db_fields()))
+    )
+    assert parsed.problems == ()
+    assert parsed.value is not None
+    configmap, other = parsed.value.spec.related
+    assert configmap.projection == RelatedAPI("", "v1", "secrets")
+    assert other.projection == RelatedAPI("kcp.example.org", "v1", "databases", IDENTITY)
+
+
+def _db_fields() -> dict[str, Any]:
+    return {
+        "group": DB_GROUP,
+        "version": "v1",
+        "resource": "databases",
+        "identityHash": IDENTITY,
+        "projection": {"group": "kcp.example.org"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("projection", "field"),
+    [({}, "spec.related[0].projection"), ({"resource": "Secrets!"}, "spec.related[0].projection.resource")],
+)
+def test_an_empty_or_bad_projection_is_a_problem_naming_the_field(projection: dict[str, str], field: str) -> None:
+    problems = parse_published_resource(manifest(entry(kind="ConfigMap", projection=projection))).problems
+    assert [problem.field for problem in problems] == [field]
+
+
+def _projected(origin: Origin, kind: RelatedKind, projection: str) -> RelatedResource:
+    parsed = parse_published_resource(
+        manifest(entry(origin=origin.value, kind=kind.value, projection={"resource": projection}))
+    )
+    assert parsed.value is not None
+    (item,) = resolve_related_types(parsed.value, []).spec.related
+    return attrs.evolve(item, reference=RelatedReference(name=ValueReference(path="spec.secretName")))
+
+
+def test_an_operators_configmap_goes_up_as_a_secret_with_its_text_in_base64() -> None:
+    item = _projected(Origin.SERVICE, RelatedKind.CONFIGMAP, "secrets")
+    source = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"namespace": LOCAL_NS, "name": "cert-1-tls"},
+        "data": {"color": "blue"},
+        "binaryData": {"logo": "AAE="},
+    }
+    snapshot = RelatedSnapshot(objects={RelatedKey(Side.LOCAL, RelatedKind.CONFIGMAP, LOCAL_NS, "cert-1-tls"): source})
+    create = plan_related(primaries=primaries(), related=[item], snapshot=snapshot)[0]
+    assert isinstance(create, CreateRelated) and create.target.resource == SECRET_TYPE
+    assert create.object["kind"] == "Secret"
+    assert create.object["data"] == {"color": "Ymx1ZQ==", "logo": "AAE="}
+    # The Secret's values stay out of the record on the local primary.
+    assert required_claims([item], exported=()) == {Claim("", "secrets")}
+
+
+def test_a_tenants_secret_comes_down_as_a_configmap_with_text_where_it_is_text() -> None:
+    item = _projected(Origin.PLATFORM, RelatedKind.SECRET, "configmaps")
+    source = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"namespace": "prod", "name": "api-tls", "uid": "u-2"},
+        "data": {"user": "YWxpY2U=", "key": "/w=="},
+    }
+    snapshot = RelatedSnapshot(objects={RelatedKey(Side.REMOTE, RelatedKind.SECRET, "prod", "api-tls"): source})
+    create = next(
+        action
+        for action in plan_related(primaries=primaries(), related=[item], snapshot=snapshot)
+        if isinstance(action, CreateRelated)
+    )
+    assert create.target.resource.kind == "ConfigMap" and create.target.side is Side.LOCAL
+    assert create.object["data"] == {"user": "alice"} and create.object["binaryData"] == {"key": "/w=="}
+    assert required_claims([item], exported=()) == {Claim("", "secrets")}

@@ -9,8 +9,10 @@ from typing import Any
 
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
+    CONFIGMAP,
     GADGET,
     REMOTE_WIDGET,
+    SECRET,
     WIDGET,
     Resource,
     default_local_name,
@@ -241,3 +243,96 @@ def test_a_cluster_scoped_primary_names_its_database_namespace(e2e: E2E) -> None
     e2e.eventually(lambda: e2e.local_objects(GADGET), what="the local Gadget")
     local = e2e.wait_local(DATABASE, namespace="default", name="shared")
     assert local["spec"] == {"engine": "mysql", "size": 1}
+
+
+def _accept_all_claims(e2e: E2E, resource: str) -> None:
+    export_path = e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}")
+
+    def claimed() -> list[dict[str, Any]] | None:
+        claims: list[dict[str, Any]] = ((e2e.rest.get(export_path) or {}).get("spec") or {}).get(
+            "permissionClaims"
+        ) or []
+        return claims if any(c.get("resource") == resource for c in claims) else None
+
+    claims = e2e.eventually(claimed, what=f"the APIExport to claim {resource}")
+    e2e.rest.merge_patch(
+        e2e.world.in_workspace("team-a", f"/apis/apis.kcp.io/v1alpha1/apibindings/{e2e.world.export}"),
+        {"spec": {"permissionClaims": [{**c, "state": "Accepted"} for c in claims]}},
+    )
+
+
+def test_an_operators_configmap_becomes_a_secret_in_the_workspace(e2e: E2E) -> None:
+    e2e.publish(
+        widget_crd(),
+        published_resource(
+            "widgets",
+            kind="Widget",
+            related=[
+                {
+                    "identifier": "settings",
+                    "origin": "service",
+                    "kind": "ConfigMap",
+                    "projection": {"resource": "secrets"},
+                    "reference": {"name": {"path": "spec.note"}},
+                }
+            ],
+        ),
+    )
+    e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    _accept_all_claims(e2e, "secrets")
+    cluster = e2e.world.cluster("team-a")
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="w-settings"))
+    e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="w"))
+    e2e.rest.create(
+        CONFIGMAP.path(namespace=cluster),
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "w-settings", "namespace": cluster},
+            "data": {"color": "blue"},
+        },
+    )
+    copied = e2e.eventually(
+        lambda: e2e.remote("team-a", SECRET, namespace="default", name="w-settings"),
+        what="the ConfigMap as a Secret in the workspace",
+    )
+    assert copied["data"] == {"color": base64.b64encode(b"blue").decode()}
+    assert e2e.remote("team-a", CONFIGMAP, namespace="default", name="w-settings") is None
+
+
+def test_a_tenants_secret_comes_down_as_a_configmap(e2e: E2E) -> None:
+    e2e.publish(
+        widget_crd(),
+        published_resource(
+            "widgets",
+            kind="Widget",
+            related=[
+                {
+                    "identifier": "settings",
+                    "origin": "platform",
+                    "kind": "Secret",
+                    "projection": {"resource": "configmaps"},
+                    "reference": {"name": {"path": "spec.note"}},
+                }
+            ],
+        ),
+    )
+    e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    cluster = e2e.world.cluster("team-a")
+    e2e.create_remote(
+        "team-a",
+        SECRET,
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "creds", "namespace": "default"},
+            "data": {"user": base64.b64encode(b"alice").decode()},
+        },
+    )
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="creds"))
+    local = e2e.wait_local(CONFIGMAP, namespace=cluster, name="creds")
+    assert local["data"] == {"user": "alice"}
+    expected = link_labels(cluster=cluster, namespace="default", name="creds")
+    assert {k: (local["metadata"].get("labels") or {}).get(k) for k in expected} == expected
