@@ -1,11 +1,11 @@
 """`python -m bench.related_resync`: what related objects cost a no-op resync, in requests.
 
-Widgets in one workspace, each with four related objects, all synced: a Database going up from
+Widgets in one workspace, each with five related objects, all synced: a Database going up from
 the service (group/version/resource, another export's type claimed by its identity hash), a
 Database coming down from the workspace, a Secret going up and a ConfigMap coming down (the
-`kind` shorthand). Once converged the servlet is restarted with a short resync period; every
-request it sends during the restart's reconciles and one full resync is counted (the Lease
-aside). The target is none: a converged related object is neither read again nor written. It
+`kind` shorthand), and a ConfigMap going up as a Secret (`projection`). Once converged the
+servlet is restarted with a short resync period; every request it sends during the restart's
+reconciles and one full resync is counted (the Lease aside). The target is none: a converged related object is neither read again nor written. It
 does not judge the figures.
 """
 
@@ -60,6 +60,13 @@ def _entries(identity: str) -> list[dict[str, object]]:
             "kind": "ConfigMap",
             "reference": {"name": {"path": "spec.color"}},
         },
+        {
+            "identifier": "config-up-as-secret",
+            "origin": "service",
+            "kind": "ConfigMap",
+            "projection": {"resource": "secrets"},
+            "reference": {"name": {"path": "spec.note", "regex": {"pattern": "^(.*)$", "replacement": "\\1-cfg"}}},
+        },
     ]
 
 
@@ -84,13 +91,22 @@ def converge(env: E2E, widgets: int) -> None:
         env.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name=f"w-{index}"))
         env.rest.create(DATABASE.path(namespace=cluster), database(up, namespace=cluster, engine="pg", size=index))
         env.rest.create(SECRET.path(namespace=cluster), secret(up, namespace=cluster, data={"k": "dg=="}))
+        env.rest.create(
+            CONFIGMAP.path(namespace=cluster),
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": f"{up}-cfg", "namespace": cluster},
+                "data": {"k": "v"},
+            },
+        )
     for index in range(widgets):
-        for resource in (DATABASE, SECRET):
+        for resource, name in ((DATABASE, f"up-{index}"), (SECRET, f"up-{index}"), (SECRET, f"up-{index}-cfg")):
             env.eventually(
-                lambda resource=resource, name=f"up-{index}": env.remote(  # type: ignore[misc]
+                lambda resource=resource, name=name: env.remote(  # type: ignore[misc]
                     "team-a", resource, namespace="default", name=name
                 ),
-                what=f"the copy up-{index} in the workspace",
+                what=f"the copy {name} in the workspace",
             )
         env.wait_local(DATABASE, namespace=cluster, name=f"down-{index}")
         env.wait_local(CONFIGMAP, namespace=cluster, name=f"down-{index}")
@@ -121,11 +137,11 @@ def run(*, widgets: int, directory: Path) -> dict[str, dict[str, int]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.related_resync", description=__doc__.split("\n")[0])
-    parser.add_argument("--widgets", type=int, default=20, help="Widgets, each with 4 related objects (default 20)")
+    parser.add_argument("--widgets", type=int, default=20, help="Widgets, each with 5 related objects (default 20)")
     options = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-related-resync-") as directory:
         counted = run(widgets=options.widgets, directory=Path(directory))
-    print(f"{options.widgets} converged Widgets with {4 * options.widgets} related objects:")
+    print(f"{options.widgets} converged Widgets with {5 * options.widgets} related objects:")
     for phase, requests in counted.items():
         print(f"  {phase}: {sum(requests.values())} requests {dict(sorted(requests.items())) or ''}")
     return 0
