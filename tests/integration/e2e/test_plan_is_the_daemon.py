@@ -24,6 +24,7 @@ from servlet.app.cli import app
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
     CERTIFICATE,
+    CONFIGMAP,
     GROUP,
     REMOTE_WIDGET,
     SECRET,
@@ -368,6 +369,13 @@ def test_the_plan_of_related_objects_of_any_type_is_what_the_daemon_writes(e2e: 
                 database_entry(
                     identity, origin="platform", identifier="mine", reference={"name": {"path": "spec.color"}}
                 ),
+                {
+                    "identifier": "settings",
+                    "origin": "service",
+                    "kind": "ConfigMap",
+                    "projection": {"resource": "secrets"},
+                    "reference": {"name": {"path": "spec.note"}},
+                },
             ],
         ),
     )
@@ -385,14 +393,27 @@ def test_the_plan_of_related_objects_of_any_type_is_what_the_daemon_writes(e2e: 
     # While no servlet runs: the operator creates its Database (up), the tenant resizes theirs (down).
     e2e.rest.create(DATABASE.path(namespace=cluster), database("db-w", namespace=cluster, engine="postgres", size=1))
     e2e.patch_remote("team-a", DATABASE, namespace="default", name="mine", patch={"spec": {"size": 2}})
+    e2e.rest.create(
+        CONFIGMAP.path(namespace=cluster),
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "db-w", "namespace": cluster},
+            "data": {"a": "b"},
+        },
+    )
 
     live = _live_plan(e2e)
     offline = _offline_plan(
         e2e,
         _dump(
             e2e,
-            remote=[("team-a", REMOTE_WIDGET, "Widget"), ("team-a", DATABASE, "Database")],
-            local=[(WIDGET, "Widget"), (DATABASE, "Database")],
+            remote=[
+                ("team-a", REMOTE_WIDGET, "Widget"),
+                ("team-a", DATABASE, "Database"),
+                ("team-a", SECRET, "Secret"),
+            ],
+            local=[(WIDGET, "Widget"), (DATABASE, "Database"), (CONFIGMAP, "ConfigMap")],
         ),
     )
     planned = _planned(live)
@@ -403,7 +424,11 @@ def test_the_plan_of_related_objects_of_any_type_is_what_the_daemon_writes(e2e: 
         for action in obj["actions"]
         if action["type"] in ("createRelated", "patchRelated")
     ]
-    assert sorted(related) == [("createRelated", "Database", "db-w"), ("patchRelated", "Database", "mine")]
+    assert sorted(related) == [
+        ("createRelated", "Database", "db-w"),
+        ("createRelated", "Secret", "db-w"),
+        ("patchRelated", "Database", "mine"),
+    ]
 
     done = _run_until_quiet(e2e, "second", at_least=sum(len(methods) for methods in planned.values()))
     _assert_same(planned, done)
