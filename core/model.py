@@ -162,8 +162,13 @@ class ValueReference:
 
 @frozen
 class RelatedReference:
-    name: ValueReference
-    namespace: ValueReference | None = None
+    """Where a related object is found: a path (`ValueReference`) or a template (its source, `str`)
+    for its name and, optionally, its namespace. `object_form`: written as `object` rather than
+    `reference`, which only changes the field paths problems name."""
+
+    name: ValueReference | str
+    namespace: ValueReference | str | None = None
+    object_form: bool = False
 
 
 @frozen

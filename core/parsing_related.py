@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from jsonpath_ng.parser import parse as parse_json_path
 
-from servlet.core import rewrite
+from servlet.core import related_templates, rewrite
 from servlet.core.fields import as_mapping, describe, read_enum, read_string, report_unknown
 from servlet.core.model import (
     Naming,
@@ -27,6 +27,7 @@ from servlet.core.model import (
 )
 from servlet.core.namespace_safety import related_namespace_problem
 from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain
+from servlet.core.templates import TemplateError
 
 # Related identifiers end up in annotation keys of the local primary, which bound their length.
 IDENTIFIER_MAX = 40
@@ -78,6 +79,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
             "identityHash",
             "projection",
             "reference",
+            "object",
         ),
         problems=problems,
     )
@@ -98,7 +100,13 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
     if api is None and len(problems) == before:
         kind = read_enum(related, "kind", RelatedKind, path=path, problems=problems, required=True)
     projection = _parse_projection(related.get("projection"), path=f"{path}.projection", problems=problems)
-    reference = _parse_reference(related.get("reference"), path=f"{path}.reference", problems=problems)
+    if related.get("object") is not None and related.get("reference") is not None:
+        problems.append(Problem(field=f"{path}.object", message="cannot be combined with reference; set one of them"))
+        reference = None
+    elif related.get("object") is not None:
+        reference = _parse_object(related.get("object"), path=f"{path}.object", problems=problems)
+    else:
+        reference = _parse_reference(related.get("reference"), path=f"{path}.reference", problems=problems)
     if identifier is None or origin is None or (kind is None and api is None) or reference is None:
         return None
     return RelatedResource(
@@ -215,6 +223,69 @@ def _parse_reference(data: object, *, path: str, problems: list[Problem]) -> Rel
     if name is None or (namespace_data is not None and namespace is None):
         return None
     return RelatedReference(name=name, namespace=namespace)
+
+
+_OBJECT_FORMS = ("reference", "template", "selector")
+
+
+def _parse_object(data: object, *, path: str, problems: list[Problem]) -> RelatedReference | None:
+    """`object`: the name by `reference` (a path) or `template`, the namespace alike (optional)."""
+    found = as_mapping(data, path=path, problems=problems)
+    if found is None:
+        return None
+    report_unknown(found, path=path, known=(*_OBJECT_FORMS, "namespace"), problems=problems)
+    before = len(problems)
+    name = _parse_object_form(found, path=path, problems=problems, namespace=False)
+    namespace = None
+    if found.get("namespace") is not None:
+        namespace_data = as_mapping(found.get("namespace"), path=f"{path}.namespace", problems=problems)
+        if namespace_data is not None:
+            report_unknown(namespace_data, path=f"{path}.namespace", known=_OBJECT_FORMS, problems=problems)
+            namespace = _parse_object_form(namespace_data, path=f"{path}.namespace", problems=problems, namespace=True)
+    if name is None or len(problems) > before:
+        return None
+    return RelatedReference(name=name, namespace=namespace, object_form=True)
+
+
+def _parse_object_form(
+    data: Mapping[str, object], *, path: str, problems: list[Problem], namespace: bool
+) -> ValueReference | str | None:
+    forms = [form for form in _OBJECT_FORMS if data.get(form) is not None]
+    if len(forms) != 1:
+        problems.append(Problem(field=path, message="set exactly one of reference, template and selector"))
+        return None
+    (form,) = forms
+    if form == "selector":
+        problems.append(Problem(field=f"{path}.selector", message="is not supported yet; use reference or template"))
+        return None
+    if form == "reference":
+        reference = _parse_value_reference(data["reference"], path=f"{path}.reference", problems=problems)
+        if reference is not None and namespace:
+            _check_namespace_source(reference, field=f"{path}.reference.path", problems=problems)
+        return reference
+    holder = as_mapping(data["template"], path=f"{path}.template", problems=problems)
+    if holder is None:
+        return None
+    report_unknown(holder, path=f"{path}.template", known=("template",), problems=problems)
+    source = read_string(holder, "template", path=f"{path}.template", problems=problems, required=True)
+    if source is None:
+        return None
+    template = related_templates.parsed(source)
+    if isinstance(template, TemplateError):
+        problems.append(Problem(field=f"{path}.template.template", message=f"{describe(source)}: {template}"))
+        return None
+    chosen = related_templates.tenant_chosen_fields(template) if namespace else []
+    if chosen:
+        problems.append(
+            Problem(
+                field=f"{path}.template.template",
+                message=f"reads {', '.join(chosen)}, which the tenant writes on the local object too, so a tenant could "
+                "choose any namespace of the service cluster; read only .Object.status, .Object.metadata.namespace "
+                "or .Side",
+            )
+        )
+        return None
+    return source
 
 
 # Fields of the local primary a tenant cannot write: the service sets `status`, the servlet picks

@@ -30,10 +30,11 @@ from attrs import field, frozen
 from jsonpath_ng.jsonpath import JSONPath
 from jsonpath_ng.parser import parse
 
-from servlet.core import metadata, naming, patch, rewrite
+from servlet.core import metadata, naming, patch, related_templates, rewrite
 from servlet.core.actions import ObjectRef, Side
 from servlet.core.model import Problem, RelatedResource, RemoteKey, ResourceType, ValueReference
 from servlet.core.targets import CONFIGMAP_TYPE, SECRET_TYPE, related_resource_type, related_type
+from servlet.core.templates import TemplateError
 
 
 @frozen
@@ -215,13 +216,17 @@ def resolve_side(
     related: RelatedResource, *, index: int, primary: Mapping[str, Any], side: Side
 ) -> Coordinates | Problem | None:
     """Coordinates of a related object on one side, evaluated on that side's primary."""
-    base = f"spec.related[{index}].reference"
-    name = resolve_value(related.reference.name, primary, field_path=f"{base}.name")
+    reference = related.reference
+    base = f"spec.related[{index}].{'object' if reference.object_form else 'reference'}"
+    name_field = (
+        f"{base}.{'template' if isinstance(reference.name, str) else 'reference' if reference.object_form else 'name'}"
+    )
+    name = _value(reference.name, primary, side=side, field_path=name_field)
     if isinstance(name, Problem):
         return name
     namespace: str | Problem | None
-    if related.reference.namespace is not None:
-        namespace = resolve_value(related.reference.namespace, primary, field_path=f"{base}.namespace")
+    if reference.namespace is not None:
+        namespace = _value(reference.namespace, primary, side=side, field_path=f"{base}.namespace")
     else:
         namespace = namespace_of(primary)
         if not namespace:
@@ -241,9 +246,22 @@ def resolve_side(
         )
     if not naming.is_dns1123_subdomain(name):
         return Problem(
-            field=f"{base}.name", message=f"yields {name!r} on the {side.value} side, which is not a DNS-1123 subdomain"
+            field=name_field, message=f"yields {name!r} on the {side.value} side, which is not a DNS-1123 subdomain"
         )
     return Coordinates(namespace=namespace, name=name)
+
+
+def _value(
+    reference: ValueReference | str, primary: Mapping[str, Any], *, side: Side, field_path: str
+) -> str | Problem | None:
+    """A path's value (`resolve_value`) or a template's output; None while either finds nothing yet."""
+    if isinstance(reference, ValueReference):
+        return resolve_value(reference, primary, field_path=field_path)
+    output = related_templates.rendered(reference, primary=primary, side=side)
+    if isinstance(output, TemplateError):
+        return Problem(field=field_path, message=f"cannot be evaluated on the {side.value} side: {output}")
+    # A field the template reads that is not set yet leaves the object pending, as a path does.
+    return None if not output or "<no value>" in output else output
 
 
 def resolve(

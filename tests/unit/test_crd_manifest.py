@@ -192,6 +192,24 @@ FULL: dict[str, Any] = {
                 "projection": {"group": "kcp.example.org", "version": "v1beta1", "resource": "dbs"},
                 "reference": {"name": {"path": "spec.secretName"}},
             },
+            {
+                "identifier": "kubeconfig",
+                "origin": "service",
+                "kind": "Secret",
+                "object": {
+                    "template": {"template": "{{ .Object.metadata.name }}-kubeconfig"},
+                    "namespace": {"reference": {"path": "metadata.uid", "regex": {"pattern": "", "replacement": "x"}}},
+                },
+            },
+            {
+                "identifier": "settings-copy",
+                "origin": "platform",
+                "kind": "ConfigMap",
+                "object": {
+                    "reference": {"path": "spec.secretName", "regex": {"pattern": "^(.*)$", "replacement": "\\1-cm"}},
+                    "namespace": {"template": {"template": "{{ .Object.metadata.namespace }}"}},
+                },
+            },
         ],
     },
     "status": {

@@ -12,6 +12,7 @@ from servlet.core.actions import CreateRelated, Error, PatchRelated, RecordRelat
 from servlet.core.apiexport import plan_export
 from servlet.core.model import (
     Origin,
+    Problem,
     PublishedResource,
     PublishedResourceSpec,
     RelatedAPI,
@@ -24,7 +25,7 @@ from servlet.core.model import (
 )
 from servlet.core.parsing import parse_published_resource
 from servlet.core.patch import decode_state
-from servlet.core.related import RelatedKey, RelatedSnapshot, plan_related
+from servlet.core.related import Coordinates, RelatedKey, RelatedSnapshot, Resolved, plan_related, resolve
 from servlet.core.related_types import Claim, required_claims, resolve_related_types
 from servlet.core.targets import SECRET_TYPE
 from tests.unit.test_related import CLUSTER, LOCAL_NS, local_primary, primaries, remote_primary
@@ -330,3 +331,75 @@ def test_a_tenants_secret_comes_down_as_a_configmap_with_text_where_it_is_text()
     assert create.target.resource.kind == "ConfigMap" and create.target.side is Side.LOCAL
     assert create.object["data"] == {"user": "alice"} and create.object["binaryData"] == {"key": "/w=="}
     assert required_claims([item], exported=()) == {Claim("", "secrets")}
+
+
+# --- object: reference, template, namespace ----------------------------------------------------
+
+
+def _object_entry(obj: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {"identifier": "creds", "origin": "service", "kind": "Secret", "object": obj, **fields}
+
+
+@pytest.mark.parametrize(
+    ("obj", "fields", "expected"),
+    [
+        ({"reference": {"path": "a"}, "template": {"template": "b"}}, {}, "spec.related[0].object"),
+        ({}, {}, "spec.related[0].object"),
+        ({"selector": {"matchLabels": {"a": "b"}}}, {}, "spec.related[0].object.selector"),
+        ({"template": {"template": "{{ .Nope }}"}}, {}, "spec.related[0].object.template.template"),
+        (
+            {"template": {"template": "x"}, "namespace": {"template": {"template": "{{ .Object.spec.ns }}"}}},
+            {},
+            "spec.related[0].object.namespace.template.template",
+        ),
+        (
+            {"template": {"template": "x"}, "namespace": {"reference": {"path": "spec.ns"}}},
+            {},
+            "spec.related[0].object.namespace.reference.path",
+        ),
+        ({"reference": {"path": "spec.x"}}, {"reference": {"name": {"path": "spec.x"}}}, "spec.related[0].object"),
+    ],
+    ids=["two-forms", "no-form", "selector", "unknown-field", "tenant-namespace", "tenant-namespace-path", "both"],
+)
+def test_impossible_object_forms_are_problems_naming_the_field(
+    obj: dict[str, Any], fields: dict[str, Any], expected: str
+) -> None:
+    problems = parse_published_resource(manifest(_object_entry(obj, **fields))).problems
+    assert [problem.field for problem in problems] == [expected]
+
+
+def _object_item(obj: dict[str, Any]) -> RelatedResource:
+    parsed = parse_published_resource(manifest(_object_entry(obj)))
+    assert parsed.problems == ()
+    assert parsed.value is not None
+    return parsed.value.spec.related[0]
+
+
+def test_a_template_is_evaluated_on_each_sides_primary_with_the_side() -> None:
+    item = _object_item(
+        {
+            "template": {"template": "{{ .Object.metadata.name }}-creds"},
+            "namespace": {"template": {"template": "{{ .Side }}-creds"}},
+        }
+    )
+    resolved = resolve(item, index=0, remote=remote_primary(), local=local_primary())
+    assert resolved == Resolved(
+        remote=Coordinates("platform-creds", "api-creds"), local=Coordinates("service-creds", "cert-1-creds")
+    )
+
+
+def test_a_template_reading_a_field_not_set_yet_leaves_the_object_pending() -> None:
+    item = _object_item({"template": {"template": "{{ .Object.spec.credentials }}"}})
+    assert resolve(item, index=0, remote=remote_primary(), local=local_primary()) == Resolved(None, None)
+
+
+def test_object_reference_is_the_reference_name_path() -> None:
+    item = _object_item({"reference": {"path": "spec.secretName"}})
+    resolved = resolve(item, index=0, remote=remote_primary(), local=local_primary())
+    assert resolved == Resolved(remote=Coordinates("prod", "api-tls"), local=Coordinates(LOCAL_NS, "cert-1-tls"))
+
+
+def test_a_template_yielding_no_dns_name_is_a_problem_on_the_template() -> None:
+    item = _object_item({"template": {"template": "{{ .Object.kind }}"}})
+    problem = resolve(item, index=2, remote=remote_primary(), local=local_primary())
+    assert isinstance(problem, Problem) and problem.field == "spec.related[2].object.template"

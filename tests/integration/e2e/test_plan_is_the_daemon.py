@@ -376,6 +376,12 @@ def test_the_plan_of_related_objects_of_any_type_is_what_the_daemon_writes(e2e: 
                     "projection": {"resource": "secrets"},
                     "reference": {"name": {"path": "spec.note"}},
                 },
+                {
+                    "identifier": "creds",
+                    "origin": "service",
+                    "kind": "Secret",
+                    "object": {"template": {"template": "{{ .Object.spec.note }}-creds"}},
+                },
             ],
         ),
     )
@@ -402,6 +408,7 @@ def test_the_plan_of_related_objects_of_any_type_is_what_the_daemon_writes(e2e: 
             "data": {"a": "b"},
         },
     )
+    e2e.world.apply(secret("db-w-creds", namespace=cluster, data={"user": _b64("alice")}))
 
     live = _live_plan(e2e)
     offline = _offline_plan(
@@ -413,7 +420,7 @@ def test_the_plan_of_related_objects_of_any_type_is_what_the_daemon_writes(e2e: 
                 ("team-a", DATABASE, "Database"),
                 ("team-a", SECRET, "Secret"),
             ],
-            local=[(WIDGET, "Widget"), (DATABASE, "Database"), (CONFIGMAP, "ConfigMap")],
+            local=[(WIDGET, "Widget"), (DATABASE, "Database"), (CONFIGMAP, "ConfigMap"), (SECRET, "Secret")],
         ),
     )
     planned = _planned(live)
@@ -427,6 +434,7 @@ def test_the_plan_of_related_objects_of_any_type_is_what_the_daemon_writes(e2e: 
     assert sorted(related) == [
         ("createRelated", "Database", "db-w"),
         ("createRelated", "Secret", "db-w"),
+        ("createRelated", "Secret", "db-w-creds"),
         ("patchRelated", "Database", "mine"),
     ]
 

@@ -336,3 +336,78 @@ def test_a_tenants_secret_comes_down_as_a_configmap(e2e: E2E) -> None:
     assert local["data"] == {"user": "alice"}
     expected = link_labels(cluster=cluster, namespace="default", name="creds")
     assert {k: (local["metadata"].get("labels") or {}).get(k) for k in expected} == expected
+
+
+def test_a_template_names_the_secret_on_each_side(e2e: E2E) -> None:
+    e2e.publish(
+        widget_crd(),
+        published_resource(
+            "widgets",
+            kind="Widget",
+            related=[
+                {
+                    "identifier": "creds",
+                    "origin": "service",
+                    "kind": "Secret",
+                    "object": {"template": {"template": "{{ .Object.spec.note }}-creds"}},
+                }
+            ],
+        ),
+    )
+    e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    cluster = e2e.world.cluster("team-a")
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="db"))
+    e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="w"))
+    e2e.rest.create(SECRET.path(namespace=cluster), secret_body("db-creds", cluster, user="alice"))
+    copied = e2e.eventually(
+        lambda: e2e.remote("team-a", SECRET, namespace="default", name="db-creds"),
+        what="the Secret named by the template in the workspace",
+    )
+    assert copied["data"] == {"user": base64.b64encode(b"alice").decode()}
+
+
+def test_a_cluster_scoped_primary_finds_its_configmap_by_reference_in_a_templated_namespace(e2e: E2E) -> None:
+    e2e.publish(
+        gadget_crd(),
+        published_resource(
+            "gadgets",
+            kind="Gadget",
+            related=[
+                {
+                    "identifier": "settings",
+                    "origin": "platform",
+                    "kind": "ConfigMap",
+                    "object": {
+                        "reference": {"path": "spec.note"},
+                        "namespace": {"template": {"template": "{{ .Side }}-settings"}},
+                    },
+                }
+            ],
+        ),
+    )
+    e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_GADGET)
+    _accept_all_claims(e2e, "configmaps")
+    e2e.create_remote(
+        "team-a",
+        CONFIGMAP,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "g-settings", "namespace": "platform-settings"},
+            "data": {"color": "green"},
+        },
+    )
+    e2e.create_remote("team-a", REMOTE_GADGET, remote_object("Gadget", "g", note="g-settings"))
+    local = e2e.wait_local(CONFIGMAP, namespace="service-settings", name="g-settings")
+    assert local["data"] == {"color": "green"}
+
+
+def secret_body(name: str, namespace: str, **values: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": {key: base64.b64encode(value.encode()).decode() for key, value in values.items()},
+    }
