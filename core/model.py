@@ -191,7 +191,8 @@ class RelatedResource:
     `resolved` is the type as the service cluster serves it (kind and scope), filled in by
     `resolution.py`; None for an `api` type not found there (yet). `projection` is the type on
     the destination side (the fields it leaves empty are the origin type's), resolved alike into
-    `resolved_projection`."""
+    `resolved_projection`. `cleanup`: False keeps every copy, whatever becomes of its origin or
+    primary (the servlet creates and updates copies, and never deletes one)."""
 
     identifier: str
     origin: Origin
@@ -201,6 +202,7 @@ class RelatedResource:
     resolved: ResourceType | None = None
     projection: RelatedAPI | None = None
     resolved_projection: ResourceType | None = None
+    cleanup: bool = True
 
 
 @frozen

@@ -80,6 +80,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
             "projection",
             "reference",
             "object",
+            "cleanup",
         ),
         problems=problems,
     )
@@ -100,6 +101,9 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
     if api is None and len(problems) == before:
         kind = read_enum(related, "kind", RelatedKind, path=path, problems=problems, required=True)
     projection = _parse_projection(related.get("projection"), path=f"{path}.projection", problems=problems)
+    cleanup = related.get("cleanup", True)
+    if not isinstance(cleanup, bool):
+        problems.append(Problem(field=f"{path}.cleanup", message=f"must be true or false, not {describe(cleanup)}"))
     if related.get("object") is not None and related.get("reference") is not None:
         problems.append(Problem(field=f"{path}.object", message="cannot be combined with reference; set one of them"))
         reference = None
@@ -116,6 +120,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
         reference=reference,
         api=api,
         projection=None if projection is None else projected_api(kind=kind, api=api, projection=projection),
+        cleanup=cleanup is not False,
     )
 
 

@@ -91,7 +91,8 @@ def plan_related(
     *, primaries: Primaries, related: Iterable[RelatedResource], snapshot: RelatedSnapshot
 ) -> tuple[Action, ...]:
     """The actions that bring every related object of a live primary pair in sync, in order."""
-    return tuple(_plan(primaries, related, snapshot, held_back=set()))
+    related = list(related)
+    return _kept_where_asked(related, _plan(primaries, related, snapshot, held_back=set()))
 
 
 def absences_to_confirm(
@@ -116,6 +117,7 @@ def plan_related_cleanup(
     platform-origin local copies, named now or recorded, must carry the link to their origin.
     Copies already being deleted are left to finish; a copy that cannot be read is reported.
     """
+    related = list(related)
     actions: list[Action] = []
     for index, item in enumerate(related):
         unusable = type_problem(item, index=index)
@@ -146,7 +148,13 @@ def plan_related_cleanup(
                 actions.append(unreadable_error(primaries, item, key))
             else:
                 actions.extend(delete_linked_copy(primaries, item, copy=copy, origin=origin, snapshot=snapshot))
-    return tuple(actions)
+    return _kept_where_asked(related, actions)
+
+
+def _kept_where_asked(related: list[RelatedResource], actions: Iterable[Action]) -> tuple[Action, ...]:
+    """`actions` without the deletions of entries with `cleanup: false`, whose copies always stay."""
+    keep = {item.identifier for item in related if not item.cleanup}
+    return tuple(action for action in actions if not (isinstance(action, DeleteRelated) and action.identifier in keep))
 
 
 def related_reads(

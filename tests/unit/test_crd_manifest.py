@@ -196,6 +196,7 @@ FULL: dict[str, Any] = {
                 "identifier": "kubeconfig",
                 "origin": "service",
                 "kind": "Secret",
+                "cleanup": False,
                 "object": {
                     "template": {"template": "{{ .Object.metadata.name }}-kubeconfig"},
                     "namespace": {"reference": {"path": "metadata.uid", "regex": {"pattern": "", "replacement": "x"}}},

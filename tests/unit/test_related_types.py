@@ -25,7 +25,15 @@ from servlet.core.model import (
 )
 from servlet.core.parsing import parse_published_resource
 from servlet.core.patch import decode_state
-from servlet.core.related import Coordinates, RelatedKey, RelatedSnapshot, Resolved, plan_related, resolve
+from servlet.core.related import (
+    Coordinates,
+    RelatedKey,
+    RelatedSnapshot,
+    Resolved,
+    plan_related,
+    plan_related_cleanup,
+    resolve,
+)
 from servlet.core.related_types import Claim, required_claims, resolve_related_types
 from servlet.core.targets import SECRET_TYPE
 from tests.unit.test_related import CLUSTER, LOCAL_NS, local_primary, primaries, remote_primary
@@ -403,3 +411,32 @@ def test_a_template_yielding_no_dns_name_is_a_problem_on_the_template() -> None:
     item = _object_item({"template": {"template": "{{ .Object.kind }}"}})
     problem = resolve(item, index=2, remote=remote_primary(), local=local_primary())
     assert isinstance(problem, Problem) and problem.field == "spec.related[2].object.template"
+
+
+# --- cleanup -----------------------------------------------------------------------------------
+
+
+def test_without_cleanup_no_copy_is_deleted_neither_with_its_primary_nor_its_origin() -> None:
+    item = attrs.evolve(DATABASE, cleanup=False)
+    source = database(LOCAL_NS, "cert-1-tls", engine="postgres")
+    origin_key = RelatedKey(Side.LOCAL, DATABASE_TYPE, LOCAL_NS, "cert-1-tls")
+    _create, record = plan_related(
+        primaries=primaries(), related=[item], snapshot=RelatedSnapshot(objects={origin_key: source})
+    )
+    assert isinstance(record, RecordRelatedState)
+    ((key, state),) = record.patch["metadata"]["annotations"].items()
+    local = local_primary(annotations={key: state})
+    copy_key = RelatedKey(Side.REMOTE, DATABASE_TYPE, "prod", "api-tls")
+    copy = database("prod", "api-tls", engine="postgres")
+    both = RelatedSnapshot(objects={origin_key: source, copy_key: copy})
+    assert plan_related_cleanup(primaries=primaries(remote_primary(), local), related=[item], snapshot=both) == ()
+    assert plan_related_cleanup(primaries=primaries(remote_primary(), local), related=[DATABASE], snapshot=both)
+    gone = plan_related(
+        primaries=primaries(remote_primary(), local), related=[item], snapshot=RelatedSnapshot(objects={copy_key: copy})
+    )
+    assert [type(action).__name__ for action in gone] == ["RecordRelatedState"]
+
+
+def test_cleanup_must_be_a_boolean() -> None:
+    problems = parse_published_resource(manifest(entry(kind="Secret", cleanup="no"))).problems
+    assert [problem.field for problem in problems] == ["spec.related[0].cleanup"]

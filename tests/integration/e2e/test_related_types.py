@@ -411,3 +411,54 @@ def secret_body(name: str, namespace: str, **values: str) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": namespace},
         "data": {key: base64.b64encode(value.encode()).decode() for key, value in values.items()},
     }
+
+
+def test_without_cleanup_the_copies_stay_when_their_primary_goes(e2e: E2E) -> None:
+    identity = provide_databases_in_kcp(e2e)
+    e2e.publish(
+        widget_crd(),
+        database_crd(),
+        published_resource(
+            "widgets",
+            kind="Widget",
+            related=[
+                database_entry(identity, origin="service", cleanup=False),
+                {
+                    "identifier": "settings",
+                    "origin": "platform",
+                    "kind": "ConfigMap",
+                    "cleanup": False,
+                    "reference": {"name": {"path": "spec.color"}},
+                },
+            ],
+        ),
+    )
+    e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    accept_the_servlets_claims(e2e, identity)
+    cluster = e2e.world.cluster("team-a")
+    e2e.create_remote(
+        "team-a",
+        CONFIGMAP,
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "default"}, "data": {}},
+    )
+    e2e.create_remote(
+        "team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="db-w", color="cfg")
+    )
+    e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="w"))
+    e2e.rest.create(DATABASE.path(namespace=cluster), database("db-w", namespace=cluster, engine="pg", size=1))
+    e2e.eventually(lambda: e2e.remote("team-a", DATABASE, namespace="default", name="db-w"), what="the Database copy")
+    e2e.wait_local(CONFIGMAP, namespace=cluster, name="cfg")
+
+    e2e.rest.delete(e2e.remote_path("team-a", REMOTE_WIDGET, namespace="default", name="w"))
+    e2e.eventually(
+        lambda: e2e.remote("team-a", REMOTE_WIDGET, namespace="default", name="w") is None,
+        what="the Widget to be gone (its finalizer released)",
+    )
+    e2e.consistently(
+        lambda: (
+            e2e.remote("team-a", DATABASE, namespace="default", name="db-w") is not None
+            and e2e.local(CONFIGMAP, namespace=cluster, name="cfg") is not None
+        ),
+        what="both copies to stay",
+    )
