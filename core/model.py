@@ -192,7 +192,9 @@ class RelatedResource:
     `resolution.py`; None for an `api` type not found there (yet). `projection` is the type on
     the destination side (the fields it leaves empty are the origin type's), resolved alike into
     `resolved_projection`. `cleanup`: False keeps every copy, whatever becomes of its origin or
-    primary (the servlet creates and updates copies, and never deletes one)."""
+    primary (the servlet creates and updates copies, and never deletes one). `sync_status`: the
+    origin's status is copied too; `status_subresource`, resolved with the types, says whether
+    the destination type writes it through a status subresource."""
 
     identifier: str
     origin: Origin
@@ -203,6 +205,8 @@ class RelatedResource:
     projection: RelatedAPI | None = None
     resolved_projection: ResourceType | None = None
     cleanup: bool = True
+    sync_status: bool = False
+    status_subresource: bool = False
 
 
 @frozen

@@ -81,6 +81,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
             "reference",
             "object",
             "cleanup",
+            "syncStatus",
         ),
         problems=problems,
     )
@@ -101,9 +102,14 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
     if api is None and len(problems) == before:
         kind = read_enum(related, "kind", RelatedKind, path=path, problems=problems, required=True)
     projection = _parse_projection(related.get("projection"), path=f"{path}.projection", problems=problems)
-    cleanup = related.get("cleanup", True)
-    if not isinstance(cleanup, bool):
-        problems.append(Problem(field=f"{path}.cleanup", message=f"must be true or false, not {describe(cleanup)}"))
+    cleanup, sync_status = related.get("cleanup", True), related.get("syncStatus", False)
+    for key, value in (("cleanup", cleanup), ("syncStatus", sync_status)):
+        if not isinstance(value, bool):
+            problems.append(Problem(field=f"{path}.{key}", message=f"must be true or false, not {describe(value)}"))
+    if sync_status is True and origin is Origin.PLATFORM:
+        problems.append(
+            Problem(field=f"{path}.syncStatus", message="is supported for origin service only (status flows up) yet")
+        )
     if related.get("object") is not None and related.get("reference") is not None:
         problems.append(Problem(field=f"{path}.object", message="cannot be combined with reference; set one of them"))
         reference = None
@@ -121,6 +127,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
         api=api,
         projection=None if projection is None else projected_api(kind=kind, api=api, projection=projection),
         cleanup=cleanup is not False,
+        sync_status=sync_status is True,
     )
 
 

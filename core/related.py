@@ -67,7 +67,7 @@ from servlet.core.related_objects import (
     state_content,
 )
 from servlet.core.related_platform import delete_linked_copy, plan_platform_origin
-from servlet.core.related_sides import desired_content, type_on, type_problem
+from servlet.core.related_sides import desired_content, status_update, type_on, type_problem
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = [
@@ -324,6 +324,9 @@ def _plan_service_origin(
     content_change = patch.three_way_patch(last_known=last_known, desired=desired, live=live)
     if content_change:
         actions.append(PatchRelated(identifier=item.identifier, target=target, patch=guarded(content_change, live)))
+    status = status_update(item, source=source, live=live, target=target)
+    if status is not None:
+        actions.append(status)
     # State after the write: a lost state write only repeats a harmless patch, while a state
     # written ahead of a failed patch would forget which keys still need removing.
     if record is not None:

@@ -16,7 +16,8 @@ import binascii
 from collections.abc import Mapping
 from typing import Any
 
-from servlet.core.actions import Side
+from servlet.core import patch
+from servlet.core.actions import ObjectRef, PatchRemoteStatus, Side
 from servlet.core.model import Origin, Problem, RelatedResource, ResourceType
 from servlet.core.related_objects import related_content
 from servlet.core.targets import CONFIGMAP_TYPE, SECRET_TYPE, related_type
@@ -65,6 +66,8 @@ def desired_content(item: RelatedResource, source: Mapping[str, Any]) -> dict[st
     origin = type_on(item, origin_side(item))
     destination = type_on(item, Side.REMOTE if origin_side(item) is Side.LOCAL else Side.LOCAL)
     content = related_content(source, origin)
+    if item.sync_status and not item.status_subresource and source.get("status") is not None:
+        content["status"] = source["status"]  # an ordinary field of a type without status subresource
     if (origin, destination) == (CONFIGMAP_TYPE, SECRET_TYPE):
         return _configmap_to_secret(content)
     if (origin, destination) == (SECRET_TYPE, CONFIGMAP_TYPE):
@@ -113,3 +116,23 @@ def watched_types(item: RelatedResource) -> list[tuple[Side, ResourceType]]:
     if type_problem(item, index=0) is not None:
         return []
     return [(side, type_on(item, side)) for side in (Side.LOCAL, Side.REMOTE)]
+
+
+def status_update(
+    item: RelatedResource, *, source: Mapping[str, Any], live: Mapping[str, Any], target: ObjectRef
+) -> PatchRemoteStatus | None:
+    """The workspace copy's status made equal to its origin's (`syncStatus`), through the status
+    subresource; None when not asked for, not needed, or written with the content instead."""
+    if not item.sync_status or not item.status_subresource:
+        return None
+    wanted, current = source.get("status"), live.get("status")
+    if wanted is None or not patch.statuses_differ(wanted, current):
+        return None
+    if isinstance(wanted, Mapping) and isinstance(current, Mapping):
+        # As for primaries: fields only the copy has are removed, so the copy equals its origin.
+        status_patch: dict[str, Any] = {
+            "status": patch.three_way_patch(last_known=current, desired=wanted, live=current)
+        }
+    else:
+        status_patch = {"status": wanted}
+    return PatchRemoteStatus(target=target, status=wanted, patch=status_patch)

@@ -79,7 +79,7 @@ def resolve_related_types(published: PublishedResource, crds: Iterable[Manifest]
     synced, while every other entry keeps working.
     """
     related = published.spec.related
-    if all(item.api is None and item.projection is None for item in related):
+    if all(item.api is None and item.projection is None and not item.sync_status for item in related):
         return published
     crds = list(crds)
     resolved = tuple(
@@ -87,6 +87,7 @@ def resolve_related_types(published: PublishedResource, crds: Iterable[Manifest]
             item,
             resolved=item.resolved if item.api is None else _served(item.api, crds),
             resolved_projection=None if item.projection is None else _served(item.projection, crds),
+            status_subresource=_has_status_subresource(crds, _destination_api(item)),
         )
         for item in related
     )
@@ -109,6 +110,25 @@ def related_crds(published: PublishedResource, crds: Iterable[Manifest]) -> list
         if (_mapping(crd.get("spec")).get("group"), _mapping(_mapping(crd.get("spec")).get("names")).get("plural"))
         in wanted
     ]
+
+
+def _destination_api(item: RelatedResource) -> RelatedAPI | None:
+    return item.projection or item.api
+
+
+def _has_status_subresource(crds: list[Manifest], api: RelatedAPI | None) -> bool:
+    """Whether the CRD of `api` has a status subresource in that version (built-ins here have none)."""
+    if api is None:
+        return False
+    for crd in crds:
+        spec = _mapping(crd.get("spec"))
+        if (spec.get("group"), _mapping(spec.get("names")).get("plural")) != (api.group, api.resource):
+            continue
+        versions = spec.get("versions")
+        for version in versions if isinstance(versions, list) else ():
+            if _mapping(version).get("name") == api.version:
+                return "status" in _mapping(_mapping(version).get("subresources"))
+    return False
 
 
 def _served(api: RelatedAPI, crds: list[Manifest]) -> ResourceType | None:

@@ -197,6 +197,7 @@ FULL: dict[str, Any] = {
                 "origin": "service",
                 "kind": "Secret",
                 "cleanup": False,
+                "syncStatus": True,
                 "object": {
                     "template": {"template": "{{ .Object.metadata.name }}-kubeconfig"},
                     "namespace": {"reference": {"path": "metadata.uid", "regex": {"pattern": "", "replacement": "x"}}},

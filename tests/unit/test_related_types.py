@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 import pytest
 
-from servlet.core.actions import CreateRelated, Error, PatchRelated, RecordRelatedState, Side
+from servlet.core.actions import CreateRelated, Error, PatchRelated, PatchRemoteStatus, RecordRelatedState, Side
 from servlet.core.apiexport import plan_export
 from servlet.core.model import (
     Origin,
@@ -440,3 +440,53 @@ def test_without_cleanup_no_copy_is_deleted_neither_with_its_primary_nor_its_ori
 def test_cleanup_must_be_a_boolean() -> None:
     problems = parse_published_resource(manifest(entry(kind="Secret", cleanup="no"))).problems
     assert [problem.field for problem in problems] == ["spec.related[0].cleanup"]
+
+
+# --- syncStatus --------------------------------------------------------------------------------
+
+
+def _with_copy(item: RelatedResource, *, status: dict[str, Any]) -> tuple[Any, ...]:
+    """The plan once the copy exists and its state is recorded, the origin now having `status`."""
+    source = database(LOCAL_NS, "cert-1-tls", engine="pg")
+    origin_key = RelatedKey(Side.LOCAL, DATABASE_TYPE, LOCAL_NS, "cert-1-tls")
+    record = plan_related(
+        primaries=primaries(), related=[item], snapshot=RelatedSnapshot(objects={origin_key: source})
+    )[-1]
+    assert isinstance(record, RecordRelatedState)
+    local = local_primary(annotations=dict(record.patch["metadata"]["annotations"]))
+    copy = database("prod", "api-tls", engine="pg")
+    copy.pop("status")
+    source = {**source, "status": status}
+    snapshot = RelatedSnapshot(
+        objects={origin_key: source, RelatedKey(Side.REMOTE, DATABASE_TYPE, "prod", "api-tls"): copy}
+    )
+    return plan_related(primaries=primaries(remote_primary(), local), related=[item], snapshot=snapshot)
+
+
+def test_sync_status_goes_through_the_status_subresource_where_the_type_has_one() -> None:
+    item = attrs.evolve(DATABASE, sync_status=True, status_subresource=True)
+    actions = _with_copy(item, status={"phase": "Ready"})
+    (status,) = [action for action in actions if isinstance(action, PatchRemoteStatus)]
+    assert status.patch == {"status": {"phase": "Ready"}} and status.target.name == "api-tls"
+    assert not any(isinstance(action, PatchRemoteStatus) for action in _with_copy(DATABASE, status={"phase": "Ready"}))
+
+
+def test_sync_status_without_a_subresource_writes_status_with_the_content() -> None:
+    item = attrs.evolve(DATABASE, sync_status=True)
+    (patch,) = [action for action in _with_copy(item, status={"phase": "Ready"}) if isinstance(action, PatchRelated)]
+    assert patch.patch["status"] == {"phase": "Ready"}
+
+
+def test_the_status_subresource_is_read_from_the_destination_types_crd() -> None:
+    crd = database_crd()
+    crd["spec"]["versions"][0]["subresources"] = {"status": {}}
+    item = attrs.evolve(DATABASE, resolved=None, sync_status=True)
+    (resolved,) = resolve_related_types(published(item), [crd]).spec.related
+    assert resolved.status_subresource and resolved.resolved == DATABASE_TYPE
+    (plain,) = resolve_related_types(published(item), [database_crd()]).spec.related
+    assert not plain.status_subresource
+
+
+def test_sync_status_is_refused_for_origin_platform_naming_the_field() -> None:
+    problems = parse_published_resource(manifest(entry(kind="Secret", origin="platform", syncStatus=True))).problems
+    assert [problem.field for problem in problems] == ["spec.related[0].syncStatus"]

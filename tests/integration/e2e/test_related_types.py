@@ -462,3 +462,38 @@ def test_without_cleanup_the_copies_stay_when_their_primary_goes(e2e: E2E) -> No
         ),
         what="both copies to stay",
     )
+
+
+def test_with_sync_status_the_operators_status_goes_up_with_the_database(e2e: E2E) -> None:
+    identity = provide_databases_in_kcp(e2e)
+    e2e.publish(
+        widget_crd(),
+        database_crd(),
+        published_resource(
+            "widgets", kind="Widget", related=[database_entry(identity, origin="service", syncStatus=True)]
+        ),
+    )
+    e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    accept_the_servlets_claims(e2e, identity)
+    cluster = e2e.world.cluster("team-a")
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="db-w"))
+    e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="w"))
+    e2e.rest.create(
+        DATABASE.path(namespace=cluster),
+        {**database("db-w", namespace=cluster, engine="pg", size=1), "status": {"phase": "Provisioning"}},
+    )
+    e2e.eventually(
+        lambda: (
+            (e2e.remote("team-a", DATABASE, namespace="default", name="db-w") or {}).get("status")
+            == {"phase": "Provisioning"}
+        ),
+        what="the operator's status on the workspace copy",
+    )
+    e2e.rest.merge_patch(DATABASE.path(namespace=cluster, name="db-w"), {"status": {"phase": "Ready"}})
+    e2e.eventually(
+        lambda: (
+            (e2e.remote("team-a", DATABASE, namespace="default", name="db-w") or {}).get("status") == {"phase": "Ready"}
+        ),
+        what="the new status on the workspace copy",
+    )
