@@ -497,3 +497,48 @@ def test_with_sync_status_the_operators_status_goes_up_with_the_database(e2e: E2
         ),
         what="the new status on the workspace copy",
     )
+
+
+def test_an_unserved_related_type_is_reported_and_the_other_entries_keep_syncing(e2e: E2E) -> None:
+    e2e.publish(
+        widget_crd(),
+        published_resource(
+            "widgets",
+            kind="Widget",
+            related=[
+                # No CRD for Databases on the service cluster: this entry cannot sync.
+                database_entry("f00d", origin="service"),
+                {
+                    "identifier": "creds",
+                    "origin": "service",
+                    "kind": "Secret",
+                    "reference": {"name": {"path": "spec.color"}},
+                },
+            ],
+        ),
+    )
+    servlet = e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    cluster = e2e.world.cluster("team-a")
+    e2e.create_remote(
+        "team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="db-w", color="creds")
+    )
+    e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="w"))
+    e2e.rest.create(SECRET.path(namespace=cluster), secret_body("creds", cluster, user="alice"))
+    e2e.eventually(
+        lambda: e2e.remote("team-a", SECRET, namespace="default", name="creds"),
+        what="the Secret of the other entry in the workspace",
+    )
+    synced = e2e.wait_condition("widgets", "Synced", "False")
+    assert "spec.related[0].resource" in synced["message"], synced
+    assert "not served on the service cluster" in servlet.log_text()
+
+    def failing_event() -> bool:
+        events = e2e.rest.list("/api/v1/namespaces/default/events")
+        # The only Widget fails (on its first entry), so the PublishedResource says none syncs.
+        assert any(event.get("reason") in ("ObjectsFailing", "NoObjectSyncs") for event in events), [
+            (event.get("reason"), (event.get("involvedObject") or {}).get("name")) for event in events
+        ]
+        return True
+
+    e2e.eventually(failing_event, what="a Warning Event on the PublishedResource")
