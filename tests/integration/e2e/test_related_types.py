@@ -499,7 +499,8 @@ def test_with_sync_status_the_operators_status_goes_up_with_the_database(e2e: E2
     )
 
 
-def test_an_unserved_related_type_is_reported_and_the_other_entries_keep_syncing(e2e: E2E) -> None:
+def test_an_unserved_related_type_is_reported_the_others_keep_syncing_and_its_crd_fixes_it(e2e: E2E) -> None:
+    identity = provide_databases_in_kcp(e2e)
     e2e.publish(
         widget_crd(),
         published_resource(
@@ -507,7 +508,7 @@ def test_an_unserved_related_type_is_reported_and_the_other_entries_keep_syncing
             kind="Widget",
             related=[
                 # No CRD for Databases on the service cluster: this entry cannot sync.
-                database_entry("f00d", origin="service"),
+                database_entry(identity, origin="service"),
                 {
                     "identifier": "creds",
                     "origin": "service",
@@ -519,6 +520,7 @@ def test_an_unserved_related_type_is_reported_and_the_other_entries_keep_syncing
     )
     servlet = e2e.servlet()
     e2e.wait_served("team-a", REMOTE_WIDGET)
+    accept_the_servlets_claims(e2e, identity)
     cluster = e2e.world.cluster("team-a")
     e2e.create_remote(
         "team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="db-w", color="creds")
@@ -542,3 +544,13 @@ def test_an_unserved_related_type_is_reported_and_the_other_entries_keep_syncing
         return True
 
     e2e.eventually(failing_event, what="a Warning Event on the PublishedResource")
+
+    # The service owner installs the CRD: the entry resolves and its Database goes up.
+    e2e.publish(database_crd())
+    e2e.rest.create(DATABASE.path(namespace=cluster), database("db-w", namespace=cluster, engine="pg", size=1))
+    e2e.eventually(
+        lambda: e2e.remote("team-a", DATABASE, namespace="default", name="db-w"),
+        what="the Database copy once its CRD is installed",
+        timeout=30,
+    )
+    e2e.wait_condition("widgets", "Synced", "True", timeout=30)
