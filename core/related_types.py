@@ -43,7 +43,36 @@ _BUILTIN = (
     ResourceType("networking.k8s.io", "v1", "Ingress", "ingresses", True),
 )
 _BUILTIN_BY_API = {(t.group, t.version, t.plural): t for t in _BUILTIN}
-BUILTIN_GROUPS = frozenset(t.group for t in _BUILTIN)
+# What kcp lets an export claim without an identity hash: its claimable built-ins, and the group
+# apis.kcp.io. Anything else (a Deployment too: kcp serves none of its own) needs the identity
+# hash of the export that provides it.
+_CLAIMABLE_BUILTINS = frozenset(
+    {
+        *(("", resource) for resource in ("namespaces", "configmaps", "secrets", "serviceaccounts", "events")),
+        ("", "resourcequotas"),
+        *(
+            ("rbac.authorization.k8s.io", resource)
+            for resource in ("clusterroles", "clusterrolebindings", "roles", "rolebindings")
+        ),
+        ("events.k8s.io", "events"),
+        ("coordination.k8s.io", "leases"),
+        ("certificates.k8s.io", "certificatesigningrequests"),
+        *(
+            ("admissionregistration.k8s.io", resource)
+            for resource in (
+                "mutatingwebhookconfigurations",
+                "validatingwebhookconfigurations",
+                "mutatingadmissionpolicies",
+                "mutatingadmissionpolicybindings",
+                "validatingadmissionpolicies",
+                "validatingadmissionpolicybindings",
+            )
+        ),
+        ("apiextensions.k8s.io", "customresourcedefinitions"),
+        ("core.kcp.io", "logicalclusters"),
+    }
+)
+_CLAIMABLE_GROUPS = frozenset({"apis.kcp.io"})
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -182,6 +211,6 @@ def required_claims(related: Iterable[RelatedResource], *, exported: Iterable[tu
             continue
         if api.identity_hash:
             claims.add(Claim(api.group, api.resource, api.identity_hash))
-        elif api.group in BUILTIN_GROUPS:
+        elif (api.group, api.resource) in _CLAIMABLE_BUILTINS or api.group in _CLAIMABLE_GROUPS:
             claims.add(Claim(api.group, api.resource))
     return frozenset(claims)

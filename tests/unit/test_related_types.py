@@ -240,12 +240,14 @@ def test_a_key_the_origin_dropped_is_removed_from_the_copy_by_the_three_way_rule
 
 def test_claims_name_the_identity_of_a_foreign_type_and_skip_the_exports_own() -> None:
     own = attrs.evolve(DATABASE, identifier="own", api=RelatedAPI("certificates.example.corp", "v1", "widgets"))
+    roles = attrs.evolve(DATABASE, identifier="roles", api=RelatedAPI("rbac.authorization.k8s.io", "v1", "roles"))
+    # kcp serves no Deployments of its own: without an identity hash it would refuse the claim.
     deployments = attrs.evolve(DATABASE, identifier="apps", api=RelatedAPI("apps", "v1", "deployments"))
     nameless = attrs.evolve(DATABASE, identifier="nameless", api=RelatedAPI("other.example.org", "v1", "things"))
     claims = required_claims(
-        [DATABASE, own, deployments, nameless], exported={("certificates.example.corp", "widgets")}
+        [DATABASE, own, roles, deployments, nameless], exported={("certificates.example.corp", "widgets")}
     )
-    assert claims == {Claim(DB_GROUP, "databases", IDENTITY), Claim("apps", "deployments")}
+    assert claims == {Claim(DB_GROUP, "databases", IDENTITY), Claim("rbac.authorization.k8s.io", "roles")}
 
 
 def test_the_export_gains_the_identity_claim_once_and_is_left_alone_after() -> None:
