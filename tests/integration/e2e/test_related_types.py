@@ -112,7 +112,8 @@ def provide_databases_in_kcp(e2e: E2E) -> str:
 
 
 def database_entry(identity: str, *, origin: str, **fields: Any) -> dict[str, Any]:
-    return {
+    """A related Database entry; a field given as None is left out."""
+    entry = {
         "identifier": "database",
         "origin": origin,
         "group": DB_GROUP,
@@ -122,6 +123,7 @@ def database_entry(identity: str, *, origin: str, **fields: Any) -> dict[str, An
         "reference": {"name": {"path": "spec.note"}},
         **fields,
     }
+    return {key: value for key, value in entry.items() if value is not None}
 
 
 def accept_the_servlets_claims(e2e: E2E, identity: str) -> None:
@@ -554,3 +556,65 @@ def test_an_unserved_related_type_is_reported_the_others_keep_syncing_and_its_cr
         timeout=30,
     )
     e2e.wait_condition("widgets", "Synced", "True", timeout=30)
+
+
+def test_a_cluster_scoped_primary_gets_service_objects_of_any_type_and_projected(e2e: E2E) -> None:
+    identity = provide_databases_in_kcp(e2e)
+    e2e.publish(
+        gadget_crd(),
+        database_crd(),
+        published_resource(
+            "gadgets",
+            kind="Gadget",
+            related=[
+                database_entry(
+                    identity,
+                    origin="service",
+                    reference=None,
+                    object={
+                        "template": {"template": "{{ .Object.spec.note }}-db"},
+                        "namespace": {"template": {"template": "{{ .Side }}-dbs"}},
+                    },
+                ),
+                {
+                    "identifier": "settings",
+                    "origin": "service",
+                    "kind": "ConfigMap",
+                    "projection": {"resource": "secrets"},
+                    "reference": {
+                        "name": {"path": "spec.note"},
+                        "namespace": {"path": "metadata.name", "regex": {"replacement": "settings"}},
+                    },
+                },
+            ],
+        ),
+    )
+    e2e.servlet()
+    e2e.wait_served("team-a", REMOTE_GADGET)
+    accept_the_servlets_claims(e2e, identity)
+    e2e.create_remote("team-a", REMOTE_GADGET, remote_object("Gadget", "g", note="g1"))
+    e2e.eventually(lambda: e2e.local_objects(GADGET), what="the local Gadget")
+    for namespace in ("service-dbs", "settings"):
+        e2e.world.ensure_namespace(namespace)
+    e2e.rest.create(
+        DATABASE.path(namespace="service-dbs"), database("g1-db", namespace="service-dbs", engine="pg", size=3)
+    )
+    e2e.rest.create(
+        CONFIGMAP.path(namespace="settings"),
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "g1", "namespace": "settings"},
+            "data": {"a": "b"},
+        },
+    )
+    copied = e2e.eventually(
+        lambda: e2e.remote("team-a", DATABASE, namespace="platform-dbs", name="g1-db"),
+        what="the Database in the namespace its template names in the workspace",
+    )
+    assert copied["spec"] == {"engine": "pg", "size": 3}
+    secret = e2e.eventually(
+        lambda: e2e.remote("team-a", SECRET, namespace="settings", name="g1"),
+        what="the ConfigMap as a Secret in the workspace",
+    )
+    assert secret["data"] == {"a": base64.b64encode(b"b").decode()}
