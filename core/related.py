@@ -36,10 +36,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from servlet.core import patch
+import attrs
+
+from servlet.core import metadata, patch
 from servlet.core.actions import Action, CreateRelated, DeleteRelated, Error, PatchRelated, Side
 from servlet.core.keys import guarded, uid_of
-from servlet.core.model import Origin, Problem, RelatedResource
+from servlet.core.model import Origin, Problem, RelatedResource, RemoteKey
 from servlet.core.related_actions import (
     ensure_namespace,
     record_state,
@@ -228,10 +230,13 @@ def _plan(
         )
         if unread is not None:
             actions.append(unreadable_error(primaries, item, unread))
-        elif item.origin is Origin.SERVICE:
-            actions.extend(_plan_service_origin(primaries, item, resolved, snapshot, held_back))
+            continue
+        # An absence is confirmed only to allow a deletion; an entry that never deletes takes it as is.
+        seen = snapshot if item.cleanup or not snapshot.unconfirmed else attrs.evolve(snapshot, unconfirmed=frozenset())
+        if item.origin is Origin.SERVICE:
+            actions.extend(_plan_service_origin(primaries, item, resolved, seen, held_back))
         else:
-            actions.extend(plan_platform_origin(primaries, item, resolved, snapshot, held_back))
+            actions.extend(plan_platform_origin(primaries, item, resolved, seen, held_back))
     return actions
 
 
@@ -247,6 +252,10 @@ def _plan_service_origin(
         return []
     source_key = RelatedKey.at(Side.LOCAL, type_on(item, Side.LOCAL), resolved.local)
     source = snapshot.objects.get(source_key)
+    if source is not None and resolved.remote is not None and _copy_of(source, primaries, resolved.remote):
+        # The servlet's own local copy of the very workspace object this entry writes (another
+        # entry copies it down) is not the service's: copied back up, the two would feed each other.
+        source = None
     if source is None:
         if state is None:
             return []  # never born
@@ -332,6 +341,11 @@ def _plan_service_origin(
     if record is not None:
         actions.append(record)
     return actions
+
+
+def _copy_of(obj: Mapping[str, Any], primaries: Primaries, remote: Coordinates) -> bool:
+    where = RemoteKey(cluster=primaries.remote_key.cluster, namespace=remote.namespace, name=remote.name)
+    return metadata.links_to(obj, servlet_name=primaries.servlet_name, remote=where)
 
 
 def _delete_recorded_copy(

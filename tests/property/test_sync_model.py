@@ -569,3 +569,17 @@ def test_a_tenants_database_synced_into_is_kept_when_its_service_origin_goes() -
     model.owner_writes_a_database(cluster, "d1", size=2, delete=True)
     model.quiet_point()
     model.nothing_the_servlet_did_not_create_was_touched()
+
+
+def test_two_entries_naming_one_database_both_ways_settle_when_its_service_origin_goes() -> None:
+    """Found by the model: `up` and `down` naming the same Database. The service's Database is
+    copied up, the workspace copy is in the way of a copy down; once the service's goes, the
+    servlet's own local copy must not be taken for the service's and copied up again."""
+    model = SyncModel()
+    cluster = CLUSTERS[0]
+    model.owner_writes_a_database(cluster, "d2", size=0, delete=False)
+    model.tenant_writes("widgets", cluster, "default", "a", size=0, synced=True, forged=False, up="d2", down="d2")
+    model.quiet_point()
+    model.owner_writes_a_database(cluster, "d2", size=0, delete=True)
+    model.quiet_point()
+    model.nothing_the_servlet_did_not_create_was_touched()

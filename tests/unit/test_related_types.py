@@ -30,6 +30,7 @@ from servlet.core.related import (
     RelatedKey,
     RelatedSnapshot,
     Resolved,
+    absences_to_confirm,
     plan_related,
     plan_related_cleanup,
     resolve,
@@ -492,3 +493,27 @@ def test_the_status_subresource_is_read_from_the_destination_types_crd() -> None
 def test_sync_status_is_refused_for_origin_platform_naming_the_field() -> None:
     problems = parse_published_resource(manifest(entry(kind="Secret", origin="platform", syncStatus=True))).problems
     assert [problem.field for problem in problems] == ["spec.related[0].syncStatus"]
+
+
+def test_without_cleanup_an_origin_missing_from_a_cache_needs_no_fresh_read() -> None:
+    """The fresh read of a missing origin only guards a deletion; an entry that never deletes
+    asks for none, and reports no error on every resync."""
+    origin_key = RelatedKey(Side.LOCAL, DATABASE_TYPE, LOCAL_NS, "cert-1-tls")
+    first = plan_related(
+        primaries=primaries(),
+        related=[DATABASE],
+        snapshot=RelatedSnapshot(objects={origin_key: database(LOCAL_NS, "cert-1-tls", engine="pg")}),
+    )
+    record = first[-1]
+    assert isinstance(record, RecordRelatedState)
+    local = local_primary(annotations=dict(record.patch["metadata"]["annotations"]))
+    copy_key = RelatedKey(Side.REMOTE, DATABASE_TYPE, "prod", "api-tls")
+    missing = RelatedSnapshot(
+        objects={copy_key: database("prod", "api-tls", engine="pg")}, unconfirmed=frozenset({origin_key})
+    )
+    pair = primaries(remote_primary(), local)
+    assert absences_to_confirm(primaries=pair, related=[DATABASE], snapshot=missing) == {origin_key}
+    kept = attrs.evolve(DATABASE, cleanup=False)
+    assert absences_to_confirm(primaries=pair, related=[kept], snapshot=missing) == frozenset()
+    actions = plan_related(primaries=pair, related=[kept], snapshot=missing)
+    assert [type(action).__name__ for action in actions] == ["RecordRelatedState"]
