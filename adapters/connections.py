@@ -2,8 +2,10 @@
 
 Three targets: the service cluster (`--kubeconfig`: a path, else `KUBECONFIG`, else the pod's
 service account), the org workspace (`--kcp-kubeconfig`, whose server must end in
-`/clusters/<workspace path>`), and the APIExport's virtual workspace (VW), whose URL is only
-known once kcp publishes it (`set_virtual_workspace_url`). Each target gets a lightkube client
+`/clusters/<workspace path>`), and the APIExport's virtual workspace (VW), whose URLs (one per
+kcp shard with a bound workspace) are only known once kcp publishes them
+(`set_virtual_workspace_urls`); a workspace's requests go to the URL its objects were read from
+(`shards.py`). Each target gets a lightkube client
 (field manager `kdp-servlet`) for reads and writes and an httpx2 client for the informers.
 
 Why per-workspace VW clients, created lazily and cached, rather than one client with per-request
@@ -25,9 +27,10 @@ from __future__ import annotations
 import enum
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import httpx2
 from lightkube import AsyncClient, KubeConfig
@@ -44,7 +47,9 @@ from servlet.adapters.kube import (
     tls_context,
 )
 from servlet.adapters.proxies import ProxyRouting, ProxySettings
-from servlet.adapters.watch import HttpCollection
+from servlet.adapters.request_verbs import request_verb
+from servlet.adapters.shards import ShardRoutes, WorkspaceShardUnknown
+from servlet.adapters.watch import HttpCollection, ReadObserver
 from servlet.core.model import ResourceType
 from servlet.core.ports import VirtualWorkspaceLocation, WatchSource, WatchSources
 
@@ -154,49 +159,6 @@ def _current(config: KubeConfig | SingleConfig, *, flag: str) -> SingleConfig:
 
 
 # -- request counting --------------------------------------------------------------------------
-
-
-def request_verb(method: str, path: str, query: str) -> str:
-    """The Kubernetes verb of a request (get, list, watch, create, update, patch, delete,
-    deletecollection), or `discovery` for API discovery paths."""
-    method = method.upper()
-    if method == "GET" and parse_qs(query).get("watch", [""])[0] in ("true", "1"):
-        return "watch"
-    rest = _after_group_version(path)
-    if rest is None:
-        return "discovery" if method == "GET" else method.lower()
-    collection = len(rest) <= 1
-    if method == "GET":
-        return "list" if collection else "get"
-    if method == "DELETE":
-        return "deletecollection" if collection else "delete"
-    return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
-
-
-def _after_group_version(path: str) -> list[str] | None:
-    """The segments after `api/v1` or `apis/<g>/<v>`, namespace prefix removed; None for discovery.
-
-    Whatever comes before the API path is skipped: a proxy prefix, the VW's
-    `services/apiexport/<lc>/<export>` and `clusters/<name>`."""
-    segments = [segment for segment in path.split("/") if segment]
-    index = 0
-    while index < len(segments) and segments[index] not in ("api", "apis"):
-        if segments[index] == "services" and segments[index + 1 : index + 2] == ["apiexport"]:
-            index += 4
-        elif segments[index] == "clusters":
-            index += 2
-        else:
-            index += 1
-    segments = segments[index:]
-    if len(segments) > 2 and segments[0] == "api":
-        rest = segments[2:]
-    elif len(segments) > 3 and segments[0] == "apis":
-        rest = segments[3:]
-    else:
-        return None
-    if rest[0] == "namespaces" and len(rest) >= 3:
-        rest = rest[2:]
-    return rest
 
 
 class _CountingTransport(httpx2.AsyncBaseTransport):
@@ -317,7 +279,8 @@ class Connections:
         self._service = _Target(service, target=Target.SERVICE, **options)
         self._org = _Target(kcp, target=Target.ORG, **options)
         self._vw = _Target(kcp, target=Target.VIRTUAL_WORKSPACE, **options)
-        self._vw_url: str | None = None
+        #: The VW URLs (one per kcp shard) and which workspace each serves.
+        self.shards = ShardRoutes()
 
     @classmethod
     def from_kubeconfigs(
@@ -348,24 +311,38 @@ class Connections:
         return self._org.client(self.org_url)
 
     @property
-    def virtual_workspace_url(self) -> str | None:
-        return self._vw_url
+    def virtual_workspace_urls(self) -> tuple[str, ...]:
+        return self.shards.urls
+
+    def set_virtual_workspace_urls(self, urls: Sequence[str]) -> frozenset[str]:
+        """Where the VW is (from the endpoint slice: one URL per shard); clients for other URLs
+        are no longer used. Returns the workspaces last read from a URL no longer listed."""
+        return self.shards.set_urls(urls)
 
     def set_virtual_workspace_url(self, url: str) -> None:
-        """Where the VW is (from the endpoint slice); clients for another URL are no longer used."""
-        self._vw_url = url.rstrip("/")
+        """An unsharded kcp's one VW URL."""
+        self.set_virtual_workspace_urls([url])
 
     def virtual_workspace(self, cluster: str) -> AsyncClient:
-        """A client for one workspace of the VW (`*`: every workspace, for lists)."""
-        return self._vw.client(cluster_url(self._require_vw_url(), cluster))
+        """A client for one workspace of the VW, at the URL of its shard (`*`: every workspace of
+        the only shard, for lists)."""
+        urls = self._require_vw_urls()
+        url = urls[0] if cluster == WILDCARD and len(urls) == 1 else self.shards.url_for(cluster)
+        if url is None:
+            raise WorkspaceShardUnknown(cluster, urls=len(urls))
+        return self._vw.client(cluster_url(url, cluster))
 
-    def _require_vw_url(self) -> str:
-        if self._vw_url is None:
+    def virtual_workspace_at(self, url: str, cluster: str) -> AsyncClient:
+        """A client for workspace `cluster` (or `*`) at one VW URL (one shard)."""
+        return self._vw.client(cluster_url(url, cluster))
+
+    def _require_vw_urls(self) -> tuple[str, ...]:
+        if not self.shards.urls:
             raise VirtualWorkspaceUnknown(
                 "the virtual workspace URL is not known yet (kcp publishes it in the APIExportEndpointSlice "
                 "once a workspace binds the export)"
             )
-        return self._vw_url
+        return self.shards.urls
 
     # -- informer sources ----------------------------------------------------------------------
 
@@ -373,14 +350,27 @@ class Connections:
         collection = HttpCollection(self._service.http(self.service_url), path=collection_path(resource))
         return WatchSource(collection=collection, name=f"service/{_label(resource)}")
 
-    def org_source(self, resource: ResourceType) -> WatchSource[HttpCollection]:
-        collection = HttpCollection(self._org.http(self.org_url), path=collection_path(resource))
+    def org_source(self, resource: ResourceType, *, workspace: str = "") -> WatchSource[HttpCollection]:
+        """A resource in the org workspace, or in `workspace` (a path) with the same credentials."""
+        server = cluster_url(self.kcp_base_url, workspace) if workspace else self.org_url
+        collection = HttpCollection(self._org.http(server), path=collection_path(resource))
         return WatchSource(collection=collection, name=f"org/{_label(resource)}")
 
-    def virtual_workspace_source(self, resource: ResourceType) -> WatchSource[HttpCollection]:
-        server = cluster_url(self._require_vw_url(), WILDCARD)
-        collection = HttpCollection(self._vw.http(server), path=collection_path(resource))
-        return WatchSource(collection=collection, name=f"vw/{_label(resource)}")
+    def workspace(self, path: str) -> AsyncClient:
+        """A client for another kcp workspace (by path), with the kcp kubeconfig's credentials."""
+        return self._org.client(cluster_url(self.kcp_base_url, path))
+
+    def virtual_workspace_sources(self, resource: ResourceType) -> tuple[WatchSource[HttpCollection], ...]:
+        sources = []
+        for url in self._require_vw_urls():
+            collection = HttpCollection(
+                self._vw.http(cluster_url(url, WILDCARD)), path=collection_path(resource), on_read=self._learn(url)
+            )
+            sources.append(WatchSource(collection=collection, name=f"vw/{_label(resource)}"))
+        return tuple(sources)
+
+    def _learn(self, url: str) -> ReadObserver:
+        return lambda obj: self.shards.learn(url, obj)
 
     async def aclose(self) -> None:
         for target in (self._service, self._org, self._vw):

@@ -18,7 +18,7 @@ anything the controllers cannot notice (see there).
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -135,16 +135,23 @@ class MemoryOrgWorkspace:
 
 class MemoryVirtualWorkspace:
     """`VirtualWorkspace` in memory: every workspace but the org's. A workspace in `refused`
-    answers Forbidden, like one that does not bind the export."""
+    answers Forbidden, like one that does not bind the export; so does one whose shard's URL is
+    not among the location's (`MemorySources.shard_of`), and lists leave those out."""
 
-    def __init__(self, server: MemoryServer, *, org: str = DEFAULT_ORG.name) -> None:
+    def __init__(
+        self, server: MemoryServer, *, org: str = DEFAULT_ORG.name, shards: MemorySources | None = None
+    ) -> None:
         self._server = server
         self._org = org
+        self._shards = shards
         self.refused: set[str] = set()
+
+    def _out_of_sight(self, cluster: str) -> bool:
+        return self._shards is not None and not self._shards.in_sight(cluster)
 
     async def get(self, resource: ResourceType, *, cluster: str, namespace: str, name: str) -> Object | None:
         place = Place(Side.REMOTE, resource, cluster)
-        if cluster in self.refused or cluster == self._org:
+        if cluster in self.refused or cluster == self._org or self._out_of_sight(cluster):
             raise failure(
                 Forbidden,
                 place.operation("get", namespace=namespace, name=name),
@@ -153,7 +160,8 @@ class MemoryVirtualWorkspace:
         return self._server.read(place.key(namespace=namespace, name=name))
 
     async def list_objects(self, resource: ResourceType) -> list[Object]:
-        return self._server.objects(Place(Side.REMOTE, resource, None, excluded=self._org))
+        place = Place(Side.REMOTE, resource, None, excluded=self._org, on_shard=lambda c: not self._out_of_sight(c))
+        return self._server.objects(place)
 
 
 class MemoryExecutor:
@@ -219,7 +227,8 @@ class MemoryCollection:
     @property
     def location(self) -> str:
         where = "service" if self._place.side is Side.LOCAL else f"clusters/{self._place.cluster or '*'}"
-        return f"memory:{where}/{_label(self._place.resource)}"
+        shard = f"{self._place.shard}/" if self._place.shard else ""
+        return f"memory:{shard}{where}/{_label(self._place.resource)}"
 
     async def list_page(
         self, *, limit: int, continue_token: str = "", label_selector: str | None = None, metadata_only: bool = False
@@ -262,15 +271,32 @@ def _partial(obj: Mapping[str, Any]) -> Object:
 
 
 class MemorySources:
-    """`WatchSources` in memory, and where the VW is (the sync manager sets it from the endpoint slice)."""
+    """`WatchSources` in memory, and where the VW is (the sync manager sets it from the endpoint slice).
+
+    Shards are modelled by URL: `shard_of` names the VW URL serving each workspace (those it does
+    not name are on the first URL), and each URL's source shows only its workspaces; a workspace
+    whose URL is not among the location's is out of sight, as on a sharded kcp. Before any URL is
+    set, one source shows every workspace."""
 
     def __init__(self, server: MemoryServer, *, org: str = DEFAULT_ORG.name) -> None:
         self._server = server
         self._org = org
-        self.virtual_workspace_url: str | None = None
+        self.virtual_workspace_urls: tuple[str, ...] = ()
+        #: Workspace (logical cluster) -> the VW URL of its shard.
+        self.shard_of: dict[str, str] = {}
 
-    def set_virtual_workspace_url(self, url: str) -> None:
-        self.virtual_workspace_url = url
+    def set_virtual_workspace_urls(self, urls: Sequence[str]) -> frozenset[str]:
+        self.virtual_workspace_urls = tuple(dict.fromkeys(url.rstrip("/") for url in urls))
+        return frozenset(cluster for cluster, url in self.shard_of.items() if url not in self.virtual_workspace_urls)
+
+    def in_sight(self, cluster: str) -> bool:
+        """Whether a VW URL of the location serves workspace `cluster` (all do before any is set)."""
+        urls = self.virtual_workspace_urls
+        return not urls or self.shard_of.get(cluster, urls[0]) in urls
+
+    def _serves(self, url: str) -> Callable[[str], bool]:
+        first = self.virtual_workspace_urls[0]
+        return lambda cluster: self.shard_of.get(cluster, first) == url
 
     def service_source(self, resource: ResourceType) -> WatchSource[MemoryCollection]:
         return self._source(Place(Side.LOCAL, resource), f"service/{_label(resource)}")
@@ -278,8 +304,16 @@ class MemorySources:
     def org_source(self, resource: ResourceType) -> WatchSource[MemoryCollection]:
         return self._source(Place(Side.REMOTE, resource, self._org), f"org/{_label(resource)}")
 
-    def virtual_workspace_source(self, resource: ResourceType) -> WatchSource[MemoryCollection]:
-        return self._source(Place(Side.REMOTE, resource, None, excluded=self._org), f"vw/{_label(resource)}")
+    def virtual_workspace_sources(self, resource: ResourceType) -> tuple[WatchSource[MemoryCollection], ...]:
+        name = f"vw/{_label(resource)}"
+        if not self.virtual_workspace_urls:
+            return (self._source(Place(Side.REMOTE, resource, None, excluded=self._org), name),)
+        return tuple(
+            self._source(
+                Place(Side.REMOTE, resource, None, excluded=self._org, shard=url, on_shard=self._serves(url)), name
+            )
+            for url in self.virtual_workspace_urls
+        )
 
     def _source(self, place: Place, name: str) -> WatchSource[MemoryCollection]:
         return WatchSource(collection=MemoryCollection(self._server, place), name=name)
@@ -299,10 +333,10 @@ class MemoryClusters:
         self.server = MemoryServer(world)
         self.service = MemoryServiceCluster(self.server)
         self.org = MemoryOrgWorkspace(self.server, identity=org)
-        self.vw = MemoryVirtualWorkspace(self.server, org=org.name)
+        self.sources = MemorySources(self.server, org=org.name)
+        self.vw = MemoryVirtualWorkspace(self.server, org=org.name, shards=self.sources)
         self.executor = MemoryExecutor(self.server, can_write=can_write)
         self.leases = MemoryLeases(self.server)
-        self.sources = MemorySources(self.server, org=org.name)
 
     def create_local(self, resource: ResourceType, obj: Mapping[str, Any]) -> Object:
         """Create an object on the service cluster, as another writer would."""

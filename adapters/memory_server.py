@@ -24,6 +24,7 @@ import copy
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any
 
+import attrs
 from attrs import frozen
 
 from servlet.core.actions import Action, Side
@@ -47,17 +48,22 @@ _CODES = {AlreadyExists: 409, NotFound: 404, Conflict: 409, Invalid: 422, Gone: 
 @frozen
 class Place:
     """Which objects: one side, one resource, and for the remote side one logical cluster (None:
-    every workspace but `excluded`, as the VW's `/clusters/*` view)."""
+    every workspace but `excluded`, as the VW's `/clusters/*` view; with `shard`, only the
+    workspaces `on_shard` says that VW URL serves)."""
 
     side: Side
     resource: ResourceType
     cluster: str | None = ""
     excluded: str = ""
+    shard: str = ""
+    on_shard: Callable[[str], bool] | None = attrs.field(default=None, eq=False)
 
     def holds(self, key: WorldKey) -> bool:
         if (key[0], key[1], key[2]) != (self.side, self.resource.api_version, self.resource.kind):
             return False
-        return key[3] != self.excluded if self.cluster is None else key[3] == self.cluster
+        if self.cluster is not None:
+            return key[3] == self.cluster
+        return key[3] != self.excluded and (self.on_shard is None or self.on_shard(key[3]))
 
     def key(self, *, namespace: str, name: str, cluster: str = "") -> WorldKey:
         where = cluster if self.cluster is None else self.cluster

@@ -4,10 +4,11 @@ Each workspace is addressed by logical cluster name (`<vw url>/clusters/<lc>`); 
 keep one cached client per workspace over a shared pool. A workspace that does not bind the
 export, or has not accepted the permission claim for the resource, answers 403: Forbidden.
 
-`list` reads one resource across every workspace (`/clusters/*`) in one go, for one-shot readers
-such as the live `servlet plan`.
+`list` reads one resource across every workspace (`/clusters/*`) of every VW URL (one per kcp
+shard), for one-shot readers such as the live `servlet plan`; what it reads teaches the
+connections which shard serves each workspace, so the gets after it go to the right URL.
 
-Deliberately not here: watching (informers, `Connections.virtual_workspace_source`) and writes
+Deliberately not here: watching (informers, `Connections.virtual_workspace_sources`) and writes
 (the executor).
 """
 
@@ -32,8 +33,19 @@ class VirtualWorkspaceAdapter:
         return await objects.get_object(client, resource, namespace=namespace, name=name, where=f"workspace {cluster}")
 
     async def list_objects(self, resource: ResourceType) -> list[dict[str, Any]]:
-        client = self._connections.virtual_workspace(WILDCARD)
-        return await objects.list_objects(client, resource, where="every workspace")
+        found: list[dict[str, Any]] = []
+        urls = self._connections.virtual_workspace_urls
+        for url in urls or (None,):
+            if url is None:  # not known yet: the connections say so
+                client = self._connections.virtual_workspace(WILDCARD)
+            else:
+                client = self._connections.virtual_workspace_at(url, WILDCARD)
+            where = "every workspace" if len(urls) <= 1 else f"every workspace at {url}"
+            listed = await objects.list_objects(client, resource, where=where)
+            for obj in listed:
+                self._connections.shards.learn(url or "", obj)
+            found.extend(listed)
+        return found
 
 
 if TYPE_CHECKING:  # mypy proves the adapter fills its port

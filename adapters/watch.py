@@ -17,8 +17,8 @@ about a failure (relist, back off) and keeping a cache: that is the informer's (
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncGenerator, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
@@ -35,13 +35,18 @@ _EVENT_TYPES = ("ADDED", "MODIFIED", "DELETED", "BOOKMARK")
 # How long connecting may take; reading a watch waits as long as the caller says.
 _CONNECT_TIMEOUT = 10.0
 
+ReadObserver = Callable[[Mapping[str, Any]], None]
+
 
 class HttpCollection:
     """`servlet.core.ports.Collection` for `path` (e.g. `apis/g/v/plural`) under `http`'s base URL."""
 
-    def __init__(self, http: httpx2.AsyncClient, *, path: str) -> None:
+    def __init__(self, http: httpx2.AsyncClient, *, path: str, on_read: ReadObserver | None = None) -> None:
         self.http = http
         self.path = path.lstrip("/")
+        # Told of every object listed or watched: the connections learn from it which VW URL
+        # (kcp shard) serves the object's workspace.
+        self._on_read = on_read
 
     @property
     def location(self) -> str:
@@ -68,6 +73,9 @@ class HttpCollection:
             items = list(page.get("items") or [])
         except (ValueError, AttributeError, TypeError) as exc:
             raise Unreadable(operation=operation, code=200, message=f"not a list: {response.content[:200]!r}") from exc
+        if self._on_read is not None:
+            for item in items:
+                self._on_read(item)
         return ListPage(
             items=items,
             resource_version=str(metadata.get("resourceVersion") or ""),
@@ -108,11 +116,16 @@ class HttpCollection:
                         pending += chunk[start:end]
                         start = end + 1
                         if pending.strip():
-                            yield _event(bytes(pending), operation)
+                            yield self._read(_event(bytes(pending), operation))
                         pending.clear()
                     pending += chunk[start:]
                 if pending.strip():  # a last event without its newline
-                    yield _event(bytes(pending), operation)
+                    yield self._read(_event(bytes(pending), operation))
+
+    def _read(self, event: WatchEvent) -> WatchEvent:
+        if self._on_read is not None and event.type != "BOOKMARK":
+            self._on_read(event.object)
+        return event
 
     def _operation(self, verb: str) -> Operation:
         return Operation(verb=verb, resource=self.path, where=str(self.http.base_url))

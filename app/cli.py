@@ -1,4 +1,4 @@
-"""The `servlet` command line: `servlet plan` (dry run) and, with the daemon, `servlet run`.
+"""The `servlet` command line: `servlet plan` (dry run), `servlet convert` and, with the daemon, `servlet run`.
 
 Every flag can also come from the environment as `SERVLET_<FLAG>` (SPEC 9). Invalid input ends
 with exit code 1 and every problem listed, never with a traceback.
@@ -25,6 +25,7 @@ from servlet.app.plan_options import (
     ApiExportOption,
     ApiGroupOption,
     ContextOption,
+    EndpointSliceOption,
     KcpContextOption,
     KcpKubeconfigOption,
     KubeconfigOption,
@@ -35,6 +36,7 @@ from servlet.app.plan_options import (
 )
 from servlet.app.render import render_text
 from servlet.app.run_command import default_namespace
+from servlet.core.endpoint_slices import SliceChoice, parse_slice_choice
 from servlet.core.inventory import Inventory, build_inventory
 from servlet.core.model import Problem, ServletIdentity
 from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain
@@ -77,6 +79,7 @@ _LIVE_FLAGS = {
     "context": "--context",
     "kcp_context": "--kcp-context",
     "published_resource_selector": "--published-resource-selector",
+    "endpoint_slice": "--apiexportendpointslice",
 }
 
 
@@ -110,6 +113,7 @@ def _fail(
                 "errors": [error.to_dict() for error in errors],
                 "warnings": [],
                 "orphans": [],
+                "schemaOnly": [],
             },
             output=output,
         )
@@ -139,6 +143,7 @@ def plan(
         ),
     ] = None,
     apiexport: ApiExportOption = None,
+    endpoint_slice: EndpointSliceOption = None,
     kubeconfig: KubeconfigOption = None,
     kcp_kubeconfig: KcpKubeconfigOption = None,
     context: ContextOption = None,
@@ -172,9 +177,10 @@ def plan(
     workspace; any other object lives on the service cluster.
 
     Live (no -f): connects like `servlet run` does, with --kubeconfig, --kcp-kubeconfig,
-    --apiexport and --published-resource-selector (each also as SERVLET_<FLAG>), and reads the
-    same things from the clusters: the PublishedResources and their CRDs, the APIExport, the
-    schemas and the endpoint slice in the org workspace, and through the virtual workspace every
+    --apiexport, --apiexportendpointslice and --published-resource-selector (each also as
+    SERVLET_<FLAG>), and reads the same things from the clusters: the PublishedResources and their
+    CRDs, the APIExport, the schemas and the endpoint slice, and through every URL of the virtual
+    workspace (one per kcp shard) every
     remote object with its local copy, namespaces and related Secrets/ConfigMaps. It only sends
     GET requests. Until kcp has published the virtual workspace URL, the plan says so and covers
     schemas and the APIExport only. An unreachable or refusing API server ends with exit code 1
@@ -200,6 +206,7 @@ def plan(
                     "context": context,
                     "kcp_context": kcp_context,
                     "published_resource_selector": published_resource_selector,
+                    "endpoint_slice": endpoint_slice,
                 },
             )
         )
@@ -210,7 +217,10 @@ def plan(
                 message=("is needed to plan from the clusters (or give -f to plan offline from files)"),
             )
         )
-    if problems:
+    slice_choice = parse_slice_choice(endpoint_slice) if endpoint_slice and not files else None
+    if isinstance(slice_choice, Problem):
+        problems.append(slice_choice)
+    if problems or isinstance(slice_choice, Problem):
         _fail(problems, output=output, servlet=servlet, code=EXIT_USAGE)
     notes: tuple[str, ...] | None = None  # None: offline, where nothing can be left unread
     if files:
@@ -239,6 +249,7 @@ def plan(
             selector=published_resource_selector,
             servlet=servlet,
             output=output,
+            endpoint_slice=slice_choice,
         )
         inventory, notes = live.inventory, live.notes
     _print_plan(
@@ -285,6 +296,7 @@ def _read_live(
     selector: str,
     servlet: ServletIdentity,
     output: OutputFormat,
+    endpoint_slice: SliceChoice | None = None,
 ) -> LiveInventory:
     async def read() -> LiveInventory:
         connections = Connections.from_kubeconfigs(
@@ -292,7 +304,11 @@ def _read_live(
         )
         try:
             return await read_live_inventory(
-                connections=connections, servlet=servlet, apiexport=apiexport, published_resource_selector=selector
+                connections=connections,
+                servlet=servlet,
+                apiexport=apiexport,
+                published_resource_selector=selector,
+                endpoint_slice=endpoint_slice,
             )
         finally:
             await connections.aclose()
@@ -346,6 +362,10 @@ def _print_plan(
 from servlet.app.run_command import run_command  # noqa: E402  (the daemon's command lives in its own module)
 
 app.command("run")(run_command)
+
+from servlet.app.convert_command import convert_command  # noqa: E402  (a command of its own module)
+
+app.command("convert")(convert_command)
 
 
 def main() -> None:

@@ -41,10 +41,12 @@ from servlet.app.controllers.caches import Cache, InformerPool
 from servlet.app.controllers.catalog import Catalog
 from servlet.app.controllers.leading import LeadingControllers, Options, Shared, SharedCaches
 from servlet.app.controllers.queues import QueueDepths
+from servlet.app.controllers.syncmanager import EndpointSliceUse
 from servlet.app.daemon_config import (
     Connect,
     DaemonConfig,
     StartupError,
+    check_endpoint_slice,
     connect,
     replica_identity,
     rfc3339_now,
@@ -158,6 +160,7 @@ class Daemon:
             try:
                 identity = await org.resolve_identity()
                 export = await org.get_export(config.apiexport)
+                unusable_slice = await check_endpoint_slice(connections, config, identity) if export else None
             except Transient as exc:
                 failures += 1
                 delay = _STARTUP_BACKOFF.delay(failures)
@@ -175,6 +178,8 @@ class Daemon:
                     f"the APIExport {config.apiexport!r} (--apiexport) does not exist in workspace "
                     f"{identity.path} (logical cluster {identity.name}); KDP creates it, the servlet never does"
                 )
+            if unusable_slice is not None:
+                raise StartupError(unusable_slice)
             _log.info(
                 "org workspace resolved",
                 workspace=identity.path,
@@ -188,6 +193,7 @@ class Daemon:
 
     async def _serve(self, connections: Connections, workspace: WorkspaceIdentity, stop: asyncio.Event) -> None:
         config = self.config
+        chosen = config.endpoint_slice
         pool = InformerPool(self._make_informer)
         caches = SharedCaches(
             published=pool.acquire(
@@ -196,7 +202,10 @@ class Daemon:
             crds=pool.acquire(connections.service_source(CRD_TYPE)),
             schemas=pool.acquire(connections.org_source(SCHEMA_TYPE), cluster=workspace.name),
             exports=pool.acquire(connections.org_source(APIEXPORT_TYPE), cluster=workspace.name),
-            slices=pool.acquire(connections.org_source(ENDPOINT_SLICE_TYPE), cluster=workspace.name),
+            slices=pool.acquire(
+                connections.org_source(ENDPOINT_SLICE_TYPE, workspace=chosen.workspace if chosen else ""),
+                cluster=workspace.name if chosen is None or not chosen.workspace else "",
+            ),
             local_namespaces=pool.acquire(connections.service_source(NAMESPACE_TYPE)),
         )
         # A resource not served yet (the PublishedResource CRD installed after the servlet) is
@@ -240,6 +249,7 @@ class Daemon:
                 sync_workers=config.sync_workers,
             ),
             events=events,
+            endpoint_slice=EndpointSliceUse(choice=chosen, org=workspace) if chosen else None,
         )
         events.start()
         try:
@@ -305,10 +315,11 @@ class Daemon:
 
     # -- observability -------------------------------------------------------------------------
 
-    def _make_informer(self, source: WatchSource[Any], label_selector: str | None) -> Informer:
+    def _make_informer(self, source: WatchSource[Any], label_selector: str | None, compact: bool) -> Informer:
         return Informer(
             source,
             label_selector=label_selector,
+            compact=compact,
             on_restart=lambda: self.metrics.count_watch_restart(resource=source.name),
             on_relist=lambda: self.metrics.count_watch_relist(resource=source.name),
         )

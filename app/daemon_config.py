@@ -15,9 +15,12 @@ from importlib import metadata as package_metadata
 from attrs import frozen
 
 from servlet.adapters.connections import Connections, RequestObserver
+from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.app.observability.probes import Address
 from servlet.app.runtime.leader import LeaseTiming
+from servlet.core.endpoint_slices import SliceChoice, slice_mismatch, slice_missing
 from servlet.core.model import ServletIdentity
+from servlet.core.ports import WorkspaceIdentity
 
 
 @frozen
@@ -40,6 +43,8 @@ class DaemonConfig:
     lease: LeaseTiming = LeaseTiming()
     resync_period: float | None = 600.0
     sync_workers: int = 4
+    # `--apiexportendpointslice`: where the VW URLs come from; None: the slice named like the export.
+    endpoint_slice: SliceChoice | None = None
 
 
 class StartupError(Exception):
@@ -77,4 +82,22 @@ def connect(config: DaemonConfig, observer: RequestObserver) -> Connections:
         context=config.context,
         kcp_context=config.kcp_context,
         on_request=observer,
+    )
+
+
+async def check_endpoint_slice(
+    connections: Connections, config: DaemonConfig, identity: WorkspaceIdentity
+) -> str | None:
+    """Why the slice `--apiexportendpointslice` names cannot be used (missing, for another export);
+    None when it can, or when the flag is not given. Read failures are raised as they are."""
+    choice = config.endpoint_slice
+    if choice is None:
+        return None
+    client = connections.workspace(choice.workspace) if choice.workspace else connections.org
+    where = f"workspace {choice.workspace or identity.path}"
+    found = await OrgWorkspaceAdapter(client, where=where).get_endpoint_slice(choice.name)
+    if found is None:
+        return slice_missing(choice, org_path=identity.path)
+    return slice_mismatch(
+        found, choice=choice, export_name=config.apiexport, org_path=identity.path, org_cluster=identity.name
     )

@@ -28,11 +28,13 @@ from urllib.parse import urlsplit
 from attrs import frozen
 
 from servlet.adapters.connections import Connections, Target
+from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.app.live_reads import LiveReadError, Reader, ReadKey
 from servlet.core.actions import Side
-from servlet.core.apiexport import virtual_workspace_url
+from servlet.core.apiexport import virtual_workspace_urls
 from servlet.core.context import SyncContext
 from servlet.core.dryrun import settle
+from servlet.core.endpoint_slices import SliceChoice, slice_mismatch, slice_missing
 from servlet.core.errors import ApiFailure, Invalid, NotFound
 from servlet.core.inventory import Inventory
 from servlet.core.keys import remote_key_of
@@ -42,6 +44,7 @@ from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE
 from servlet.core.projection import Projected
 from servlet.core.related_types import related_crds
 from servlet.core.resolution import find_crd, resolve
+from servlet.core.worker_choice import syncs_objects
 from servlet.core.world import World, WorldKey
 
 Object = dict[str, Any]
@@ -57,7 +60,8 @@ class LiveInventory:
 
     inventory: Inventory
     notes: tuple[str, ...] = ()
-    virtual_workspace_url: str | None = None
+    # Every VW URL (one per kcp shard with a bound workspace); empty when kcp published none.
+    virtual_workspace_urls: tuple[str, ...] = ()
 
 
 @frozen
@@ -246,7 +250,12 @@ def _vw_unknown_note(*, apiexport: str) -> str:
 
 
 async def read_live_inventory(
-    *, connections: Connections, servlet: ServletIdentity, apiexport: str, published_resource_selector: str = ""
+    *,
+    connections: Connections,
+    servlet: ServletIdentity,
+    apiexport: str,
+    published_resource_selector: str = "",
+    endpoint_slice: SliceChoice | None = None,
 ) -> LiveInventory:
     """Read everything `servlet run` would read (GET requests only) into an Inventory.
 
@@ -258,10 +267,10 @@ async def read_live_inventory(
     identity = await reader.on(Target.ORG, reader.org.resolve_identity())
     published = await _list_published_resources(reader, selector=published_resource_selector)
     crds = await reader.on(Target.SERVICE, reader.service.list_objects(CRD_TYPE)) if published else []
-    export, schemas, endpoint_slice = await asyncio.gather(
+    export, schemas, chosen_slice = await asyncio.gather(
         reader.on(Target.ORG, reader.org.get_export(apiexport)),
         reader.on(Target.ORG, reader.org.list_schemas()),
-        reader.on(Target.ORG, reader.org.get_endpoint_slice(apiexport)),
+        reader.on(Target.ORG, _read_slice(connections, reader, choice=endpoint_slice, apiexport=apiexport)),
     )
     if export is None:
         raise reader.failed(
@@ -269,31 +278,60 @@ async def read_live_inventory(
             f"the APIExport {apiexport!r} does not exist in workspace {identity.path} "
             f"({identity.name}); the servlet never creates it, KDP does",
         )
+    if endpoint_slice is not None:
+        unusable = (
+            slice_missing(endpoint_slice, org_path=identity.path)
+            if chosen_slice is None
+            else slice_mismatch(
+                chosen_slice,
+                choice=endpoint_slice,
+                export_name=apiexport,
+                org_path=identity.path,
+                org_cluster=identity.name,
+            )
+        )
+        if unusable is not None:
+            raise reader.failed(Target.ORG, unusable)
     named_crds, usable = _publishable(published, crds, servlet=servlet)
     if not published:
         selected = f" matching {SELECTOR_FLAG} {published_resource_selector!r}" if published_resource_selector else ""
         notes.append(f"the service cluster holds no PublishedResource{selected}: nothing to publish")
 
-    url = virtual_workspace_url(endpoint_slice=endpoint_slice, export=export)
+    # A chosen slice is the only source of URLs, as for `servlet run`.
+    urls = virtual_workspace_urls(endpoint_slice=chosen_slice, export=export if endpoint_slice is None else None)
     remote_objects: list[Object] = []
     local_objects: list[Object] = []
-    if url is None:
+    if not urls:
         notes.append(_vw_unknown_note(apiexport=apiexport))
     elif usable:
-        connections.set_virtual_workspace_url(_checked_url(url, reader))
-        remote_objects, local_objects = await _objects(reader, usable, servlet=servlet, notes=notes)
+        connections.set_virtual_workspace_urls([_checked_url(url, reader) for url in urls])
+        # Nothing of a schema-only PublishedResource is synced, so none of its objects is read.
+        synced = [item for item in usable if syncs_objects(item.published)]
+        remote_objects, local_objects = await _objects(reader, synced, servlet=servlet, notes=notes)
     inventory = Inventory(
         crds=tuple(named_crds),
         published_resources=tuple(published),
         api_exports=(export,),
         schemas=tuple(schemas),
-        endpoint_slices=(endpoint_slice,) if endpoint_slice is not None else (),
+        endpoint_slices=(chosen_slice,) if chosen_slice is not None else (),
         remote_objects=tuple(remote_objects),
         local_objects=tuple(local_objects),
         problems=tuple(reader.problems),
         unreadable_remote=tuple(_world_key(key)[1:] for key in reader.refused),
     )
-    return LiveInventory(inventory=inventory, notes=tuple(notes), virtual_workspace_url=url)
+    return LiveInventory(inventory=inventory, notes=tuple(notes), virtual_workspace_urls=urls)
+
+
+async def _read_slice(
+    connections: Connections, reader: Reader, *, choice: SliceChoice | None, apiexport: str
+) -> Object | None:
+    """The slice `--apiexportendpointslice` names (in its workspace), else the one named like the export."""
+    if choice is None:
+        return await reader.org.get_endpoint_slice(apiexport)
+    if not choice.workspace:
+        return await reader.org.get_endpoint_slice(choice.name)
+    other = OrgWorkspaceAdapter(connections.workspace(choice.workspace), where=f"workspace {choice.workspace}")
+    return await other.get_endpoint_slice(choice.name)
 
 
 def _checked_url(url: str, reader: Reader) -> str:

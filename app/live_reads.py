@@ -85,7 +85,7 @@ class Reader:
             return self.connections.service_url
         if target is Target.ORG:
             return self.connections.org_url
-        return self.connections.virtual_workspace_url or "(unknown)"
+        return " ".join(self.connections.virtual_workspace_urls) or "(unknown)"
 
     def failed(self, target: Target, failure: ApiFailure | str) -> LiveReadError:
         return LiveReadError(target=target, url=self.url(target), detail=str(failure))

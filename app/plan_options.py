@@ -82,3 +82,12 @@ PublishedResourceSelectorOption = Annotated[
         help="Only PublishedResources matching this label selector, e.g. 'tier=gold,team in (a,b)'.",
     ),
 ]
+EndpointSliceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--apiexportendpointslice",
+        envvar="SERVLET_APIEXPORTENDPOINTSLICE",
+        help="Live: the APIExportEndpointSlice the VW URLs come from, NAME or WORKSPACE-PATH:NAME (default: the one "
+        "named like the APIExport, else the APIExport's status).",
+    ),
+]

@@ -155,7 +155,9 @@ def render_text(plan: Mapping[str, Any]) -> str:
             out.append(f"{_INDENT}= in sync, nothing to do")
         for action in obj["actions"]:
             out.extend(f"{_INDENT}{line}" for line in _action_lines(action))
-    if not plan["objects"]:
+    for schema_only in plan.get("schemaOnly") or ():
+        out.append(f"  = PublishedResource {schema_only['publishedResource']}: {schema_only['message']}")
+    if not plan["objects"] and not plan.get("schemaOnly"):
         out.append("  (no remote objects of a published resource)")
 
     if plan.get("orphans"):

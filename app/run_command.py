@@ -30,6 +30,7 @@ from servlet.app.daemon_config import DaemonConfig
 from servlet.app.observability.logs import LogFormat, configure_logging
 from servlet.app.observability.probes import Address, parse_address
 from servlet.app.runtime.leader import LeaseTiming
+from servlet.core.endpoint_slices import parse_slice_choice
 from servlet.core.filtering import label_selector_text_problem
 from servlet.core.model import Problem, ServletIdentity
 from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain
@@ -89,6 +90,7 @@ def build_config(
     lease_retry_period: float,
     resync_period: float,
     sync_workers: int,
+    endpoint_slice: str | None = None,
 ) -> DaemonConfig | list[Problem]:
     """The daemon's configuration from flag values, or every problem with them (each naming its flag)."""
     problems: list[Problem] = []
@@ -142,7 +144,10 @@ def build_config(
         problems.append(Problem(field="--resync-period", message=f"{resync_period} is negative (0 turns it off)"))
     if sync_workers < 1:
         problems.append(Problem(field="--sync-workers", message=f"{sync_workers} is less than 1"))
-    if problems or lease is None:
+    slice_choice = parse_slice_choice(endpoint_slice) if endpoint_slice else None
+    if isinstance(slice_choice, Problem):
+        problems.append(slice_choice)
+    if problems or lease is None or isinstance(slice_choice, Problem):
         return problems
     return DaemonConfig(
         kubeconfig=kubeconfig or None,
@@ -158,6 +163,7 @@ def build_config(
         lease=lease,
         resync_period=resync_period or None,
         sync_workers=sync_workers,
+        endpoint_slice=slice_choice,
     )
 
 
@@ -192,6 +198,14 @@ def run_command(
     ] = None,
     apiexport: Annotated[
         str | None, _option("--apiexport", "The APIExport the servlet manages (default: the API group).")
+    ] = None,
+    apiexportendpointslice: Annotated[
+        str | None,
+        _option(
+            "--apiexportendpointslice",
+            "The APIExportEndpointSlice the VW URLs come from: NAME, or WORKSPACE-PATH:NAME in another workspace "
+            "(default: the one named like the APIExport, else the APIExport's status).",
+        ),
     ] = None,
     namespace: Annotated[
         str | None,
@@ -244,6 +258,7 @@ def run_command(
         lease_retry_period=lease_retry_period,
         resync_period=resync_period,
         sync_workers=sync_workers,
+        endpoint_slice=apiexportendpointslice,
     )
     if isinstance(config, list):
         # A usage error: exit code 2, the flags named, as for every other bad flag.

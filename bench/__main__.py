@@ -198,7 +198,27 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str]]:
                 f"peak RSS {run_['peak_rss_mb']:.0f} MB",
             )
         )
+    out.append(("5 memory per cached object", memory_per_object(results["sync"])))
     return out
+
+
+def memory_per_object(runs: list[dict[str, Any]]) -> str:
+    """Peak RSS added per object between the two largest sizes, against the JSON it caches.
+
+    The difference of two sizes leaves out what does not grow with the objects (the interpreter,
+    the libraries, the caches of CRDs and schemas); the JSON is that of the synced kind's objects
+    on both sides, measured in the same runs.
+    """
+    if len(runs) < 2:
+        return "needs two sizes"
+    small, large = sorted(runs, key=lambda r: r["objects"])[-2:]
+    added = large["objects"] - small["objects"]
+    rss_per_object = (large["peak_rss_mb"] - small["peak_rss_mb"]) * 1024 * 1024 / added
+    json_per_object = (large["cached_json_bytes"] - small["cached_json_bytes"]) / added
+    return (
+        f"{rss_per_object / 1024:.1f} KB of RSS per object from {small['objects']} to {large['objects']}, "
+        f"{json_per_object / 1024:.1f} KB of cached JSON: {rss_per_object / json_per_object:.1f}x"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ so a measured run starts with a backlog of objects that already exist. It measur
 from __future__ import annotations
 
 import copy
+import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -214,3 +215,16 @@ def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
 
 def cpu_count() -> int:
     return os.cpu_count() or 1
+
+
+def cached_json_bytes(env: E2E) -> int:
+    """Bytes of compact JSON of what the servlet caches of the synced kind: every remote object as
+    the virtual workspace serves it and every local copy, without `managedFields` (never cached)."""
+    vw_path = env.world.sim.vw_url().removeprefix(env.world.sim.base_url)
+    objects = [
+        *env.rest.list(f"{vw_path}/clusters/*{REMOTE.path()}"),
+        *env.rest.list(LOCAL.path()),
+    ]
+    for obj in objects:
+        obj.get("metadata", {}).pop("managedFields", None)
+    return sum(len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()) for obj in objects)

@@ -24,6 +24,7 @@ from bench.scenario import (
     Requests,
     Scale,
     breakdown,
+    cached_json_bytes,
     cpu_seconds,
     is_finalizer_patch,
     is_local_create,
@@ -67,6 +68,7 @@ def initial_sync(env: E2E, scale: Scale, *, timeout: float) -> tuple[dict[str, A
     rss = peak_rss_mb(servlet.pid)
     servlet_cpu, sim_cpu = cpu_seconds(servlet.pid), time.process_time() - sim_cpu
     time.sleep(2.0)  # anything sent late still belongs to the initial sync
+    cached = cached_json_bytes(env)
     records = requests.since_mark()
     writes = [
         r for r in records if r.verb in WRITE_VERBS and not r.path.endswith("/leases") and "/leases/" not in r.path
@@ -75,6 +77,7 @@ def initial_sync(env: E2E, scale: Scale, *, timeout: float) -> tuple[dict[str, A
         "seconds_from_start": converged - launched,
         "seconds_from_first_write": converged - first_write,
         "peak_rss_mb": rss,
+        "cached_json_bytes": cached,
         "servlet_cpu_seconds": servlet_cpu,
         "kcpsim_cpu_seconds": sim_cpu,
         "requests": breakdown(records),

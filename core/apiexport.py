@@ -1,8 +1,9 @@
 """What the servlet adds to its APIExport, and where the export's virtual workspace lives (SPEC 4).
 
 The APIExport belongs to KDP; the servlet only ever adds to it: the schemas of its published
-resources, the permission claims its related resources need, and the claim on `events` it
-records Events on users' objects with. This module computes that
+resources, the permission claims its related resources need, the claim on `events` it
+records Events on users' objects with, and the claim on `logicalclusters` it reads workspace paths
+with (`spec.enableWorkspacePaths`). This module computes that
 addition as a JSON merge patch (or None when there is nothing to add), so a reconcile that finds
 the export already complete writes nothing.
 
@@ -26,7 +27,7 @@ from servlet.core.model import RelatedKind, RelatedResource
 from servlet.core.related_types import Claim, required_claims
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
-__all__ = ["ExportChange", "plan_export", "virtual_workspace_url"]
+__all__ = ["ExportChange", "plan_export", "virtual_workspace_url", "virtual_workspace_urls"]
 
 SCHEMAS_FIELD = "latestResourceSchemas"
 CLAIMS_FIELD = "permissionClaims"
@@ -34,6 +35,8 @@ _CORE_GROUP = ""
 _NAMESPACES = "namespaces"
 # Events on users' objects (`kubectl describe` in a workspace) are written through the VW.
 _EVENTS = "events"
+# Workspace paths are read from each workspace's LogicalCluster through the VW.
+LOGICAL_CLUSTERS_CLAIM = ("core.kcp.io", "logicalclusters")
 
 
 @frozen
@@ -98,12 +101,15 @@ def plan_export(
     schema_names: Iterable[str],
     related_kinds: Iterable[RelatedKind] = (),
     related: Iterable[RelatedResource] = (),
+    workspace_paths: bool = False,
 ) -> ExportChange | None:
     """The addition `export` needs to serve `schema_names` and claim what the `related` entries
     (or the bare `related_kinds`) read in kcp; None if nothing is missing.
 
     A related type the export serves itself (one of its schemas) needs no claim; one of another
     export is claimed with that export's identity hash (`related_types.required_claims`).
+
+    `workspace_paths`: some PublishedResource reads workspace paths, so `logicalclusters` is claimed.
 
     Written schema lists are sorted and free of duplicates; an export that already lists exactly
     the right schemas in another order is left alone, since kcp reads the list as a set.
@@ -114,12 +120,16 @@ def plan_export(
 
     wanted = set(schema_names)
     schemas = _merged_schemas(current=current_schemas, wanted=wanted)
-    related = list(related)
+    related, kinds = list(related), set(related_kinds)
     exported = {_group_and_plural(name) for name in schemas}
-    claims = {Claim("", kind.plural) for kind in related_kinds} | required_claims(related, exported=exported)
+    claims = {Claim("", kind.plural) for kind in kinds} | required_claims(related, exported=exported)
     # Events are claimed with the first schema, in the same patch: nothing to sync, no Events.
     new_claims = _missing_claims(
-        current=current_claims, claims=claims, namespaces=bool(related_kinds) or bool(related), events=bool(wanted)
+        current=current_claims,
+        claims=claims,
+        namespaces=bool(kinds) or bool(related),
+        events=bool(wanted),
+        workspace_paths=workspace_paths,
     )
 
     patch_spec: dict[str, Any] = {}
@@ -134,15 +144,31 @@ def plan_export(
     return ExportChange(patch={"spec": copy.deepcopy(patch_spec)}, spec=copy.deepcopy({**spec, **patch_spec}))
 
 
-def virtual_workspace_url(*, endpoint_slice: Mapping[str, Any] | None, export: Mapping[str, Any] | None) -> str | None:
-    """The export's VW URL: the endpoint slice's (kcp 0.28+), else the export's (older kcp), else None."""
+def virtual_workspace_urls(
+    *, endpoint_slice: Mapping[str, Any] | None, export: Mapping[str, Any] | None
+) -> tuple[str, ...]:
+    """Every VW URL of the export: the endpoint slice's (kcp 0.28+), else the export's (older kcp).
+
+    A sharded kcp lists one URL per shard that serves a workspace binding the export, and adds and
+    removes them as bindings come and go; all of them must be watched. Duplicates are dropped and
+    the order kept; empty when kcp has published none yet.
+    """
     for obj, field_name in ((endpoint_slice, "endpoints"), (export, "virtualWorkspaces")):
         status = _mapping(_mapping(obj).get("status"))
+        urls: dict[str, None] = {}
         for entry in _sequence(status.get(field_name)):
             url = _mapping(entry).get("url")
             if isinstance(url, str) and url:
-                return url
-    return None
+                urls.setdefault(url.rstrip("/"), None)
+        if urls:
+            return tuple(urls)
+    return ()
+
+
+def virtual_workspace_url(*, endpoint_slice: Mapping[str, Any] | None, export: Mapping[str, Any] | None) -> str | None:
+    """The first of `virtual_workspace_urls`, None when there is none (an unsharded kcp has one)."""
+    urls = virtual_workspace_urls(endpoint_slice=endpoint_slice, export=export)
+    return urls[0] if urls else None
 
 
 def _merged_schemas(*, current: Sequence[str], wanted: set[str]) -> list[str]:
@@ -168,13 +194,15 @@ def _group_and_plural(schema_name: str) -> tuple[str, str]:
 
 
 def _missing_claims(
-    *, current: Sequence[Any], claims: set[Claim], namespaces: bool, events: bool
+    *, current: Sequence[Any], claims: set[Claim], namespaces: bool, events: bool, workspace_paths: bool
 ) -> list[dict[str, Any]]:
-    """The claims the related types (and Events) need that the export does not have yet, sorted."""
+    """The claims the related types, Events and workspace paths need that the export does not have yet, sorted."""
     needed = set(claims) | ({Claim(_CORE_GROUP, _EVENTS)} if events else set())
     if namespaces:
         # A related object may have to go into a namespace that does not exist in the workspace yet.
         needed.add(Claim(_CORE_GROUP, _NAMESPACES))
+    if workspace_paths:
+        needed.add(Claim(*LOGICAL_CLUSTERS_CLAIM))
     present = {
         Claim(str(claim.get("group") or ""), str(claim.get("resource")), str(claim.get("identityHash") or ""))
         for claim in current

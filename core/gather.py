@@ -17,6 +17,8 @@ The reads, and who needs them:
   related origin whose copy would be deleted is read again `fresh` (from the API server): losing
   sight of an object (a claim the tenant rejected) empties a cache too, and is no deletion.
 - `NamespaceAt`: whether a namespace exists.
+- `ObjectAt` a workspace's `LogicalCluster`, with `spec.enableWorkspacePaths` only: the workspace
+  path, for `.ClusterPath` and the copy's annotation (`workspace_paths.py`).
 - `SameLocalName`: the other remote objects of the resource whose computed local name is the same.
   Two fresh objects may collide on one local name; the planner gives the name to the first by
   (workspace, namespace, name) and reports a conflict for the others, whatever order they are
@@ -41,6 +43,7 @@ from servlet.core.keys import is_deleting, local_key_of, metadata_of, remote_key
 from servlet.core.model import LocalKey, RemoteKey, ResourceType
 from servlet.core.related import Primaries, RelatedKey, RelatedSnapshot, absences_to_confirm, related_reads
 from servlet.core.targets import ObjectRef, Side
+from servlet.core.workspace_paths import LOGICAL_CLUSTER_NAME, LOGICAL_CLUSTER_TYPE, workspace_path_of
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = [
@@ -118,6 +121,8 @@ class PlanInputs:
     `candidates`: the local objects with its link labels. `occupant`: whatever sits at the computed
     local name (read only when there is no candidate). `contenders`: fresh remote objects that
     claim the same local name and come first. `related`: the related objects and namespaces.
+    `workspace_path`: the path of the object's workspace, read only with `spec.enableWorkspacePaths`
+    (None: not read, or unknown).
     """
 
     remote: Mapping[str, Any]
@@ -126,6 +131,7 @@ class PlanInputs:
     namespace_exists: bool = True
     contenders: tuple[RemoteKey, ...] = ()
     related: RelatedSnapshot = RelatedSnapshot()
+    workspace_path: str | None = None
 
 
 def link_read(context: SyncContext, key: RemoteKey) -> LinkedCopies:
@@ -145,7 +151,9 @@ def computed_local_key(
     key: RemoteKey,
     *,
     remote_object: Mapping[str, Any] | None = None,
+    cluster_path: str | None = None,
 ) -> LocalKey | None:
+    """The computed local key; None when the naming rules give none (also for want of a workspace path)."""
     projected = context.projected
     computed = naming.local_key_for(
         naming=context.published.spec.naming,
@@ -154,6 +162,7 @@ def computed_local_key(
         remote_namespaced=projected.remote.namespaced,
         protected_namespaces=context.servlet.protected_namespaces,
         remote_object=remote_object,
+        cluster_path=cluster_path,
     )
     return computed if isinstance(computed, LocalKey) else None
 
@@ -163,13 +172,17 @@ def plan_reads(context: SyncContext, remote: Mapping[str, Any]) -> Gathering:
     key = remote_key_of(remote)
     if not key.cluster:
         return PlanInputs(remote)  # planned as an error without reading anything
-    answers = yield (link_read(context, key),)
+    first: tuple[Read, ...] = (link_read(context, key),)
+    if context.published.spec.workspace_paths:
+        first += (ObjectAt(Side.REMOTE, LOGICAL_CLUSTER_TYPE, key.cluster, "", LOGICAL_CLUSTER_NAME),)
+    answers = yield first
     candidates = tuple(answers[0])
+    path = workspace_path_of(answers[1], cluster=key.cluster) if len(first) > 1 else None
     occupant: Mapping[str, Any] | None = None
     namespace_exists = True
     contenders: tuple[RemoteKey, ...] = ()
     if not candidates and not is_deleting(remote) and admitted(context, remote, key):
-        computed = computed_local_key(context, key, remote_object=remote)
+        computed = computed_local_key(context, key, remote_object=remote, cluster_path=path)
         if computed is not None:
             occupant, namespace_exists, contenders = yield from _at_computed_name(context, key, computed)
     local_primary = candidates[0] if len(candidates) == 1 else None
@@ -184,7 +197,7 @@ def plan_reads(context: SyncContext, remote: Mapping[str, Any]) -> Gathering:
     related = RelatedSnapshot()
     if context.published.spec.related and local_primary is not None:
         related = yield from _related(context, key, remote, local_primary)
-    return PlanInputs(remote, candidates, occupant, namespace_exists, contenders, related)
+    return PlanInputs(remote, candidates, occupant, namespace_exists, contenders, related, workspace_path=path)
 
 
 def _at_computed_name(

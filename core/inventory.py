@@ -80,7 +80,7 @@ def _problem_with(document: object) -> str | None:
     return None
 
 
-def _expand_lists(documents: Iterable[Document]) -> Iterable[Document]:
+def expand_lists(documents: Iterable[Document]) -> Iterable[Document]:
     """`kubectl get -o yaml` prints `kind: List` (or `FooList`) documents: use their items."""
     for document in documents:
         content = document.content
@@ -103,7 +103,7 @@ def build_inventory(documents: Iterable[Document]) -> Inventory:
     remote: list[Manifest] = []
     local: list[Manifest] = []
     problems: list[Problem] = []
-    for document in _expand_lists(documents):
+    for document in expand_lists(documents):
         content = document.content
         problem = _problem_with(content)
         if problem is not None or not isinstance(content, Mapping):

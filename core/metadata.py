@@ -35,6 +35,7 @@ __all__ = [
     "REMOTE_NAME_HASH_LABEL",
     "REMOTE_RESOURCE_ANNOTATION",
     "REMOTE_RESOURCE_LABEL",
+    "REMOTE_WORKSPACE_PATH_ANNOTATION",
     "SERVLET_LABEL",
     "copyable",
     "link_annotations",
@@ -57,6 +58,9 @@ REMOTE_NAMESPACE_ANNOTATION = f"{PREFIX}remote-object-namespace"
 REMOTE_NAME_ANNOTATION = f"{PREFIX}remote-object-name"
 REMOTE_RESOURCE_ANNOTATION = f"{PREFIX}remote-object-resource"
 LAST_KNOWN_STATE_ANNOTATION = f"{PREFIX}last-known-state"
+# The workspace path (`root:org:team`) of the remote object, with `spec.enableWorkspacePaths` only:
+# for people and tools on the service cluster; nothing is ever found by it.
+REMOTE_WORKSPACE_PATH_ANNOTATION = f"{PREFIX}remote-object-workspace-path"
 
 FINALIZER = f"{PREFIX}cleanup"
 

@@ -35,6 +35,7 @@ __all__ = [
     "SelectorRequirement",
     "ServletIdentity",
     "SourceResource",
+    "Synchronization",
     "ValueReference",
 ]
 
@@ -210,12 +211,22 @@ class RelatedResource:
 
 
 @frozen
+class Synchronization:
+    """`spec.synchronization`: `enabled: false` publishes the schema and its export entry, and syncs nothing."""
+
+    enabled: bool = True
+
+
+@frozen
 class PublishedResourceSpec:
     resource: SourceResource
     filter: ResourceFilter = ResourceFilter()
     projection: Projection = Projection()
     naming: Naming = Naming()
     related: tuple[RelatedResource, ...] = ()
+    synchronization: Synchronization = Synchronization()
+    # `spec.enableWorkspacePaths`: read each workspace's path, for `.ClusterPath` and an annotation.
+    workspace_paths: bool = False
 
 
 @frozen

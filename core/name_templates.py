@@ -2,9 +2,10 @@
 
 A pattern holding `{{` is a Go template (as in the peer; its `$` placeholders are then plain
 text). The context is the peer's: `.Object` (the whole remote object), `.ClusterName` (the
-logical cluster name) and `.ClusterPath` (the workspace path). The servlet does not learn the
-workspace path of a consumer workspace, so `.ClusterPath` is refused when a PublishedResource is
-validated, rather than failing for every object later.
+logical cluster name) and `.ClusterPath` (the workspace path). The servlet reads a workspace's
+path only for a PublishedResource with `spec.enableWorkspacePaths: true`, so without it
+`.ClusterPath` is refused when the PublishedResource is validated (`path_problem`), rather than
+failing for every object later; with it, the path is a planning input (`gather.py` reads it).
 
 Deliberately not here: the template language (`templates.py`) and the DNS rules (`naming.py`).
 """
@@ -31,31 +32,54 @@ from servlet.core.templates import (
 OBJECT, CLUSTER_NAME, CLUSTER_PATH = "Object", "ClusterName", "ClusterPath"
 # Each root of the context, and whether it has fields of its own.
 NAMING_FIELDS: Mapping[str, bool] = {OBJECT: True, CLUSTER_NAME: False, CLUSTER_PATH: False}
-UNAVAILABLE = {
-    CLUSTER_PATH: "the servlet does not know the workspace paths of consumer workspaces; use .ClusterName",
-}
+ENABLE_PATHS = "spec.enableWorkspacePaths"
 # Functions whose output has one length whatever their input (given constant arguments).
 _FIXED_LENGTH = frozenset({"sha3sum", "sha3short", "shortHash", "sha256sum"})
 
 
 @functools.lru_cache(maxsize=256)
 def parsed(pattern: str) -> Template | TemplateError:
-    """`pattern` parsed once, or why it is refused (including a root the servlet cannot fill)."""
+    """`pattern` parsed once, or why it is refused."""
     try:
-        template = parse_template(pattern, fields=NAMING_FIELDS)
+        return parse_template(pattern, fields=NAMING_FIELDS)
     except TemplateError as error:
         return error
-    for root in sorted(template.fields() & UNAVAILABLE.keys()):
-        return TemplateError(f".{root} is not available: {UNAVAILABLE[root]}")
-    return template
 
 
-def computed(template: Template, *, remote: RemoteKey, remote_object: Mapping[str, Any] | None, limit: int) -> str:
-    """The template's output for one remote object; TemplateError when an action fails."""
+def needs_workspace_path(template: Template) -> bool:
+    return CLUSTER_PATH in template.fields()
+
+
+def path_problem(template: Template, *, workspace_paths: bool) -> TemplateError | None:
+    """Why the template cannot be used by a PublishedResource, given whether it reads workspace paths."""
+    if workspace_paths or not needs_workspace_path(template):
+        return None
+    return TemplateError(
+        f".{CLUSTER_PATH} is not available: the servlet reads workspace paths only with "
+        f"{ENABLE_PATHS}: true (set it, or use .{CLUSTER_NAME})"
+    )
+
+
+def computed(
+    template: Template,
+    *,
+    remote: RemoteKey,
+    remote_object: Mapping[str, Any] | None,
+    limit: int,
+    cluster_path: str | None = None,
+) -> str:
+    """The template's output for one remote object; TemplateError when an action fails.
+
+    `cluster_path` is the workspace path of `remote.cluster`, None when it is not known."""
     if remote_object is None:  # a caller that has only the key: the fields a key knows
         metadata = {"name": remote.name} | ({"namespace": remote.namespace} if remote.namespace else {})
         remote_object = {"metadata": metadata}
-    return render(template, context={OBJECT: remote_object, CLUSTER_NAME: remote.cluster}, limit=limit)
+    context: dict[str, object] = {OBJECT: remote_object, CLUSTER_NAME: remote.cluster}
+    if cluster_path is not None:
+        context[CLUSTER_PATH] = cluster_path
+    elif needs_workspace_path(template):
+        raise TemplateError(f"the workspace path of workspace {remote.cluster} is not known")
+    return render(template, context=context, limit=limit)
 
 
 def literal_text(template: Template) -> str:

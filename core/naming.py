@@ -111,15 +111,18 @@ def _parts(pattern: str) -> tuple[str, ...]:
 _NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
 
 
-def pattern_problems(pattern: str, *, field: str, namespace: bool) -> list[Problem]:
+def pattern_problems(pattern: str, *, field: str, namespace: bool, workspace_paths: bool = False) -> list[Problem]:
     """Why `pattern` can never yield a name, whatever object it meets; [] when it may.
 
     Refused: an unknown `$` placeholder, a template the servlet cannot evaluate (unknown field or
     function, unsupported syntax), and text of the pattern's own that no name can hold
-    (upper-case letters, `_`, a `.` in a namespace) or that is too long already.
+    (upper-case letters, `_`, a `.` in a namespace) or that is too long already. A template may
+    read `.ClusterPath` only with `workspace_paths` (`spec.enableWorkspacePaths`).
     """
     if is_template(pattern):
         template = name_templates.parsed(pattern)
+        if not isinstance(template, TemplateError):
+            template = name_templates.path_problem(template, workspace_paths=workspace_paths) or template
         if isinstance(template, TemplateError):
             return [Problem(field=field, message=f"template {pattern!r}: {template}")]
         text = name_templates.literal_text(template)
@@ -178,6 +181,7 @@ def local_key_for(
     remote_namespaced: bool,
     protected_namespaces: frozenset[str] = frozenset(),
     remote_object: Mapping[str, Any] | None = None,
+    cluster_path: str | None = None,
 ) -> LocalKey | Problem:
     """The local namespace and name for `remote`, or a Problem naming the rule and its result.
 
@@ -186,6 +190,7 @@ def local_key_for(
     that is a system one, or one of `protected_namespaces` (the servlet's own), is a Problem
     whatever the pattern: no copy is ever written there. `remote_object` is what a template's
     `.Object` reads; without it, `.Object` holds only the name and namespace of `remote`.
+    `cluster_path` is what `.ClusterPath` reads (a template that reads it yields no name without).
     """
     if not any(is_template(pattern) for pattern in (naming.namespace, naming.name) if pattern is not None):
         return _placeholder_local_key(
@@ -202,6 +207,7 @@ def local_key_for(
         remote_namespaced=remote_namespaced,
         protected_namespaces=protected_namespaces,
         remote_object=remote_object,
+        cluster_path=cluster_path,
     )
 
 
@@ -222,6 +228,7 @@ def _placeholder_local_key(
         remote_namespaced=remote_namespaced,
         protected_namespaces=protected_namespaces,
         remote_object=None,
+        cluster_path=None,
     )
 
 
@@ -233,12 +240,17 @@ def _local_key(
     remote_namespaced: bool,
     protected_namespaces: frozenset[str],
     remote_object: Mapping[str, Any] | None,
+    cluster_path: str | None,
 ) -> LocalKey | Problem:
     namespace = ""
     if local_namespaced:
         namespace_rule = CLUSTER_NAME if naming.namespace is None else naming.namespace
         namespace_or_problem = _computed(
-            namespace_rule, field="spec.naming.namespace", remote=remote, remote_object=remote_object
+            namespace_rule,
+            field="spec.naming.namespace",
+            remote=remote,
+            remote_object=remote_object,
+            cluster_path=cluster_path,
         )
         if isinstance(namespace_or_problem, Problem):
             return namespace_or_problem
@@ -263,7 +275,9 @@ def _local_key(
     name_rule = naming.name
     if name_rule is None:
         name_rule = _default_name(local_namespaced=local_namespaced, remote_namespaced=remote_namespaced)
-    name_or_problem = _computed(name_rule, field="spec.naming.name", remote=remote, remote_object=remote_object)
+    name_or_problem = _computed(
+        name_rule, field="spec.naming.name", remote=remote, remote_object=remote_object, cluster_path=cluster_path
+    )
     if isinstance(name_or_problem, Problem):
         return name_or_problem
     name = name_or_problem
@@ -284,6 +298,7 @@ def _computed(
     field: str,
     remote: RemoteKey,
     remote_object: Mapping[str, Any] | None,
+    cluster_path: str | None,
 ) -> str | Problem:
     """`pattern` for one object: `$` placeholders expanded, or a template evaluated."""
     if not is_template(pattern):
@@ -292,7 +307,9 @@ def _computed(
     if isinstance(template, TemplateError):
         return Problem(field=field, message=f"template {pattern!r}: {template}")
     try:
-        return name_templates.computed(template, remote=remote, remote_object=remote_object, limit=DNS_SUBDOMAIN_MAX)
+        return name_templates.computed(
+            template, remote=remote, remote_object=remote_object, limit=DNS_SUBDOMAIN_MAX, cluster_path=cluster_path
+        )
     except TemplateError as error:
         return Problem(field=field, message=f"template {pattern!r} yields no name for this object: {error}")
 

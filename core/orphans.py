@@ -12,7 +12,7 @@ Deliberately not here: when to look (the daemon's orphan scan, `servlet plan --d
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set as AbstractSet
 from typing import Any
 
 from attrs import frozen
@@ -41,12 +41,17 @@ def find_orphans(
     remote_resource: ResourceType,
     local_objects: Iterable[Mapping[str, Any]],
     remote_keys: Iterable[RemoteKey],
+    unreadable_workspaces: AbstractSet[str] = frozenset(),
 ) -> tuple[Orphan, ...]:
     """The copies of `remote_resource` made by this servlet that no remote object in `remote_keys` links to.
 
     `remote_keys` must cover every remote object of the resource, also those outside the filter:
     a released copy is kept on purpose and is not an orphan while its remote object lives. Copies
     already being deleted are not listed.
+
+    `unreadable_workspaces` are logical clusters whose objects cannot be read at the moment (their
+    kcp shard's VW URL left the endpoint slice): a remote object missing there is not known to be
+    gone, so the copies of that workspace are not judged.
     """
     identity = metadata.resource_identity(remote_resource)
     live = set(remote_keys)
@@ -67,7 +72,12 @@ def find_orphans(
         named = metadata.remote_key_named_by(obj)
         # Named by either half of the link: a copy whose annotations were edited is still its
         # remote object's copy while the labels name it, and the other way round.
-        if named is None or named in live or tuple(sorted(metadata.link_labels_of(obj).items())) in live_links:
+        if (
+            named is None
+            or named in live
+            or named.cluster in unreadable_workspaces
+            or tuple(sorted(metadata.link_labels_of(obj).items())) in live_links
+        ):
             continue
         orphans.append(Orphan(local=local_key_of(obj), remote=named, uid=uid_of(obj)))
     return tuple(sorted(orphans, key=lambda orphan: (orphan.local.namespace, orphan.local.name)))

@@ -40,6 +40,7 @@ from servlet.core.model import (
 from servlet.core.namespace_safety import namespace_pattern_problems
 from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain, pattern_problems
 from servlet.core.parsing_related import parse_related_list
+from servlet.core.parsing_switches import parse_synchronization, read_flag
 from servlet.core.parsing_versions import parse_projected_versions, parse_source_versions
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
@@ -48,7 +49,7 @@ __all__ = ["ParseResult", "parse_published_resource"]
 API_VERSION = "services.kdp.k8c.io/v1alpha1"
 KIND = "PublishedResource"
 
-_SPEC_FIELDS = ("resource", "filter", "projection", "naming", "related")
+_SPEC_FIELDS = ("resource", "filter", "projection", "naming", "related", "synchronization", "enableWorkspacePaths")
 # Kubernetes requires resource names, versions, short names and categories to be DNS-1035
 # labels; checking here gives a clear message instead of a rejected APIResourceSchema later.
 
@@ -113,8 +114,10 @@ def _parse_spec(data: object, *, problems: list[Problem]) -> PublishedResourceSp
     resource = _parse_resource(spec.get("resource"), problems=problems)
     resource_filter = _parse_filter(spec.get("filter"), problems=problems)
     projection = _parse_projection(spec.get("projection"), problems=problems)
-    naming = _parse_naming(spec.get("naming"), problems=problems)
+    workspace_paths = read_flag(spec, "enableWorkspacePaths", path="spec", problems=problems, default=False)
+    naming = _parse_naming(spec.get("naming"), workspace_paths=workspace_paths, problems=problems)
     related = parse_related_list(spec.get("related"), naming=naming, problems=problems)
+    synchronization = parse_synchronization(spec.get("synchronization"), problems=problems)
     if resource is None:
         return None
     return PublishedResourceSpec(
@@ -123,6 +126,8 @@ def _parse_spec(data: object, *, problems: list[Problem]) -> PublishedResourceSp
         projection=projection,
         naming=naming,
         related=related,
+        synchronization=synchronization,
+        workspace_paths=workspace_paths,
     )
 
 
@@ -198,7 +203,7 @@ def _parse_projection(data: object, *, problems: list[Problem]) -> Projection:
     )
 
 
-def _parse_naming(data: object, *, problems: list[Problem]) -> Naming:
+def _parse_naming(data: object, *, workspace_paths: bool, problems: list[Problem]) -> Naming:
     path = "spec.naming"
     naming = None if data is None else as_mapping(data, path=path, problems=problems)
     if naming is None:
@@ -207,7 +212,11 @@ def _parse_naming(data: object, *, problems: list[Problem]) -> Naming:
     patterns = {key: read_string(naming, key, path=path, problems=problems) for key in ("namespace", "name")}
     for key, pattern in patterns.items():
         if pattern:
-            problems.extend(pattern_problems(pattern, field=f"{path}.{key}", namespace=key == "namespace"))
+            problems.extend(
+                pattern_problems(
+                    pattern, field=f"{path}.{key}", namespace=key == "namespace", workspace_paths=workspace_paths
+                )
+            )
     shared = naming.get("allowSharedNamespaces", False)
     if not isinstance(shared, bool):
         message = f"must be true or false, not {describe(shared)}"

@@ -60,6 +60,7 @@ from servlet.core.model import LocalKey, Problem, RemoteKey, ResourceType
 from servlet.core.object_plan import ObjectPlan, plan_writes
 from servlet.core.related import Primaries, RelatedSnapshot, plan_related, plan_related_cleanup
 from servlet.core.targets import NAMESPACE_TYPE
+from servlet.core.workspace_paths import copy_annotations, missing_path_reason, with_path_annotation
 
 __all__ = ["ObjectPlan", "PlanInputs", "SyncContext", "plan_object", "plan_writes"]
 
@@ -84,13 +85,14 @@ class _Subject:
     finalizers: tuple[str, ...]
     resource_version: str
     deleting: bool
+    workspace_path: str | None  # with spec.enableWorkspacePaths, when known
 
     @classmethod
-    def of(cls, context: SyncContext, remote: Mapping[str, Any]) -> _Subject:
+    def of(cls, context: SyncContext, remote: Mapping[str, Any], path: str | None) -> _Subject:
         meta = metadata_of(remote)
         key = remote_key_of_metadata(meta)
         finalizers, resource_version = finalizers_of(meta), string(meta.get("resourceVersion"))
-        return cls(context, remote, key, finalizers, resource_version, bool(meta.get("deletionTimestamp")))
+        return cls(context, remote, key, finalizers, resource_version, bool(meta.get("deletionTimestamp")), path)
 
     @property
     def ref(self) -> ObjectRef:
@@ -127,7 +129,7 @@ class _Subject:
 
 def plan_object(*, context: SyncContext, inputs: PlanInputs) -> ObjectPlan:
     """The actions for one remote object, in execution order (SPEC 7 and 8)."""
-    subject = _Subject.of(context, inputs.remote)
+    subject = _Subject.of(context, inputs.remote, inputs.workspace_path)
     if not subject.key.cluster:
         return subject.plan(
             None,
@@ -256,6 +258,8 @@ def _existence(subject: _Subject, inputs: PlanInputs) -> ObjectPlan:
     daemon's cache may not have held the occupant yet): nothing here waits for the servlet.
     """
     projected = subject.context.projected
+    if unknown := missing_path_reason(subject.context.published, subject.key.cluster, subject.workspace_path):
+        return subject.plan(None, [Error(target=subject.ref, reason=unknown)], waiting=unknown)  # asked again
     computed = naming.local_key_for(
         naming=subject.context.published.spec.naming,
         remote=subject.key,
@@ -263,6 +267,7 @@ def _existence(subject: _Subject, inputs: PlanInputs) -> ObjectPlan:
         remote_namespaced=projected.remote.namespaced,
         protected_namespaces=subject.context.servlet.protected_namespaces,
         remote_object=subject.remote,
+        cluster_path=subject.workspace_path,
     )
     if isinstance(computed, Problem):
         return subject.plan(None, [Error.of(computed, target=subject.ref)])
@@ -312,7 +317,8 @@ def _sync(subject: _Subject, local: Mapping[str, Any], local_ref: ObjectRef, rel
     change = patch.content_patch(desired=patch.primary_content_view(subject.remote), live=local)
     if isinstance(change, Problem):
         return [Error.of(change, target=local_ref)]
-    actions: list[Action] = [Patch(target=local_ref, patch=guarded(change.patch, local))] if change.patch else []
+    content = with_path_annotation(change.patch, local, subject.workspace_path)
+    actions: list[Action] = [Patch(target=local_ref, patch=guarded(content, local))] if content else []
     status_update = _status_update(subject, local)
     if status_update is not None:
         actions.append(status_update)
@@ -359,7 +365,7 @@ def _create(subject: _Subject, local_ref: ObjectRef, *, namespace_exists: bool) 
     meta["labels"] = metadata.link_labels(
         servlet_name=subject.context.servlet.name, remote=subject.key, resource=remote_type
     )
-    meta["annotations"] = metadata.link_annotations(remote=subject.key, resource=remote_type)
+    meta["annotations"] = copy_annotations(remote=subject.key, resource=remote_type, path=subject.workspace_path)
     skeleton = {"apiVersion": local_type.api_version, "kind": local_type.kind, "metadata": meta}
     created = patch.created_object(skeleton=skeleton, desired=patch.primary_content_view(subject.remote))
     if isinstance(created, Problem):

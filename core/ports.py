@@ -16,7 +16,7 @@ library either. Every port has an in-memory fake in `servlet.adapters.memory`.
 from __future__ import annotations
 
 import enum
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 from attrs import frozen
@@ -285,19 +285,25 @@ class WatchSources(Protocol[CollectionT_co]):
         """A resource in the org workspace."""
         ...
 
-    def virtual_workspace_source(self, resource: ResourceType) -> WatchSource[CollectionT_co]:
-        """A resource across every workspace bound to the export (`<vw url>/clusters/*`)."""
+    def virtual_workspace_sources(self, resource: ResourceType) -> tuple[WatchSource[CollectionT_co], ...]:
+        """A resource across every workspace bound to the export: one source per VW URL (one per
+        kcp shard serving a bound workspace, `<vw url>/clusters/*`), in the location's order."""
         ...
 
 
 class VirtualWorkspaceLocation(Protocol):
-    """Where the virtual workspace's clients and sources point; the sync manager sets it once kcp
-    publishes the URL (the daemon's connections fill it)."""
+    """Where the virtual workspace's clients and sources point: the VW URLs of the endpoint slice,
+    one per kcp shard with a bound workspace. The sync manager sets them once kcp publishes them
+    (the daemon's connections fill it). A write to a workspace goes to the URL its objects were
+    read from, so the shard is a property of the read, never of the plan."""
 
     @property
-    def virtual_workspace_url(self) -> str | None: ...
+    def virtual_workspace_urls(self) -> tuple[str, ...]: ...
 
-    def set_virtual_workspace_url(self, url: str) -> None: ...
+    def set_virtual_workspace_urls(self, urls: Sequence[str]) -> frozenset[str]:
+        """Use these URLs from now on; returns the workspaces (logical clusters) last read from a
+        URL no longer listed, whose objects can no longer be read."""
+        ...
 
 
 class Leases(Protocol):

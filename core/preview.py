@@ -25,6 +25,7 @@ from servlet.core.plan import ObjectPlan
 from servlet.core.projection import Projected
 from servlet.core.resolution import find_crd, resolve
 from servlet.core.sharing import SharingWarning, shared_namespace_warnings
+from servlet.core.worker_choice import SCHEMA_ONLY_MESSAGE, syncs_objects
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = ["ExportStep", "OrphanStep", "PlanError", "SchemaStep", "ServletPlan", "plan_servlet"]
@@ -102,6 +103,8 @@ class ServletPlan:
     # Valid but risky choices (tenants sharing a local namespace): shown, never a failure.
     warnings: tuple[SharingWarning, ...] = ()
     orphans: tuple[OrphanStep, ...] = ()
+    # PublishedResources whose schema is published but whose objects are not synced, by design.
+    schema_only: tuple[str, ...] = ()
 
     @property
     def writes(self) -> int:
@@ -121,6 +124,7 @@ class ServletPlan:
             "errors": [error.to_dict() for error in self.errors],
             "warnings": [warning.to_dict() for warning in self.warnings],
             "orphans": [step.to_dict() for step in self.orphans],
+            "schemaOnly": [{"publishedResource": name, "message": SCHEMA_ONLY_MESSAGE} for name in self.schema_only],
         }
 
 
@@ -228,9 +232,15 @@ def plan_servlet(
     export, export_errors = _choose_export(inventory.api_exports, apiexport_name)
     errors.extend(export_errors)
     related = [item for published, _ in projected for item in published.spec.related]
+    workspace_paths = any(published.spec.workspace_paths for published, _ in projected)
     export_name = apiexport_name or str(((export or {}).get("metadata") or {}).get("name", ""))
     if export is None:
-        change = plan_export(export={"spec": {}}, schema_names=[step.name for step in schemas], related=related)
+        change = plan_export(
+            export={"spec": {}},
+            schema_names=[step.name for step in schemas],
+            related=related,
+            workspace_paths=workspace_paths,
+        )
         api_export = ExportStep(
             name=export_name,
             action="missing",
@@ -238,7 +248,12 @@ def plan_servlet(
             patch=change.patch if change else None,
         )
     else:
-        change = plan_export(export=export, schema_names=[step.name for step in schemas], related=related)
+        change = plan_export(
+            export=export,
+            schema_names=[step.name for step in schemas],
+            related=related,
+            workspace_paths=workspace_paths,
+        )
         api_export = ExportStep(
             name=export_name,
             action="patch" if change else "none",
@@ -246,7 +261,12 @@ def plan_servlet(
             patch=change.patch if change else None,
         )
 
-    contexts = [SyncContext(servlet=servlet, published=published, projected=result) for published, result in projected]
+    # The daemon starts no worker for a schema-only PublishedResource: nothing of it is planned either.
+    contexts = [
+        SyncContext(servlet=servlet, published=published, projected=result)
+        for published, result in projected
+        if syncs_objects(published)
+    ]
     remote_objects = [_in_stored_version(obj, [result for _, result in projected]) for obj in inventory.remote_objects]
     objects = plan_world(
         contexts=contexts,
@@ -272,6 +292,7 @@ def plan_servlet(
         errors=tuple(errors),
         warnings=warnings,
         orphans=orphans,
+        schema_only=tuple(published.name for published, _ in projected if not syncs_objects(published)),
     )
 
 

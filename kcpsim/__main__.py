@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from kcpsim import demo
+from kcpsim.access import AUTHZ_MODES
+from kcpsim.auth import AUTH_MODES
 from kcpsim.faults import FaultPlan
 from kcpsim.sim import KcpSim, SimConfig
 from kcpsim.topology import Topology, WorkspaceSpec
@@ -40,6 +42,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--samples", action="store_true", help="create sample Certificates and Secrets")
     serve.add_argument("--tls", action="store_true", help="serve HTTPS with a generated CA (in the kubeconfigs)")
     serve.add_argument("--history-size", type=int, default=10_000, help="watch events kept for resuming")
+    serve.add_argument(
+        "--shards",
+        type=int,
+        default=1,
+        help="kcp shards, each serving the VW for its own workspaces (assigned by a hash of their cluster name)",
+    )
     serve.add_argument("--faults", type=Path, help="a JSON fault plan to start with (see docs/try-it-locally.md)")
     serve.add_argument(
         "--deprecated-vw-urls",
@@ -51,6 +59,18 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=0.0,
         help="seconds between rounds of controller work (0: kcp's reactions are instant)",
+    )
+    serve.add_argument(
+        "--authn",
+        choices=AUTH_MODES,
+        default="lenient",
+        help="token: 401 without the kubeconfigs' token (lenient: anyone acts as the admin)",
+    )
+    serve.add_argument(
+        "--authz",
+        choices=AUTHZ_MODES,
+        default="always-allow",
+        help="rbac: identities other than the admin are held to stored RBAC (implies --authn token)",
     )
     demo.add_parser(sub)
     sub.add_parser("tour", help="a guided tour of the kcp flow against an in-process simulator")
@@ -82,6 +102,9 @@ async def _serve(args: argparse.Namespace) -> None:
             faults=plan,
             controller_delay=args.controller_delay,
             deprecated_vw_urls=args.deprecated_vw_urls,
+            authn=args.authn,
+            authz=args.authz,
+            shards=args.shards,
         )
     )
     task = asyncio.ensure_future(sim.serve_forever())
@@ -106,6 +129,8 @@ async def _serve(args: argparse.Namespace) -> None:
         )
     print(f"  virtual workspace   {info['virtualWorkspace']}")
     print(f"  admin               {sim.base_url}/_kcpsim/requests  {sim.base_url}/_kcpsim/faults")
+    if sim.auth.mode != "lenient":
+        print(f"  admin token         {sim.auth.admin_token}    (in every kubeconfig; authorization {args.authz})")
     print("Stop with Ctrl-C.", flush=True)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -131,7 +156,8 @@ def _demo() -> None:
         print(f"   kcp.io/cluster={lc['metadata']['annotations']['kcp.io/cluster']}")
         print("2. The endpoint slice names the virtual workspace URL")
         eps = _request("GET", f"{org}/apis/apis.kcp.io/v1alpha1/apiexportendpointslices/{sim.topology.export}")
-        print(f"   {eps['status']['endpoints'][0]['url']}")
+        for endpoint in eps["status"]["endpoints"]:
+            print(f"   {endpoint['url']}")
         print(f"3. A user in {team_a['path']} creates a Certificate")
         _request(
             "POST",

@@ -77,7 +77,7 @@ def resource_list(
     for rdef in served:
         if rdef.group != group or version not in rdef.versions:
             continue
-        verbs = verbs_for(rdef) if verbs_for else _VERBS
+        verbs = list(rdef.verbs) if rdef.verbs else verbs_for(rdef) if verbs_for else _VERBS
         entry: dict[str, Any] = {
             "name": rdef.plural,
             "singularName": rdef.singular,

@@ -8,7 +8,7 @@
   claimed objects.
 - Controllers, made instant: export identity and endpoint slice, binding status, claim labelling,
   binding deletion, LogicalCluster lock annotation, and Workspace -> logical cluster.
-The virtual workspace lives in vw.py. Authentication and RBAC are not simulated.
+The virtual workspace lives in vw.py; authentication and RBAC in auth.py, rbac.py and access.py.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 from kcpsim import errors
 from kcpsim.patching import clone
 from kcpsim.resources import BINDING_KEY, BUILTINS, EXPORT_KEY, SCHEMA_KEY, ResourceDef
+from kcpsim.shards import Shards, reconcile_slice, reconcile_slices
 from kcpsim.store import Event, Obj
 from kcpsim.world import Controller, World, WriteContext, now
 
@@ -43,7 +44,9 @@ NAMESPACE_KEY = "/namespaces"
 
 _B62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 CLAIMABLE_BUILTINS = {(r.group, r.plural) for r in BUILTINS if r.plural != "customresourcedefinitions"} | {
-    ("apiextensions.k8s.io", "customresourcedefinitions")
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
+    # kcp's own type every workspace has: claimed to read a workspace's path (`kcp.io/path`).
+    ("core.kcp.io", "logicalclusters"),
 }
 _GROUPS_WITHOUT_DOT = {"apps", "batch", "extensions", "policy", "autoscaling"}
 
@@ -372,9 +375,16 @@ class Kcp:
     """Admission plugins and controllers of one kcp shard, registered on a World."""
 
     def __init__(
-        self, world: World, *, base_url: str = "", deprecated_vw_urls: bool = False, identity_seed: int = 0
+        self,
+        world: World,
+        *,
+        base_url: str = "",
+        deprecated_vw_urls: bool = False,
+        identity_seed: int = 0,
+        shards: int = 1,
     ) -> None:
         self.world = world
+        self.shards = Shards(count=shards)
         self.base_url = base_url
         self.deprecated_vw_urls = deprecated_vw_urls
         self._system = 0
@@ -388,6 +398,9 @@ class Kcp:
         )
         world.controllers.append(Controller(frozenset({EXPORT_KEY, BINDING_KEY, SCHEMA_KEY}), self.reconcile_bindings))
         world.controllers.append(Controller(frozenset({WORKSPACE_KEY}), self.reconcile_workspaces))
+        world.controllers.append(
+            Controller(frozenset({SLICE_KEY, EXPORT_KEY, BINDING_KEY}), lambda _: reconcile_slices(self))
+        )
         # Deleting bindings wait for objects of any resource to go away, so they watch everything.
         world.controllers.append(Controller(frozenset(), self.finish_binding_deletions))
         self.deleting_bindings: set[tuple[str, str]] = set()
@@ -615,6 +628,10 @@ class Kcp:
                 old=old,
             )
 
+    def write_status(self, rdef_key: tuple[str, str], cluster: str, obj: Obj, status: dict[str, Any]) -> Obj:
+        """kcp's own write of `obj`'s status."""
+        return self._write(rdef_key, cluster, {**obj, "status": status}, old=obj, status=True)
+
     def _rdef(self, cluster: str, group: str, plural: str) -> ResourceDef:
         for rdef in self.world.catalog.served(cluster):
             if rdef.group == group and rdef.plural == plural:
@@ -648,10 +665,9 @@ class Kcp:
             status = new_status
         if not status.get("identityHash"):
             return
-        url = vw_url(self.base_url, cluster, name)
-        bound = self._has_bindings(cluster, name)
-        if self.deprecated_vw_urls:
-            wanted = [{"url": url}]
+        if self.deprecated_vw_urls:  # kcp <= 0.27 listed every shard's URL, bound or not
+            shards = self.shards
+            wanted = [{"url": vw_url(shards.base_url(self.base_url, i), cluster, name)} for i in range(shards.count)]
             if status.get("virtualWorkspaces") != wanted:
                 new_status = {**clone(status), "virtualWorkspaces": wanted}
                 new_status["conditions"] = _condition(
@@ -685,18 +701,7 @@ class Kcp:
                 },
                 old=None,
             )
-        slice_status = clone(slice_obj.get("status") or {})
-        conditions = _condition(slice_status.get("conditions") or [], "APIExportValid", "True")
-        conditions = _condition(conditions, "PartitionValid", "True")
-        wanted_status = {"conditions": conditions, "endpoints": [{"url": url}] if bound else []}
-        if slice_status != wanted_status:
-            self._write(
-                ("apis.kcp.io", "apiexportendpointslices"),
-                cluster,
-                {**slice_obj, "status": wanted_status},
-                old=slice_obj,
-                status=True,
-            )
+        reconcile_slice(self, cluster, slice_obj)
 
     def _ensure_identity_secret(self, cluster: str, name: str) -> None:
         if self.world.store.get(NAMESPACE_KEY, cluster, "", "kcp-system") is None:
@@ -723,14 +728,6 @@ class Kcp:
                 },
                 old=None,
             )
-
-    def _has_bindings(self, export_cluster: str, export_name: str) -> bool:
-        for cluster in self.world.catalog.kcp_clusters:
-            for _, binding in self.world.store.iter(BINDING_KEY, cluster):
-                found = self.binding_export(cluster, binding)
-                if found is not None and found[0] == export_cluster and found[1]["metadata"]["name"] == export_name:
-                    return True
-        return False
 
     def reconcile_bindings(self, events: list[Event]) -> None:
         before = self._claim_labels

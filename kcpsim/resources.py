@@ -34,6 +34,7 @@ class ResourceDef:
     schemas: tuple[tuple[str, Any], ...] = ()  # (version, openAPI schema) for validation
     generation: bool = True  # built-in core kinds do not track metadata.generation
     unconditional_update: bool = False  # PUT without resourceVersion allowed (built-ins only)
+    verbs: tuple[str, ...] = ()  # discovery verbs when not the usual eight (create-only reviews)
 
     @property
     def storage_key(self) -> str:
@@ -84,6 +85,33 @@ BUILTINS: tuple[ResourceDef, ...] = (
     _builtin("", "v1", "serviceaccounts", "ServiceAccount", namespaced=True, short=("sa",)),
     _builtin("", "v1", "events", "Event", namespaced=True, short=("ev",)),
     _builtin("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True),
+    _builtin("rbac.authorization.k8s.io", "v1", "roles", "Role", namespaced=True),
+    _builtin("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", namespaced=True),
+    _builtin("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False),
+    _builtin("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False),
+    # Answered by kcpsim/access.py, never stored.
+    ResourceDef(
+        group="authorization.k8s.io",
+        versions=("v1",),
+        plural="selfsubjectaccessreviews",
+        singular="selfsubjectaccessreview",
+        kind="SelfSubjectAccessReview",
+        namespaced=False,
+        builtin=True,
+        generation=False,
+        verbs=("create",),
+    ),
+    ResourceDef(
+        group="authentication.k8s.io",
+        versions=("v1",),
+        plural="selfsubjectreviews",
+        singular="selfsubjectreview",
+        kind="SelfSubjectReview",
+        namespaced=False,
+        builtin=True,
+        generation=False,
+        verbs=("create",),
+    ),
     _builtin(
         "apiextensions.k8s.io",
         "v1",
@@ -97,7 +125,9 @@ BUILTINS: tuple[ResourceDef, ...] = (
 )
 
 
-def _kcp(group: str, versions: tuple[str, ...], plural: str, kind: str, *, status: bool) -> ResourceDef:
+def _kcp(
+    group: str, versions: tuple[str, ...], plural: str, kind: str, *, status: bool, short: tuple[str, ...] = ()
+) -> ResourceDef:
     # kcp's types are CRDs in kcp itself: custom-resource rules apply (no strategic merge).
     return ResourceDef(
         group=group,
@@ -108,12 +138,13 @@ def _kcp(group: str, versions: tuple[str, ...], plural: str, kind: str, *, statu
         namespaced=False,
         status=status,
         categories=("kcp",),
+        short_names=short,
     )
 
 
 KCP_TYPES: tuple[ResourceDef, ...] = (
     _kcp("core.kcp.io", ("v1alpha1",), "logicalclusters", "LogicalCluster", status=True),
-    _kcp("tenancy.kcp.io", ("v1alpha1",), "workspaces", "Workspace", status=True),
+    _kcp("tenancy.kcp.io", ("v1alpha1",), "workspaces", "Workspace", status=True, short=("ws",)),
     _kcp("apis.kcp.io", ("v1alpha1",), "apiresourceschemas", "APIResourceSchema", status=False),
     # Stored as v1alpha2 (the storage version since kcp 0.28), also served as v1alpha1.
     _kcp("apis.kcp.io", ("v1alpha2", "v1alpha1"), "apiexports", "APIExport", status=True),

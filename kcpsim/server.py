@@ -3,15 +3,14 @@
 Paths: `/...` is the plain service cluster; `/clusters/<path or name>/...` a kcp workspace (an
 unknown or malformed workspace answers 403 like kcp's front-proxy); `/services/apiexport/<lc>/
 <export>/clusters/<lc or *>/...` the APIExport virtual workspace; `/_kcpsim/...` the admin API
-(request log, faults). Every error is a `Status` with `Content-Type: application/json` exactly.
-Watches are chunked streams of newline-delimited JSON events. Object semantics live in world.py,
-kcp rules in kcp.py and vw.py; this module only routes, applies faults and logs.
+(admin.py). Every error is a `Status` with `Content-Type: application/json` exactly. Watches are
+chunked streams of newline-delimited JSON events. Who may call is decided in access.py, object
+semantics live in world.py, kcp rules in kcp.py and vw.py; this module routes, faults and logs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -21,9 +20,8 @@ import msgspec
 import yaml
 from aiohttp import web
 
-from kcpsim import discovery, errors, metadata_only
+from kcpsim import admin, discovery, errors, metadata_only
 from kcpsim.errors import StatusError
-from kcpsim.faults import FaultPlan
 from kcpsim.naming import is_cluster_name, is_cluster_path
 from kcpsim.requestlog import RequestRecord
 from kcpsim.resources import SERVICE_CLUSTER, ResourceDef
@@ -80,7 +78,7 @@ class Server:
     # ---- entry point ---------------------------------------------------------------------------
     async def handle(self, request: web.Request) -> web.StreamResponse:
         if request.path.startswith("/_kcpsim/"):
-            return await self.admin(request)
+            return await admin.handle(self.sim, request)
         if self.sim.refusing():
             # Connections that were open before the outage are dropped too.
             if request.transport is not None:
@@ -90,23 +88,29 @@ class Server:
         wall = time.time()
         call = Call()
         target: Target | None = None
+        response: web.StreamResponse | None
         fault = ""
         try:
+            identity = self.sim.access.authenticate(request)
             target = self.parse_target(request.path)
             call = self.describe(request, target)
-            where = "vw" if target.vw is not None else ("service" if target.cluster == SERVICE_CLUSTER else "workspace")
-            decision = self.sim.faults.decide(
-                verb=call.verb, resource=call.resource, cluster=target.label, target=where
-            )
-            if decision.delay:
-                await asyncio.sleep(decision.delay)
-            if decision.error is not None:
-                fault = f"error {decision.error.status}"
-                error = self.injected(decision.error.status, decision.error.retry_after, call)
-                if decision.error.quote_body:
-                    error.message = f"{error.message}: denied {await request.text()}"
-                raise error
-            response = await self.dispatch(request, target, call, started=started, wall=wall)
+            response = await self.sim.access.gate(request, target, identity)
+            if response is None:
+                where = (
+                    "vw" if target.vw is not None else ("service" if target.cluster == SERVICE_CLUSTER else "workspace")
+                )
+                decision = self.sim.faults.decide(
+                    verb=call.verb, resource=call.resource, cluster=target.label, target=where
+                )
+                if decision.delay:
+                    await asyncio.sleep(decision.delay)
+                if decision.error is not None:
+                    fault = f"error {decision.error.status}"
+                    error = self.injected(decision.error.status, decision.error.retry_after, call)
+                    if decision.error.quote_body:
+                        error.message = f"{error.message}: denied {await request.text()}"
+                    raise error
+                response = await self.dispatch(request, target, call, started=started, wall=wall)
         except StatusError as exc:
             response = json_response(exc.body(), status=exc.code, headers=exc.headers)
         if call.verb != "watch" or response.status != 200:
@@ -160,11 +164,14 @@ class Server:
     def parse_target(self, path: str) -> Target:
         parts = [p for p in path.split("/") if p != ""]
         world = self.sim.world
+        shard, parts = self.sim.kcp.shards.split(parts)  # a shard's own URL serves only its VWs
+        if shard is not None and parts[:2] != ["services", "apiexport"]:
+            raise errors.resource_not_served()
         if len(parts) >= 5 and parts[0] == "services" and parts[1] == "apiexport":
             export_cluster, export_name = parts[2], parts[3]
             if not is_cluster_name(export_cluster) or parts[4] != "clusters" or len(parts) < 6:
                 raise errors.resource_not_served()
-            vw = VirtualWorkspace(self.sim.kcp, export_cluster, export_name)
+            vw = VirtualWorkspace(self.sim.kcp, export_cluster, export_name, shard=shard or 0)
             which = parts[5]
             if which == "*":
                 return Target(None, vw, parts[6:], "*")
@@ -343,9 +350,9 @@ class Server:
                 ns,
                 name,
                 preconditions=options.get("preconditions"),
-                dry_run=dry_run,
                 propagation=propagation,
-            )
+                dry_run=dry_run or "All" in (options.get("dryRun") or []),
+            )  # kubectl: in the body
             return json_response(world.render(rdef, obj, version))
         if call.verb == "deletecollection":
             match = self._matcher(request, rdef, visible)
@@ -617,39 +624,6 @@ class Server:
         self.closing = True
         for active in list(self.watches):
             active.watcher.queue.put_nowait(None)
-
-    # ---- admin ---------------------------------------------------------------------------------
-    async def admin(self, request: web.Request) -> web.StreamResponse:
-        path = request.path[len("/_kcpsim/") :].strip("/")
-        sim = self.sim
-        try:
-            if path == "requests":
-                if request.method == "DELETE":
-                    sim.requests.clear()
-                    return json_response({})
-                return json_response([r.as_dict() for r in sim.requests.records()])
-            if path == "faults":
-                if request.method in ("PUT", "POST"):
-                    sim.faults.set_plan(FaultPlan.from_dict(json.loads(await request.read() or b"{}")))
-                elif request.method == "DELETE":
-                    sim.faults.clear()
-                return json_response(sim.faults.plan.as_dict())
-            if path == "faults/cut-watches" and request.method == "POST":
-                count = self.cut_watches(abort=request.query.get("abort") in ("true", "1"))
-                return json_response({"cut": count})
-            if path == "faults/refuse" and request.method == "POST":
-                seconds = float(request.query.get("seconds", "1"))
-                # Answer first: the listening socket closes right after this response.
-                asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(sim.refuse(seconds)))
-                return json_response({"refusingSeconds": seconds})
-            if path == "history" and request.method in ("PUT", "POST"):
-                sim.world.store.set_history_size(int(request.query["size"]))
-                return json_response({"historySize": int(request.query["size"])})
-            if path == "topology":
-                return json_response(sim.describe())
-        except (ValueError, KeyError, TypeError) as exc:
-            return json_response(errors.bad_request(f"bad admin request: {exc}").body(), status=400)
-        return json_response(errors.resource_not_served().body(), status=404)
 
 
 def _decode(raw: bytes, *, yaml_ok: bool) -> Any:

@@ -24,7 +24,9 @@ from aiohttp import web
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 
-from kcpsim import crds, tls
+from kcpsim import crds, namespaces, rbac_aggregation, tls
+from kcpsim.access import Access
+from kcpsim.auth import Authenticator, Identity
 from kcpsim.faults import FaultPlan, Faults
 from kcpsim.gc import GarbageCollector
 from kcpsim.kcp import Kcp, vw_url
@@ -45,12 +47,17 @@ class SimConfig:
     bookmark_interval: float = 1.0  # seconds between BOOKMARK events when a watch asks for them
     watch_gone_as_status: bool = False  # 410 as an HTTP status instead of an ERROR event in the stream
     deprecated_vw_urls: bool = False  # also fill APIExport.status.virtualWorkspaces (kcp <= 0.27)
+    shards: int = 1  # kcp shards, each with its own VW URL (kcpsim/shards.py)
     seed: int = 0  # uids, generated names and identity keys
     # Seconds between rounds of kcp/k8s controller work after the seeded start (0: instant).
     # With 0.1, a new APIBinding is Bound ~0.2 s after it is created, as in a slow kcp.
     controller_delay: float = 0.0
     faults: FaultPlan = FaultPlan()
     topology: Topology | None = Topology()  # None: only the service cluster and an empty root workspace
+    # "lenient": unknown or missing credentials act as the admin; "token": 401 for them (auth.py).
+    authn: str = "lenient"
+    # "always-allow", or "rbac": non-admin identities are held to stored RBAC (access.py); implies authn "token".
+    authz: str = "always-allow"
 
 
 class KcpSim:
@@ -59,7 +66,17 @@ class KcpSim:
         self.world = World(history_size=self.config.history_size, seed=self.config.seed)
         crds.install(self.world)
         GarbageCollector(self.world)
-        self.kcp = Kcp(self.world, deprecated_vw_urls=self.config.deprecated_vw_urls, identity_seed=self.config.seed)
+        self.kcp = Kcp(
+            self.world,
+            deprecated_vw_urls=self.config.deprecated_vw_urls,
+            identity_seed=self.config.seed,
+            shards=self.config.shards,
+        )
+        namespaces.install(self.world)
+        rbac_aggregation.install(self.world)
+        authn = "token" if self.config.authz == "rbac" else self.config.authn
+        self.auth = Authenticator(mode=authn)
+        self.access = Access(self.world, self.auth, mode=self.config.authz)
         self.faults = Faults(self.config.faults)
         self.requests = RequestLog()
         self.server = Server(self)
@@ -227,8 +244,11 @@ class KcpSim:
             raise KeyError(f"no workspace {path_or_name!r}")
         return found
 
-    def add_workspace(self, name: str, *, bind_export: bool = True, accept_claims: bool = True) -> str:
-        """A new consumer workspace under the org (optionally bound); returns its cluster name."""
+    def add_workspace(
+        self, name: str, *, bind_export: bool = True, accept_claims: bool = True, shard: int | None = None
+    ) -> str:
+        """A new consumer workspace under the org (optionally bound, on `shard` or the one its
+        cluster name hashes to); returns its cluster name."""
         topo = self.topology
 
         def run() -> str:
@@ -236,6 +256,8 @@ class KcpSim:
 
             ws = WorkspaceSpec(name)
             path, org = topo.workspace_path(ws), topo.org_cluster_name()
+            if shard is not None:
+                self.kcp.shards.assign(topo.workspace_cluster(ws), shard)
             cluster = add_workspace_cluster(self.kcp, path=path, parent=org)
             _workspace_object(self.kcp, org, name, cluster, path, ("root", "universal"))
             if bind_export:
@@ -244,25 +266,70 @@ class KcpSim:
 
         return self.call(run)
 
+    # ---- identities ----------------------------------------------------------------------------
+    def add_user(self, token: str, user: str, groups: tuple[str, ...] = ()) -> str:
+        """Register `token` for an ordinary user (held to RBAC under `authz="rbac"`)."""
+        return self.call(self.auth.add_user, token, user, groups)
+
+    def add_identity(self, token: str, identity: Identity) -> str:
+        return self.call(self.auth.add_token, token, identity)
+
+    def service_account_token(self, namespace: str, name: str, *, cluster: str = "", token: str | None = None) -> str:
+        """A token for the stored ServiceAccount `namespace/name` (service cluster, or a workspace's cluster)."""
+        return self.call(
+            lambda: self.auth.mint_service_account_token(
+                self.world.store, cluster=cluster, namespace=namespace, name=name, token=token
+            )
+        )
+
     # ---- URLs and configs ----------------------------------------------------------------------
     def workspace_url(self, path_or_name: str) -> str:
         return f"{self.base_url}/clusters/{path_or_name}"
 
-    def vw_url(self, *, org: str | None = None, export: str | None = None) -> str:
+    def vw_url(self, *, org: str | None = None, export: str | None = None, shard: int = 0) -> str:
+        """The export's VW URL on `shard` (0, the root shard, serves every workspace when unsharded)."""
         topo = self.topology
         org_cluster = self.cluster_of(org) if org else topo.org_cluster_name()
-        return vw_url(self.base_url, org_cluster, export or topo.export)
+        return vw_url(self.kcp.shards.base_url(self.base_url, shard), org_cluster, export or topo.export)
 
-    def kubeconfig_dict(self, server: str, *, name: str = "kcpsim") -> dict[str, Any]:
+    def remove_shard(self, shard: int) -> None:
+        """Take shard `shard` out of kcp (not the root shard): its VW URL leaves every endpoint slice
+        and answers 404; its workspaces and their objects stay, unreachable through the VW."""
+        from kcpsim.shards import reconcile_slices
+
+        def run() -> None:
+            self.kcp.shards.remove(shard)
+            reconcile_slices(self.kcp)
+
+        self.call(run)
+
+    def shard_of(self, path_or_name: str) -> int:
+        """The shard serving a workspace (path or logical cluster name)."""
+        return self.kcp.shards.shard_of(self.cluster_of(path_or_name))
+
+    def kubeconfig_dict(
+        self, server: str, *, name: str = "kcpsim", certificate: tuple[str, tuple[str, ...]] | None = None
+    ) -> dict[str, Any]:
+        """A kubeconfig for `server` with the admin's token, or (TLS only) a client certificate
+        for `certificate=(user, groups)` instead."""
         cluster: dict[str, Any] = {"server": server}
+        user: dict[str, Any] = {"token": self.auth.admin_token}
         if self.tls:
             cluster["certificate-authority-data"] = base64.b64encode(self.tls.ca_pem).decode()
+            if certificate is not None:
+                cert, key = self.tls.client_certificate(*certificate)
+                user = {
+                    "client-certificate-data": base64.b64encode(cert).decode(),
+                    "client-key-data": base64.b64encode(key).decode(),
+                }
+        elif certificate is not None:
+            raise ValueError("client certificates need TLS (SimConfig(tls=True), serve --tls)")
         return {
             "apiVersion": "v1",
             "kind": "Config",
             "current-context": name,
             "clusters": [{"name": name, "cluster": cluster}],
-            "users": [{"name": name, "user": {"token": "kcpsim"}}],
+            "users": [{"name": name, "user": user}],
             "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
         }
 
@@ -321,6 +388,7 @@ class KcpSim:
                     "path": topo.workspace_path(ws),
                     "cluster": topo.workspace_cluster(ws),
                     "url": self.workspace_url(topo.workspace_path(ws)),
+                    "shard": self.kcp.shards.name(self.kcp.shards.shard_of(topo.workspace_cluster(ws))),
                 }
                 for ws in topo.workspaces
             ],

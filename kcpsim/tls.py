@@ -1,7 +1,8 @@
 """A throw-away CA and server certificate for 127.0.0.1/localhost, generated at start.
 
 The CA goes into the written kubeconfigs (`certificate-authority-data`), so clients verify the
-server as they would a real one. Keys live in memory and in a temporary directory only.
+server as they would a real one; it also signs client certificates on request, which the server
+then accepts as credentials. Keys live in memory and in a temporary directory only.
 """
 
 from __future__ import annotations
@@ -23,6 +24,37 @@ from cryptography.x509.oid import NameOID
 class TlsMaterial:
     ca_pem: bytes
     context: ssl.SSLContext
+    ca_key: ec.EllipticCurvePrivateKey
+    ca_cert: x509.Certificate
+
+    def client_certificate(self, user: str, groups: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
+        """A client certificate (PEM) and its key for `user`: CN the name, one O per group, as
+        kube-apiserver reads them. The server accepts it because this CA signed it."""
+        now = _dt.datetime.now(_dt.UTC)
+        key = ec.generate_private_key(ec.SECP256R1())
+        subject = x509.Name(
+            [
+                *(x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups),
+                x509.NameAttribute(NameOID.COMMON_NAME, user),
+            ]
+        )
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(subject)
+            .issuer_name(self.ca_cert.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - _dt.timedelta(minutes=5))
+            .not_valid_after(now + _dt.timedelta(days=7))
+            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+            .sign(self.ca_key, hashes.SHA256())
+        )
+        return (
+            cert.public_bytes(serialization.Encoding.PEM),
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            ),
+        )
 
 
 def _name(common_name: str) -> x509.Name:
@@ -89,4 +121,7 @@ def generate(hosts: tuple[str, ...] = ("127.0.0.1", "localhost")) -> TlsMaterial
         )
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(cert_file, key_file)
-    return TlsMaterial(ca_pem=ca_pem, context=context)
+    # Client certificates are optional: one signed by this CA authenticates its subject (auth.py).
+    context.verify_mode = ssl.CERT_OPTIONAL
+    context.load_verify_locations(cadata=ca_pem.decode())
+    return TlsMaterial(ca_pem=ca_pem, context=context, ca_key=ca_key, ca_cert=ca_cert)

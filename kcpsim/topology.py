@@ -32,6 +32,7 @@ FIXTURE_CLUSTERS = {
 class WorkspaceSpec:
     name: str
     cluster: str = ""  # logical cluster name; derived from the path when empty
+    shard: int | None = None  # the kcp shard serving it (0 is root); None: by a hash of its cluster
 
 
 @attrs.frozen
@@ -101,7 +102,8 @@ def add_workspace_cluster(
     world = kcp.world
     name = name or FIXTURE_CLUSTERS.get(path) or cluster_name_for(path)
     world.add_cluster(name, path)
-    annotations = {"core.kcp.io/shard": "root", "internal.tenancy.kcp.io/type": workspace_type}
+    shard = kcp.shards.name(kcp.shards.shard_of(name))
+    annotations = {"core.kcp.io/shard": shard, "internal.tenancy.kcp.io/type": workspace_type}
     if path != "root":
         annotations["kcp.io/path"] = path
     spec: dict[str, Any] = {}
@@ -280,6 +282,8 @@ def seed(kcp: Kcp, topology: Topology) -> None:
     for ws in topology.workspaces:
         path = topology.workspace_path(ws)
         cluster = topology.workspace_cluster(ws)
+        if ws.shard is not None:
+            kcp.shards.assign(cluster, ws.shard)
         add_workspace_cluster(kcp, path=path, parent=org, name=cluster)
         _workspace_object(kcp, org, ws.name, cluster, path, ("root", "universal"))
         bind(kcp, cluster=cluster, org=topology.org, export=topology.export)

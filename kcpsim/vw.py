@@ -1,8 +1,8 @@
 """The APIExport virtual workspace: which resources it serves and who may do what through it.
 
 `/services/apiexport/<export cluster>/<export name>/clusters/<lc or *>/...` serves the export's
-resources (with its identity), its claimed built-in resources, the resources of other exports it
-claims by their identity hash, and APIBindings (read-only).
+resources (with its identity), its claimed built-in resources (LogicalClusters included), the
+resources of other exports it claims by their identity hash, and APIBindings (read-only).
 Wildcard requests may only list/watch, across all namespaces; per-cluster requests need a binding
 to this export in that cluster, and claimed resources need an accepted claim. Claimed objects
 and bindings are filtered by kcp's labels. Request parsing and rendering stay in server.py.
@@ -20,6 +20,8 @@ from kcpsim.resources import BINDING_KEY, BUILTINS, EXPORT_KEY, KCP_TYPES, SCHEM
 from kcpsim.store import Obj
 
 _BINDINGS = next(r for r in KCP_TYPES if r.plural == "apibindings")
+# Claimable like a built-in: every workspace has its LogicalCluster `cluster`, with `kcp.io/path`.
+_LOGICALCLUSTERS = next(r for r in KCP_TYPES if r.plural == "logicalclusters")
 _READ_VERBS = {"get", "list", "watch"}
 
 
@@ -32,11 +34,13 @@ class Served:
 
 
 class VirtualWorkspace:
-    def __init__(self, kcp: Kcp, export_cluster: str, export_name: str) -> None:
+    def __init__(self, kcp: Kcp, export_cluster: str, export_name: str, *, shard: int = 0) -> None:
         self.kcp = kcp
+        self.shard = shard  # the kcp shard whose URL was asked: it serves its own workspaces only
         self.world = kcp.world
         self.export_cluster = export_cluster
         self.export_name = export_name
+        self.user = "kcpsim"  # the caller, named in denials (access.py sets it)
         export = self.world.store.get(EXPORT_KEY, export_cluster, "", export_name)
         if export is None or not (export.get("status") or {}).get("identityHash"):
             raise errors.resource_not_served()
@@ -63,7 +67,7 @@ class VirtualWorkspace:
                 continue
             claimed = self._foreign(*key, identity) if identity else None
             if claimed is None and not identity:
-                claimed = next((r for r in BUILTINS if (r.group, r.plural) == key), None)
+                claimed = next((r for r in (*BUILTINS, _LOGICALCLUSTERS) if (r.group, r.plural) == key), None)
             if claimed is not None:
                 out.append(Served(claimed, "claimed", (key[0], key[1], identity), tuple(claim.get("verbs") or ["*"])))
                 taken.add(key)
@@ -99,7 +103,14 @@ class VirtualWorkspace:
         return ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
     def visible(self, served: Served) -> Callable[[Obj], bool]:
-        """Which stored objects the VW shows for a resource."""
+        """Which stored objects the VW shows for a resource (on this shard)."""
+        shown = self._visible(served)
+        if self.kcp.shards.count == 1:
+            return shown
+        shards, shard = self.kcp.shards, self.shard
+        return lambda obj: shards.serves(shard, obj) and shown(obj)
+
+    def _visible(self, served: Served) -> Callable[[Obj], bool]:
         if served.role == "claimed":
             label, value = CLAIM_LABEL_PREFIX + self.hash, claim_hash(*served.claim)
             return lambda obj: (obj["metadata"].get("labels") or {}).get(label) == value
@@ -115,6 +126,14 @@ class VirtualWorkspace:
             )
         if cluster is None:
             return
+        if self.kcp.shards.shard_of(cluster) != self.shard:
+            raise self._forbidden(
+                rdef,
+                verb,
+                namespace,
+                name,
+                f"logical cluster {cluster} is not served by shard {self.kcp.shards.name(self.shard)}",
+            )
         binding = self._binding_in(cluster)
         if binding is None:
             raise self._forbidden(
@@ -151,13 +170,12 @@ class VirtualWorkspace:
                 return binding
         return None
 
-    @staticmethod
-    def _forbidden(rdef: ResourceDef, verb: str, namespace: str, name: str, why: str) -> errors.StatusError:
+    def _forbidden(self, rdef: ResourceDef, verb: str, namespace: str, name: str, why: str) -> errors.StatusError:
         where = f' in the namespace "{namespace}"' if namespace else ""
         group = f'API group "{rdef.group}"'
         return errors.forbidden(
             group=rdef.group,
             plural=rdef.plural,
             name=name,
-            why=f'User "kcpsim" cannot {verb} resource "{rdef.plural}" in {group}{where}: {why}',
+            why=f'User "{self.user}" cannot {verb} resource "{rdef.plural}" in {group}{where}: {why}',
         )

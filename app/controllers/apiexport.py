@@ -91,6 +91,7 @@ class ExportController:
             export=export,
             schema_names=[entry.projected.schema_name for entry in published if entry.projected],
             related=related,
+            workspace_paths=any(entry.published.spec.workspace_paths for entry in published if entry.published),
         )
         if change is not None:
             written = await self._org.patch_export(self.name, change.patch, resource_version=resource_version(export))

@@ -21,13 +21,14 @@ Deliberately not here: what an event means to a controller, and any API request.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import attrs
 from attrs import frozen
 
 from servlet.app.runtime.informer import Event, EventType, Handler, Informer, ObjectKey
+from servlet.app.runtime.sharded_informer import CacheFeed, ShardedInformer
 from servlet.core.ports import WatchSource
 
 Object = dict[str, Any]
@@ -55,7 +56,7 @@ class Cache:
 
     def __init__(
         self,
-        informer: Informer,
+        informer: CacheFeed,
         *,
         index: IndexFunction | None = None,
         cluster: str = "",
@@ -108,6 +109,11 @@ class Cache:
     def keys(self) -> list[ObjectKey]:
         return self.informer.keys()
 
+    @property
+    def pending_writes(self) -> int:
+        """Own writes whose answers are kept because the informer has not shown them yet."""
+        return len(self._overlay)
+
     def lookup(self, value: Hashable) -> list[Object]:
         """Objects whose index value is `value`, own writes included (needs an index)."""
         found: list[Object] = []
@@ -130,6 +136,14 @@ class Cache:
         cached = self.informer.get(key)
         if cached is None and not created and key not in self._overlay:
             return
+        if cached is not None and resource_version(cached) == resource_version(obj) != "":
+            # The watch event beat the answer: the informer holds this write already. Kept as an
+            # overlay, the answer would be a second copy of the object until it was read again.
+            self._overlay.pop(key, None)
+            return
+        self._remember(key, obj, cached)
+
+    def _remember(self, key: ObjectKey, obj: Object, cached: Object | None) -> None:
         # Measured against the informer, not an earlier overlay: a second write before the
         # informer saw the first still replaces the version the informer holds.
         self._overlay[key] = _Overlay(replaced=resource_version(cached), obj=obj, until=self._clock() + OVERLAY_TTL)
@@ -142,7 +156,7 @@ class Cache:
             return
         metadata = dict(current.get("metadata") or {})
         metadata.setdefault("deletionTimestamp", DELETION_REQUESTED)
-        self.wrote(key, {**current, "metadata": metadata})
+        self._remember(key, {**current, "metadata": metadata}, self.informer.get(key))
 
     # -- events ------------------------------------------------------------------------------
 
@@ -194,32 +208,47 @@ class Cache:
                 del self._index[value]
 
 
-MakeInformer = Callable[[WatchSource[Any], "str | None"], Informer]
+# (source, label selector, compact): compact informers keep objects as JSON bytes (`stores.py`).
+MakeInformer = Callable[[WatchSource[Any], "str | None", bool], Informer]
 
 
 class InformerPool:
-    """One started `Cache` per (source, label selector), shared by reference count."""
+    """One started `Cache` per (source, label selector), shared by reference count.
+
+    A VW resource comes as one source per VW URL (kcp shard); its cache reads the union of one
+    informer per source (`ShardedInformer`), or the one informer when there is one URL.
+    """
 
     def __init__(self, make_informer: MakeInformer) -> None:
         self._make = make_informer
-        self._caches: dict[tuple[str, str, str, bool], Cache] = {}
-        self._users: dict[tuple[str, str, str, bool], int] = {}
+        self._caches: dict[tuple[tuple[str, ...], str, str, bool], Cache] = {}
+        self._users: dict[tuple[tuple[str, ...], str, str, bool], int] = {}
 
     def acquire(
         self,
-        source: WatchSource[Any],
+        source: WatchSource[Any] | Sequence[WatchSource[Any]],
         *,
         label_selector: str | None = None,
         index: IndexFunction | None = None,
         cluster: str = "",
+        compact: bool = False,
     ) -> Cache:
         """The cache for `source` (started on first use); every acquire needs one `release`.
 
-        `cluster`: the logical cluster of a one-workspace source (see `Cache.cluster`)."""
-        key = (source.collection.location, source.name, label_selector or "", source.metadata_only)
+        `cluster`: the logical cluster of a one-workspace source (see `Cache.cluster`); `compact`: for
+        caches of many objects read one at a time (the first acquire of a source decides)."""
+        sources = (source,) if isinstance(source, WatchSource) else tuple(source)
+        first = sources[0]
+        locations = tuple(each.collection.location for each in sources)
+        key = (locations, first.name, label_selector or "", first.metadata_only)
         cache = self._caches.get(key)
         if cache is None:
-            informer = self._make(source, label_selector)
+            informer: CacheFeed
+            if len(sources) == 1:
+                informer = self._make(first, label_selector, compact)
+            else:
+                shards = [self._make(each, label_selector, compact) for each in sources]
+                informer = ShardedInformer(shards, name=first.name)
             cache = Cache(informer, index=index, cluster=cluster)
             self._caches[key] = cache
             self._users[key] = 0
@@ -244,6 +273,10 @@ class InformerPool:
 
     def caches(self) -> list[Cache]:
         return list(self._caches.values())
+
+    def locations(self) -> list[str]:
+        """Every collection an informer of the pool lists and watches (its URL), sorted."""
+        return sorted({location for key in self._caches for location in key[0]})
 
     def alive(self) -> tuple[bool, str]:
         """Liveness: every informer loop has shown signs of life recently."""

@@ -21,7 +21,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from attrs import define, frozen
+from attrs import define, field, frozen
 
 from servlet.app.controllers import apiexport, schemas, syncmanager
 from servlet.app.controllers.caches import Cache, InformerPool
@@ -87,6 +87,11 @@ class Shared:
     now: Callable[[], str]
     options: Options = Options()
     events: EventRecorder | None = None
+    # `--apiexportendpointslice`; None: the slice named like the export.
+    endpoint_slice: syncmanager.EndpointSliceUse | None = None
+    # Workspaces last read from a VW URL that left the endpoint slice: kept for the process's life,
+    # so a later term of leadership does not judge their copies orphans either.
+    unreadable_workspaces: set[str] = field(factory=set)
 
 
 class LeadingControllers:
@@ -154,12 +159,14 @@ class LeadingControllers:
             resync_period=resync,
             workers=options.sync_workers,
             events=shared.events,
+            unreadable_workspaces=shared.unreadable_workspaces,
         )
         self.manager = syncmanager.SyncManager(
             export_name=shared.export_name,
             catalog=catalog,
             exports=caches.exports,
             slices=caches.slices,
+            endpoint_slice=shared.endpoint_slice,
             location=shared.location,
             env=env,
             board=self.board,

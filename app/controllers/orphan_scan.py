@@ -8,7 +8,7 @@ Deliberately not here: what an orphan is (the core) and when to scan (the worker
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Set as AbstractSet
 
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.queues import Requeue
@@ -38,6 +38,7 @@ class OrphanScan:
         metrics: Metrics,
         log: FieldLogger,
         delete: bool,
+        unreadable_workspaces: AbstractSet[str] = frozenset(),
     ) -> None:
         self._name = name
         self._context = context
@@ -48,6 +49,9 @@ class OrphanScan:
         self._metrics = metrics
         self._log = log
         self._delete = delete
+        # Workspaces of kcp shards whose VW URL left the endpoint slice (the sync manager's set,
+        # shared and kept current): their copies are not judged while none of their objects is seen.
+        self._unreadable = unreadable_workspaces
         self._reported: set[tuple[str, str]] = set()
 
     async def scan(self, *, enabled: bool) -> None:
@@ -57,11 +61,14 @@ class OrphanScan:
         if not (self._remote.synced and self._local.synced):
             raise Requeue("caches are not synced yet")
         context = self._context
+        remote_keys = self._remote_keys()
+        seen = {key.cluster for key in remote_keys}
         orphans = find_orphans(
             servlet_name=context.servlet.name,
             remote_resource=context.projected.remote,
             local_objects=self._local.objects(),
-            remote_keys=self._remote_keys(),
+            remote_keys=remote_keys,
+            unreadable_workspaces={cluster for cluster in self._unreadable if cluster not in seen},
         )
         self._metrics.set_orphaned_objects(published_resource=self._name, count=len(orphans))
         current = {(orphan.local.namespace, orphan.local.name) for orphan in orphans}

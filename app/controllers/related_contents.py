@@ -21,13 +21,16 @@ and planning.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
+
+import attrs
 
 from servlet.app.controllers.caches import Cache, resource_version
 from servlet.app.controllers.links import RelatedObjectKey
 from servlet.app.observability.logs import FieldLogger
-from servlet.app.runtime.informer import Event, EventType, ObjectKey, is_partial
+from servlet.app.runtime.informer import Event, EventType, ObjectKey
+from servlet.app.runtime.stores import is_partial
 from servlet.core.errors import Forbidden
 from servlet.core.gather import UNREADABLE, Answer, ObjectAt
 from servlet.core.model import ResourceType
@@ -102,7 +105,7 @@ class RelatedCaches:
         self,
         *,
         types: Iterable[tuple[Side, ResourceType]],
-        acquire: Callable[[WatchSource[Any]], Cache],
+        acquire: Callable[[Sequence[WatchSource[Any]]], Cache],
         sources: WatchSources[Any],
         service: ServiceCluster,
         vw: VirtualWorkspace,
@@ -113,10 +116,12 @@ class RelatedCaches:
         self._log = log
         self.contents: dict[tuple[Side, ResourceType], RelatedContents] = {}
         for side, resource in sorted(set(types), key=lambda t: (t[0].value, t[1].group, t[1].version, t[1].plural)):
-            source = (
-                sources.service_source(resource) if side is Side.LOCAL else sources.virtual_workspace_source(resource)
+            side_sources = (
+                (sources.service_source(resource),)
+                if side is Side.LOCAL
+                else sources.virtual_workspace_sources(resource)  # one per kcp shard
             )
-            cache = acquire(WatchSource(collection=source.collection, name=source.name, metadata_only=True))
+            cache = acquire([attrs.evolve(source, metadata_only=True) for source in side_sources])
             self.contents[(side, resource)] = RelatedContents(cache, self._fetcher(side, resource))
 
     def __bool__(self) -> bool:

@@ -3,7 +3,8 @@
 A `SyncWorker` runs for one PublishedResource whose schema is exported. It watches (through the
 shared informer pool):
 
-- the projected resource across every workspace that binds the export (the VW wildcard);
+- the projected resource across every workspace that binds the export (the VW wildcard of each
+  kcp shard's URL, read as one cache);
 - the local copies of this servlet (label `syncer.kdp.k8c.io/servlet=<name>`), indexed by their
   link labels;
 - local namespaces, and when the PublishedResource has related resources, the related kinds on
@@ -102,6 +103,9 @@ class SyncEnvironment:
     # One namespace creation at a time per namespace, across all workers: in a burst of new
     # objects from a new workspace, the first creates the namespace and the others see it.
     namespace_locks: dict[tuple[Side, ObjectKey], asyncio.Lock] = field(factory=dict)
+    # Workspaces last read from a VW URL (kcp shard) that left the endpoint slice: the sync
+    # manager adds to it, the orphan scans leave their copies alone.
+    unreadable_workspaces: set[str] = field(factory=set)
 
 
 def object_key(key: RemoteKey) -> ObjectKey:
@@ -140,10 +144,11 @@ class SyncWorker:
         self._task: asyncio.Task[None] | None = None
         self._started = False
         projected = context.projected
-        self._remote = self._acquire(env.sources.virtual_workspace_source(projected.remote))
+        # Every object of every workspace, and its copy: kept compact (as JSON), read one at a time.
+        self._remote = self._acquire(env.sources.virtual_workspace_sources(projected.remote), compact=True)
         # Every object of the local type, not only this servlet's copies: what sits at a computed
         # local name must be known before the remote object gets a finalizer (a conflict writes nothing).
-        self._local = self._acquire(env.sources.service_source(projected.local), index=link_value)
+        self._local = self._acquire(env.sources.service_source(projected.local), index=link_value, compact=True)
         self.related = RelatedCaches(
             types=(pair for item in context.published.spec.related for pair in watched_types(item)),
             acquire=self._acquire,
@@ -153,7 +158,7 @@ class SyncWorker:
             log=self._log,
         )
         if self.related:
-            self._remote_namespaces = self._acquire(env.sources.virtual_workspace_source(NAMESPACE_TYPE))
+            self._remote_namespaces = self._acquire(env.sources.virtual_workspace_sources(NAMESPACE_TYPE))
         self._reader = SnapshotReader(
             context=context,
             remote=self._remote,
@@ -188,6 +193,7 @@ class SyncWorker:
             metrics=env.metrics,
             log=self._log,
             delete=env.delete_orphans,
+            unreadable_workspaces=env.unreadable_workspaces,
         )
         queue_name = f"sync/{name}"
         self.queue: WorkQueue[RemoteKey] = controller_queue(
@@ -229,8 +235,10 @@ class SyncWorker:
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    def _acquire(self, source: Any, *, label_selector: str | None = None, index: Any = None) -> Cache:
-        cache = self._env.pool.acquire(source, label_selector=label_selector, index=index)
+    def _acquire(
+        self, source: Any, *, label_selector: str | None = None, index: Any = None, compact: bool = False
+    ) -> Cache:
+        cache = self._env.pool.acquire(source, label_selector=label_selector, index=index, compact=compact)
         self._caches.append(cache)
         return cache
 

@@ -2,8 +2,10 @@
 
 One `SnapshotReader` per sync worker answers every read kind the core asks for: the local
 copies by their exact link labels, the object at a computed local name, the remote objects
-wanting one local name, namespaces, related objects (through `related_contents.py`), and the
-fresh reads that confirm a related origin is gone. Only those fresh reads go to an API server.
+wanting one local name, namespaces, related objects (through `related_contents.py`), the
+fresh reads that confirm a related origin is gone, and workspaces' LogicalClusters (their paths,
+with `spec.enableWorkspacePaths`). Only the fresh reads and each workspace's first LogicalCluster
+read go to an API server: a workspace's path does not change, so it is remembered.
 
 Deliberately not here: what to read (the core decides) and what a plan does with it.
 """
@@ -34,6 +36,7 @@ from servlet.core.gather import (
     gather_async,
 )
 from servlet.core.ports import ServiceCluster, VirtualWorkspace
+from servlet.core.workspace_paths import LOGICAL_CLUSTER_TYPE, workspace_path_of
 
 
 class SnapshotReader:
@@ -61,6 +64,8 @@ class SnapshotReader:
         self._service = service
         self._vw = vw
         self._log = log
+        # Each workspace's LogicalCluster once its path was read: {cluster: the object}.
+        self._logical_clusters: dict[str, dict[str, Any]] = {}
 
     async def inputs(self, remote: dict[str, Any], watched: list[RelatedObjectKey]) -> PlanInputs:
         """The planner's inputs for `remote`; `watched` collects the related objects read."""
@@ -76,10 +81,14 @@ class SnapshotReader:
         return await gather_async(self._context, remote, answer)
 
     def _awaits(self, read: Read) -> bool:
-        """Whether answering `read` may wait: fresh reads and related objects."""
+        """Whether answering `read` may wait: fresh reads, related objects, LogicalClusters not read yet."""
+        if isinstance(read, ObjectAt) and read.resource == LOGICAL_CLUSTER_TYPE:
+            return read.cluster not in self._logical_clusters
         return isinstance(read, ObjectAt) and (read.fresh or self._related.find(read.side, read.resource) is not None)
 
     async def _read(self, read: Read, watched: list[RelatedObjectKey]) -> Answer:
+        if isinstance(read, ObjectAt) and read.resource == LOGICAL_CLUSTER_TYPE:
+            return await self._logical_cluster(read)
         if isinstance(read, ObjectAt) and read.fresh:
             return await self._read_fresh(read)
         if isinstance(read, ObjectAt) and self._related.find(read.side, read.resource) is not None:
@@ -98,6 +107,8 @@ class SnapshotReader:
             ]
         if isinstance(read, NamespaceAt):
             return self._namespace_exists(read.side, read.cluster, read.name)
+        if read.resource == LOGICAL_CLUSTER_TYPE:
+            return self._logical_clusters.get(read.cluster)
         object_at = ObjectKey(cluster=read.cluster, namespace=read.namespace, name=read.name)
         if read.side is Side.LOCAL and read.resource == self._context.projected.local:
             return self._local.get(object_at)
@@ -117,6 +128,21 @@ class SnapshotReader:
                 reason=str(refused),
             )
             return UNREADABLE
+
+    async def _logical_cluster(self, read: ObjectAt) -> Answer:
+        """A workspace's LogicalCluster, remembered once it names the workspace's path."""
+        known = self._logical_clusters.get(read.cluster)
+        if known is not None:
+            return known
+        try:
+            found = await self._vw.get(read.resource, cluster=read.cluster, namespace="", name=read.name)
+        except Forbidden as refused:
+            self._log.warning("cannot read the workspace path", workspace=read.cluster, reason=str(refused))
+            return UNREADABLE
+        if found is not None and workspace_path_of(found, cluster=read.cluster) is not None:
+            annotations = (found.get("metadata") or {}).get("annotations") or {}
+            self._logical_clusters[read.cluster] = {"metadata": {"annotations": annotations}}
+        return found
 
     def _namespace_exists(self, side: Side, cluster: str, name: str) -> bool:
         if side is Side.LOCAL:

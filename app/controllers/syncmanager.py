@@ -1,8 +1,9 @@
 """The `syncmanager` controller: one `sync` worker per PublishedResource whose schema is exported.
 
-One key. It waits until kcp publishes the export's virtual workspace URL (the endpoint slice, or
-the export's status on older kcp; none exists before the first binding), points the VW
-connections there, and then makes the set of running workers match the PublishedResources:
+One key. It waits until kcp publishes the export's virtual workspace URLs (the endpoint slice, or
+the export's status on older kcp; none exists before the first binding; a sharded kcp lists one
+per shard with a bound workspace), points the VW connections there, and then makes the set of
+running workers match the PublishedResources:
 
 - a worker runs for each PublishedResource that can be published and whose schema is in the
   APIExport (until then `Syncing=False` says what it waits for);
@@ -19,8 +20,10 @@ connections there, and then makes the set of running workers match the Published
   those not done yet when a worker for the same resource runs again are dropped. `Syncing=False`
   says what was released.
 
-When the VW URL changes, every worker is stopped before the connections move, since their watches
-point at the old URL.
+When the VW URLs change (a shard gains its first binding or loses its last), every worker is
+stopped before the connections move and started again over the new URLs, since each watches every
+URL. The workspaces last read from a URL that left are remembered as unreadable: their objects
+are not gone, only out of sight, so the orphan scans never delete their copies for it.
 
 The choices above are `core.worker_choice`'s and the releases `core.releases`'; this module
 starts and stops the workers and sends the releases.
@@ -31,6 +34,7 @@ Deliberately not here: syncing objects (the workers) and the export itself.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
@@ -41,17 +45,33 @@ from servlet.app.controllers.status import StatusBoard
 from servlet.app.controllers.sync import SyncEnvironment, SyncWorker
 from servlet.app.observability.logs import FieldLogger
 from servlet.core.actions import Release
-from servlet.core.apiexport import virtual_workspace_url
+from servlet.core.apiexport import virtual_workspace_urls
 from servlet.core.conditions import Condition, ConditionType
+from servlet.core.endpoint_slices import SliceChoice, slice_mismatch, slice_missing
 from servlet.core.errors import Conflict, NotFound
 from servlet.core.model import ResourceType
-from servlet.core.ports import VirtualWorkspaceLocation
+from servlet.core.ports import VirtualWorkspaceLocation, WorkspaceIdentity
 from servlet.core.releases import retry_after_conflict
 from servlet.core.resolution import CRD_NOT_FOUND
-from servlet.core.worker_choice import Candidate, choose_workers, release_superseded, workers_to_stop
+from servlet.core.worker_choice import (
+    Candidate,
+    choose_workers,
+    release_superseded,
+    schema_only_condition,
+    syncs_objects,
+    workers_to_stop,
+)
 
 CONTROLLER = "syncmanager"
 KEY = "syncmanager"
+
+
+@attrs.frozen
+class EndpointSliceUse:
+    """The slice `--apiexportendpointslice` chose, and the org workspace whose export it must serve."""
+
+    choice: SliceChoice
+    org: WorkspaceIdentity
 
 
 @attrs.define
@@ -86,6 +106,7 @@ class SyncManager:
         exports: Cache,
         slices: Cache,
         location: VirtualWorkspaceLocation,
+        endpoint_slice: EndpointSliceUse | None = None,
         env: SyncEnvironment,
         board: StatusBoard,
         log: FieldLogger,
@@ -94,6 +115,7 @@ class SyncManager:
         self._catalog = catalog
         self._exports = exports
         self._slices = slices
+        self._chosen = endpoint_slice
         self._location = location
         self._env = env
         self._board = board
@@ -106,26 +128,29 @@ class SyncManager:
 
     async def reconcile(self, _: str = KEY) -> None:
         export = self._exports.get(self._exports.key(self._export_name))
-        slice_ = self._slices.get(self._slices.key(self._export_name))
-        url = virtual_workspace_url(endpoint_slice=slice_, export=export)
         entries = self._catalog.entries()
-        if url is None:
+        urls, unusable = self._urls(export)
+        if unusable is not None or not urls:
             await self.stop()
+            waiting = Condition.false(
+                ConditionType.SYNCING,
+                reason="WaitingForVirtualWorkspace",
+                message="kcp has not published the APIExport's virtual workspace URL yet "
+                "(it does once a workspace binds the export)",
+            )
+            if unusable is not None:
+                waiting = Condition.false(ConditionType.SYNCING, reason="EndpointSliceUnusable", message=unusable)
             for entry in entries:
-                self._board.report(
-                    entry.name,
-                    Condition.false(
-                        ConditionType.SYNCING,
-                        reason="WaitingForVirtualWorkspace",
-                        message="kcp has not published the APIExport's virtual workspace URL yet "
-                        "(it does once a workspace binds the export)",
-                    ),
-                )
+                if entry.published is not None and not syncs_objects(entry.published):
+                    self._board.report(entry.name, schema_only_condition())
+                    continue
+                self._board.report(entry.name, waiting)
             return
-        if url.rstrip("/") != self._location.virtual_workspace_url:
+        if urls != self._location.virtual_workspace_urls:
             await self.stop()
-            self._location.set_virtual_workspace_url(url)
-            self._log.info("virtual workspace found", url=url)
+            unreadable = self._location.set_virtual_workspace_urls(urls)
+            self._env.unreadable_workspaces.update(unreadable)
+            self._log.info("virtual workspace found", urls=list(urls), unreadable_workspaces=sorted(unreadable))
 
         choice = choose_workers(
             (
@@ -167,6 +192,22 @@ class SyncManager:
             self._board.report(entry.name, self._not_syncing(entry))
         # Last, so a release that fails (and fails the reconcile) holds up no other worker.
         await self._release_stopped(still_there=still_there, unsyncable=unsyncable)
+
+    def _urls(self, export: Mapping[str, Any] | None) -> tuple[tuple[str, ...], str | None]:
+        """The VW URLs, and why the slice `--apiexportendpointslice` chose cannot give them (None: it can)."""
+        if self._chosen is None:
+            slice_ = self._slices.get(self._slices.key(self._export_name))
+            return virtual_workspace_urls(endpoint_slice=slice_, export=export), None
+        choice, org = self._chosen.choice, self._chosen.org
+        # The cache holds the slices of the chosen slice's workspace only: the name is unique there.
+        slice_ = next((obj for obj in self._slices.objects() if obj["metadata"].get("name") == choice.name), None)
+        if slice_ is None:
+            return (), slice_missing(choice, org_path=org.path)
+        mismatch = slice_mismatch(
+            slice_, choice=choice, export_name=self._export_name, org_path=org.path, org_cluster=org.name
+        )
+        # Only the chosen slice: falling back to the export would watch URLs nobody asked for.
+        return virtual_workspace_urls(endpoint_slice=slice_, export=None), mismatch
 
     def _not_syncing(self, entry: Entry) -> Condition:
         """`Syncing=False` for a PublishedResource that cannot be synced, and what became of its finalizers."""

@@ -20,8 +20,9 @@ identifies it and its version (`identity_of`): a tenant's labels and annotations
 either. It serves kinds whose content matters for a few objects only (related Secrets), which the
 caller fetches one by one.
 
-Handlers are plain callables run on the event loop; they should only enqueue work. Stored
-objects are shared, not copied: treat them as read-only.
+Handlers are plain callables run on the event loop; they should only enqueue work. Objects read
+from the informer are shared, not copied: treat them as read-only. A compact informer
+(`compact=True`) keeps each object as its JSON and decodes it on every read (`stores.py`).
 
 Deliberately not here: any decision about the objects, the requests themselves (the port's), and
 metrics objects (the counters `restarts` and `relists`, with optional `on_restart`/`on_relist`
@@ -40,15 +41,12 @@ from typing import Any
 
 from attrs import frozen
 
+from servlet.app.runtime.stores import CompactStore, ObjectStore, PlainStore, identity_of, without_managed_fields
 from servlet.app.runtime.workqueue import Backoff
 from servlet.core.errors import ApiFailure, Gone, NotFound
 from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.ports import Collection, WatchEvent, WatchSource
 
-METADATA_API_VERSION = "meta.k8s.io/v1"
-PARTIAL_KIND = "PartialObjectMetadata"
-# The metadata a metadata-only informer keeps (plus the kcp.io/cluster annotation).
-_IDENTITY_FIELDS = ("name", "namespace", "uid", "resourceVersion", "deletionTimestamp")
 # How much longer than the server-side watch timeout we wait for an event before calling the
 # connection dead.
 _READ_MARGIN = 30.0
@@ -115,6 +113,7 @@ class Informer:
         clock: Callable[[], float] = time.monotonic,
         on_restart: Callable[[], None] | None = None,
         on_relist: Callable[[], None] | None = None,
+        compact: bool = False,
     ) -> None:
         self._collection = source.collection
         self._on_restart = on_restart
@@ -122,13 +121,15 @@ class Informer:
         self.name = source.name
         self._label_selector = label_selector
         self.metadata_only = source.metadata_only
-        self._ingest: Callable[[Any], Any] = identity_of if source.metadata_only else _without_managed_fields
+        self._ingest: Callable[[Any], Any] = identity_of if source.metadata_only else without_managed_fields
         self._timeout_seconds = timeout_seconds
         self._page_size = page_size
         self._backoff = backoff
         self._clock = clock
         self._handlers: list[Handler] = []
-        self._store: dict[ObjectKey, Object] = {}
+        # Compact: objects kept as their JSON, decoded on each read (`stores.py`).
+        self._new_store: Callable[[], ObjectStore[ObjectKey]] = CompactStore if compact else PlainStore
+        self._store: ObjectStore[ObjectKey] = self._new_store()
         self._synced = asyncio.Event()
         self._retry_now = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -169,15 +170,24 @@ class Informer:
         return [obj for key, obj in self._items(cluster, namespace)]
 
     def keys(self, *, cluster: str | None = None, namespace: str | None = None) -> list[ObjectKey]:
-        return [key for key, _ in self._items(cluster, namespace)]
+        return [
+            key
+            for key in self._store.keys()
+            if (cluster is None or key.cluster == cluster) and (namespace is None or key.namespace == namespace)
+        ]
 
     def __len__(self) -> int:
         return len(self._store)
 
     def _items(self, cluster: str | None, namespace: str | None) -> Iterator[tuple[ObjectKey, Object]]:
-        for key, obj in self._store.items():
+        if cluster is None and namespace is None:
+            yield from self._store.items()
+            return
+        for key in self._store.keys():
             if (cluster is None or key.cluster == cluster) and (namespace is None or key.namespace == namespace):
-                yield key, obj
+                obj = self._store.get(key)
+                if obj is not None:
+                    yield key, obj
 
     # -- running -----------------------------------------------------------------------------
 
@@ -255,26 +265,33 @@ class Informer:
     # -- list --------------------------------------------------------------------------------
 
     async def _relist(self) -> None:
-        items, version = await self._list_all()
-        fresh: dict[ObjectKey, Object] = {ObjectKey.of(obj): obj for obj in items}
-        old_store, self._store = self._store, fresh
-        self.resource_version = version
-        events: list[Event] = []
-        for key, obj in fresh.items():
-            before = old_store.get(key)
+        fresh, version = await self._list_all()
+        old = self._store
+        changes: list[tuple[EventType, ObjectKey]] = []
+        for key in fresh.keys():
+            before = old.version(key)
             if before is None:
-                events.append(Event(EventType.ADDED, key, obj))
-            elif _version(before) != _version(obj):
-                events.append(Event(EventType.MODIFIED, key, obj, before))
-        for key, obj in old_store.items():
-            if key not in fresh:
-                events.append(Event(EventType.DELETED, key, obj))
-        for event in events:
-            self._emit(event)
+                changes.append((EventType.ADDED, key))
+            elif before != fresh.version(key):
+                changes.append((EventType.MODIFIED, key))
+        changes.extend((EventType.DELETED, key) for key in old.keys() if key not in fresh)
+        self._store = fresh
+        self.resource_version = version
+        # Objects are read for their event only: a compact store never holds the whole list decoded.
+        for kind, key in changes:
+            if kind is EventType.DELETED:
+                gone = old.get(key)
+                if gone is not None:
+                    self._emit(Event(kind, key, gone))
+                continue
+            obj = fresh.get(key)
+            if obj is not None:
+                self._emit(Event(kind, key, obj, old.get(key) if kind is EventType.MODIFIED else None))
         self._synced.set()
 
-    async def _list_all(self) -> tuple[list[Object], str]:
-        items: list[Object] = []
+    async def _list_all(self) -> tuple[ObjectStore[ObjectKey], str]:
+        """Every page of the list, stored as it arrives (decoded, one page at a time)."""
+        fresh = self._new_store()
         version = ""
         token = ""
         while True:
@@ -286,11 +303,13 @@ class Informer:
             )
             # Every page of one paginated list carries the same snapshot version; keep the first.
             version = version or page.resource_version
-            items.extend(self._ingest(obj) for obj in page.items)
+            for item in page.items:
+                obj = self._ingest(item)
+                fresh.put(ObjectKey.of(obj), obj)
             token = page.continue_token
             self._alive()
             if not token:
-                return items, version
+                return fresh, version
 
     # -- watch -------------------------------------------------------------------------------
 
@@ -322,12 +341,12 @@ class Informer:
         version = _version(obj)
         key = ObjectKey.of(obj)
         if kind == "DELETED":
-            before = self._store.pop(key, None)
+            before = self._store.pop(key)
             self.resource_version = version or self.resource_version
             self._emit(Event(EventType.DELETED, key, obj, before))
             return
         before = self._store.get(key)
-        self._store[key] = obj
+        self._store.put(key, obj)
         self.resource_version = version or self.resource_version
         # The store decides ADDED vs MODIFIED, so a replayed ADDED never looks like a new object.
         self._emit(Event(EventType.ADDED if before is None else EventType.MODIFIED, key, obj, before))
@@ -357,36 +376,3 @@ class Informer:
 
 def _version(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-
-
-def _without_managed_fields(obj: Any) -> Any:
-    """The object without `metadata.managedFields` (changed in place; it was just decoded).
-
-    They serve server-side apply, which the servlet never uses, and can be as large as the rest of
-    the object; every object of every workspace is cached (client-go informers trim them too).
-    """
-    metadata = obj.get("metadata") if isinstance(obj, dict) else None
-    if isinstance(metadata, dict):
-        metadata.pop("managedFields", None)
-    return obj
-
-
-def identity_of(obj: Any) -> Any:
-    """What a metadata-only informer keeps of an object: its key, uid, version and deletion mark.
-
-    Enough to know that an object exists, to notice any change of it (every change moves the
-    resourceVersion) and to tell whether a held copy of its content is current.
-    """
-    metadata = obj.get("metadata") if isinstance(obj, dict) else None
-    if not isinstance(metadata, dict):
-        return obj
-    kept = {field: metadata[field] for field in _IDENTITY_FIELDS if field in metadata}
-    cluster = (metadata.get("annotations") or {}).get(CLUSTER_ANNOTATION)
-    if cluster is not None:
-        kept["annotations"] = {CLUSTER_ANNOTATION: cluster}
-    return {"apiVersion": METADATA_API_VERSION, "kind": PARTIAL_KIND, "metadata": kept}
-
-
-def is_partial(obj: Mapping[str, Any]) -> bool:
-    """Whether `obj` is only an object's metadata (from a metadata-only informer)."""
-    return obj.get("kind") == PARTIAL_KIND and obj.get("apiVersion") == METADATA_API_VERSION

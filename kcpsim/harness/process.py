@@ -51,6 +51,7 @@ def child_environment() -> dict[str, str]:
 class ServletOptions:
     name: str = "tom"
     token: str = "servlet"  # tells this process's requests apart in the CallerLog
+    kcp_token: str = ""  # for kcp's kubeconfig, when not `token`
     leader_election: bool = True
     delete_orphans: bool = False
     apiexport: str = ""  # default: the simulated export
@@ -72,7 +73,9 @@ class ServletProcess:
         self.stopping = False  # set once the test ends it on purpose: its exit is then no failure
 
     def command(self) -> list[str]:
-        service, kcp = self.world.kubeconfigs(self.options.token, kcp_server=self.options.kcp_server)
+        service, kcp = self.world.kubeconfigs(
+            self.options.token, kcp_server=self.options.kcp_server, kcp_token=self.options.kcp_token
+        )
         return [
             *servlet_executable(),
             "run",

@@ -28,6 +28,7 @@ PUBLISHED_RESOURCE_CRD = REPO / "charts" / "servlet" / "crds" / "publishedresour
 EXAMPLES = REPO / "examples" / "certificates"
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SERVLET_NAMESPACE = "kdp-system"
+REST_TOKEN = "e2e-test"  # the test's own requests: an admin
 
 
 @attrs.frozen
@@ -83,9 +84,9 @@ class ApiCallFailed(AssertionError):
 class Rest:
     """Plain JSON over HTTP to kcpsim, as `kubectl` would do it for a user; dicts in and out."""
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, *, token: str = REST_TOKEN) -> None:
         self._client = httpx2.Client(
-            base_url=base_url, trust_env=False, timeout=10, headers={"Authorization": "Bearer e2e-test"}
+            base_url=base_url, trust_env=False, timeout=10, headers={"Authorization": f"Bearer {token}"}
         )
 
     def close(self) -> None:
@@ -142,6 +143,11 @@ _PLURALS = {
     ("v1", "Namespace"): "namespaces",
     ("v1", "Secret"): "secrets",
     ("v1", "ConfigMap"): "configmaps",
+    ("v1", "ServiceAccount"): "serviceaccounts",
+    **{
+        ("rbac.authorization.k8s.io/v1", kind): f"{kind.lower()}s"
+        for kind in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
+    },
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): "customresourcedefinitions",
     ("services.kdp.k8c.io/v1alpha1", "PublishedResource"): "publishedresources",
 }
@@ -196,13 +202,18 @@ class World:
         if self.rest.get(f"{path}/{name}") is None:
             self.rest.create(path, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 
-    def kubeconfigs(self, token: str, *, kcp_server: str = "") -> tuple[Path, Path]:
-        """service and kcp (org workspace, unless `kcp_server`) kubeconfigs whose requests carry `token`."""
+    def kubeconfigs(self, token: str, *, kcp_server: str = "", kcp_token: str = "") -> tuple[Path, Path]:
+        """service and kcp (org workspace, unless `kcp_server`) kubeconfigs whose requests carry `token`
+        (`kcp_token` for kcp, when given). A token kcpsim does not know yet becomes an admin's."""
         paths = []
-        for label, server in (("service", self.sim.base_url), ("kcp", kcp_server or self.sim.workspace_url(self.org))):
+        for label, server, own in (
+            ("service", self.sim.base_url, token),
+            ("kcp", kcp_server or self.sim.workspace_url(self.org), kcp_token or token),
+        ):
+            self.sim.call(self.sim.auth.ensure_token, own)
             config = self.sim.kubeconfig_dict(server)
-            config["users"][0]["user"]["token"] = token
-            path = self.directory / f"{label}-{token}.kubeconfig"
+            config["users"][0]["user"]["token"] = own
+            path = self.directory / f"{label}-{own}.kubeconfig"
             path.write_text(yaml.safe_dump(config, sort_keys=False))
             paths.append(path)
         return paths[0], paths[1]
@@ -213,14 +224,22 @@ class World:
 
 
 def start_world(
-    directory: Path, *, topology: Topology | None = None, before_start: Callable[[KcpSim], None] | None = None
+    directory: Path,
+    *,
+    topology: Topology | None = None,
+    before_start: Callable[[KcpSim], None] | None = None,
+    authz: str = "always-allow",
+    shards: int = 1,
 ) -> World:
     """kcpsim with the default topology but no schema in the export yet (the servlet adds it),
     the PublishedResource CRD installed and the servlet's namespace created.
 
-    `before_start` may hook more observers into the simulator before it serves anything."""
+    `before_start` may hook more observers into the simulator before it serves anything.
+    `authz="rbac"` makes kcpsim hold every identity but the admins to the RBAC it stores;
+    `shards` spreads the workspaces over that many kcp shards (`WorkspaceSpec.shard` chooses)."""
     directory.mkdir(parents=True, exist_ok=True)
-    sim = KcpSim(SimConfig(topology=topology or Topology(with_schema=False)))
+    sim = KcpSim(SimConfig(topology=topology or Topology(with_schema=False), authz=authz, shards=shards))
+    sim.auth.ensure_token(REST_TOKEN)
     callers = CallerLog()
     callers.install(sim)
     if before_start is not None:

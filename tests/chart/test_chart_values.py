@@ -81,6 +81,10 @@ def test_a_value_of_the_wrong_type_is_named_with_both_types(values: dict[str, An
     [
         (with_required(servlet={"name": "Tom"}), "at '/servlet/name': 'Tom' does not match pattern"),
         (
+            with_required(servlet={"apiExportEndpointSlice": "root:Shared:certificates"}),
+            "at '/servlet/apiExportEndpointSlice': 'root:Shared:certificates' does not match pattern",
+        ),
+        (
             with_required(servlet={"apiGroup": "certificates"}),
             "at '/servlet/apiGroup': 'certificates' does not match pattern",
         ),

@@ -13,6 +13,7 @@ from servlet.app.cli import app
 from tests.chart.rendering import CERTIFICATES, NAMESPACE, one, render, with_required
 
 EVERYTHING = with_required(
+    servlet={"apiExportEndpointSlice": "root:shared:certificates"},
     kcpKubeconfig={"secretName": "kdp-kubeconfig", "context": "myorg"},
     publishedResources=[CERTIFICATES],
     metrics={"serviceMonitor": {"enabled": True}},
@@ -138,6 +139,7 @@ def test_the_args_are_flags_of_servlet_run_with_the_values_given() -> None:
         "metrics_address": ":8080",
         "health_address": ":8081",
         "delete_orphans": True,
+        "apiexportendpointslice": "root:shared:certificates",
     }
     assert {key: params.get(key) for key in expected} == expected
     assert str(params["kcp_kubeconfig"]) == "/etc/servlet/kcp/kubeconfig"

@@ -209,11 +209,12 @@ async def world_and_daemon(
     topology: Topology | None = None,
     documents: tuple[dict[str, Any], ...] = (),
     prepare: Callable[[World], None] | None = None,
+    shards: int = 1,
     **overrides: Any,
 ) -> AsyncIterator[Harness]:
-    """A fresh world with `documents` applied to the service cluster (then `prepare(world)`), and the
-    daemon running on it."""
-    world = start_world(tmp_path / "world", topology=topology)
+    """A fresh world (over `shards` kcp shards) with `documents` applied to the service cluster (then
+    `prepare(world)`), and the daemon running on it."""
+    world = start_world(tmp_path / "world", topology=topology, shards=shards)
     try:
         for document in documents:
             world.apply(document)

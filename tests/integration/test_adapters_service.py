@@ -24,10 +24,10 @@ from servlet.adapters.connections import (
     Connections,
     Target,
     load_service_config,
-    request_verb,
 )
 from servlet.adapters.kube import resource_class, wrap
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
+from servlet.adapters.request_verbs import request_verb
 from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.app.runtime.informer import Informer
 from servlet.core.errors import NotFound, Transient
@@ -248,7 +248,7 @@ async def test_every_request_is_counted_by_target_verb_and_code(kcpsim: KcpSim) 
         await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
         await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="absent")
         await OrgWorkspaceAdapter(connections.org).get_export("certificates.example.corp")
-        source = connections.virtual_workspace_source(NAMESPACE_TYPE)
+        source = connections.virtual_workspace_sources(NAMESPACE_TYPE)[0]
         (await source.collection.http.get(source.collection.path)).raise_for_status()
     finally:
         await connections.aclose()
@@ -311,7 +311,7 @@ async def test_informer_sources_list_and_watch_each_target(kcpsim: KcpSim) -> No
         sources = [
             connections.service_source(NAMESPACE_TYPE),
             connections.org_source(NAMESPACE_TYPE),
-            connections.virtual_workspace_source(NAMESPACE_TYPE),
+            connections.virtual_workspace_sources(NAMESPACE_TYPE)[0],
         ]
         informers = [Informer(source) for source in sources]
         tasks = [asyncio.create_task(informer.run()) for informer in informers]
@@ -340,7 +340,7 @@ async def test_sources_are_named_by_target_and_resource(kcpsim: KcpSim) -> None:
             sources = [
                 connections.service_source(CRD_TYPE),
                 connections.org_source(NAMESPACE_TYPE),
-                connections.virtual_workspace_source(NAMESPACE_TYPE),
+                connections.virtual_workspace_sources(NAMESPACE_TYPE)[0],
             ]
             return [(source.name, source.collection.location) for source in sources]
         finally:
@@ -362,7 +362,7 @@ async def test_aclose_closes_every_client_and_pool(kcpsim: KcpSim) -> None:
     https = [
         connections.service_source(NAMESPACE_TYPE).collection.http,
         connections.org_source(NAMESPACE_TYPE).collection.http,
-        connections.virtual_workspace_source(NAMESPACE_TYPE).collection.http,
+        connections.virtual_workspace_sources(NAMESPACE_TYPE)[0].collection.http,
     ]
     await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
     await connections.aclose()
@@ -419,7 +419,7 @@ async def test_tls_uses_the_kubeconfig_ca_for_every_target_and_refuses_an_unknow
         try:
             service = await ServiceClusterAdapter(connections.service).get(NAMESPACE_TYPE, namespace="", name="default")
             org = await OrgWorkspaceAdapter(connections.org).resolve_identity()
-            source = connections.virtual_workspace_source(NAMESPACE_TYPE)
+            source = connections.virtual_workspace_sources(NAMESPACE_TYPE)[0]
             vw = (await source.collection.http.get(source.collection.path)).status_code
             with pytest.raises(Transient) as raised:
                 await ServiceClusterAdapter(stranger.service).get(NAMESPACE_TYPE, namespace="", name="default")

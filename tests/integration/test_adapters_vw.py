@@ -163,7 +163,7 @@ async def test_the_wildcard_list_spans_every_bound_workspace(kcpsim: KcpSim) -> 
     create_in(kcpsim, "team-b", CERTIFICATES, certificate("api", "default"))
 
     async def body(connections: Connections) -> tuple[list[ObjectKey], str]:
-        source = connections.virtual_workspace_source(CERTIFICATES)
+        source = connections.virtual_workspace_sources(CERTIFICATES)[0]
         informer = Informer(source)
         task = asyncio.create_task(informer.run())
         try:

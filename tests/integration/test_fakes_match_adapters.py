@@ -11,16 +11,29 @@ from typing import Any
 import attrs
 import pytest
 
-from kcpsim import KcpSim
+from kcpsim import KcpSim, Topology
+from kcpsim.topology import WorkspaceSpec
 from servlet.adapters.connections import Connections
 from servlet.adapters.executor import Executor
 from servlet.adapters.leases import LeasesAdapter
 from servlet.adapters.memory import MemoryClusters
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
+from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
 from servlet.core.actions import AddFinalizer, Create, DeleteLocal, ObjectRef, Patch, Side
-from servlet.core.errors import AlreadyExists, Conflict, NotFound
+from servlet.core.errors import AlreadyExists, Conflict, Forbidden, NotFound
+from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.model import ResourceType
-from servlet.core.ports import APIEXPORT_TYPE, ActionExecutor, Collection, Leases, OrgWorkspace, WatchSources
+from servlet.core.ports import (
+    APIEXPORT_TYPE,
+    ActionExecutor,
+    Collection,
+    Leases,
+    OrgWorkspace,
+    VirtualWorkspace,
+    VirtualWorkspaceLocation,
+    WatchSources,
+)
+from servlet.core.targets import NAMESPACE_TYPE, SECRET_TYPE
 
 CONFIGMAPS = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)
 EXPORT = "certificates.example.corp"
@@ -165,3 +178,86 @@ async def test_a_write_that_changes_nothing_keeps_the_resource_version(ports: Po
         return (unchanged["metadata"]["resourceVersion"] == version, changed["metadata"]["resourceVersion"] == version)
 
     assert await body(ports) == (True, False)
+
+
+# -- shards -------------------------------------------------------------------------------------
+
+TEAM_A, TEAM_B = "k7v2m9x4q1w8z3r5", "p4n8c2l6t0y9h1j3"
+TWO_SHARDS = Topology(workspaces=(WorkspaceSpec("team-a", shard=0), WorkspaceSpec("team-b", shard=1)))
+
+
+@attrs.frozen
+class ShardedPorts:
+    executor: ActionExecutor
+    sources: WatchSources[Collection]
+    location: VirtualWorkspaceLocation
+    vw: VirtualWorkspace
+    urls: tuple[str, ...]  # the VW URLs of the root shard, then of shard-1 (team-b's)
+
+
+@asynccontextmanager
+async def memory_sharded_ports() -> AsyncIterator[ShardedPorts]:
+    clusters = MemoryClusters()
+    for cluster in (TEAM_A, TEAM_B):  # what kcpsim seeds in each workspace
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}
+        clusters.create_in(cluster, NAMESPACE_TYPE, namespace)
+    urls = ("memory://root", "memory://shard-1")
+    clusters.sources.shard_of[TEAM_B] = urls[1]
+    yield ShardedPorts(
+        executor=clusters.executor, sources=clusters.sources, location=clusters.sources, vw=clusters.vw, urls=urls
+    )
+
+
+@asynccontextmanager
+async def http_sharded_ports(sim: KcpSim) -> AsyncIterator[ShardedPorts]:
+    connections = Connections(service_config=sim.service_config(), kcp_config=sim.kcp_config(), trust_env=False)
+    try:
+        yield ShardedPorts(
+            executor=Executor(connections, can_write=lambda: True),
+            sources=connections,
+            location=connections,
+            vw=VirtualWorkspaceAdapter(connections),
+            urls=(sim.vw_url(shard=0), sim.vw_url(shard=1)),
+        )
+    finally:
+        await connections.aclose()
+
+
+@pytest.fixture(params=["memory", "http"])
+async def sharded_ports(request: pytest.FixtureRequest) -> AsyncIterator[ShardedPorts]:
+    """Two workspaces on two kcp shards: in memory, then kcpsim with two shards."""
+    if request.param == "memory":
+        async with memory_sharded_ports() as found:
+            yield found
+    else:
+        sim = request.getfixturevalue("kcpsim_factory")(topology=TWO_SHARDS, shards=2)
+        async with http_sharded_ports(sim) as found:
+            yield found
+
+
+async def _clusters_per_source(ports: ShardedPorts, resource: ResourceType) -> list[list[str]]:
+    found = []
+    for source in ports.sources.virtual_workspace_sources(resource):
+        page = await source.collection.list_page(limit=100)
+        found.append(sorted({item["metadata"]["annotations"][CLUSTER_ANNOTATION] for item in page.items}))
+    return found
+
+
+async def test_each_shard_shows_its_own_workspaces_and_a_write_lands_on_its_workspace(
+    sharded_ports: ShardedPorts,
+) -> None:
+    ports = sharded_ports
+    ports.location.set_virtual_workspace_urls(ports.urls)
+    assert await _clusters_per_source(ports, NAMESPACE_TYPE) == [[TEAM_A], [TEAM_B]]
+
+    target = ObjectRef(side=Side.REMOTE, resource=SECRET_TYPE, namespace="default", name="s", cluster=TEAM_B)
+    body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "default"}}
+    await ports.executor.execute(Create(target=target, object=body))
+    assert await _clusters_per_source(ports, SECRET_TYPE) == [[], [TEAM_B]]
+
+    # Shard-1 leaves the slice: its workspace is reported as unreadable, and no source shows it.
+    assert await ports.vw.get(SECRET_TYPE, cluster=TEAM_B, namespace="default", name="s") is not None
+    assert ports.location.set_virtual_workspace_urls(ports.urls[:1]) == {TEAM_B}
+    assert await _clusters_per_source(ports, NAMESPACE_TYPE) == [[TEAM_A]]
+    with pytest.raises(Forbidden):
+        await ports.vw.get(SECRET_TYPE, cluster=TEAM_B, namespace="default", name="s")

@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from kcpsim import KcpSim, Topology
 from kcpsim.faults import ErrorRule, FaultPlan
 from kcpsim.harness.world import EXAMPLES, PUBLISHED_RESOURCE_CRD, Rest, load_yaml, resource_path
+from kcpsim.topology import WorkspaceSpec
 from servlet.app.cli import app
 
 SERVLET = "tom"
@@ -34,6 +35,7 @@ LIVE_ENV = (
     "SERVLET_KCP_KUBECONFIG",
     "SERVLET_APIEXPORT",
     "SERVLET_PUBLISHED_RESOURCE_SELECTOR",
+    "SERVLET_APIEXPORTENDPOINTSLICE",
     "SERVLET_NAME",
     "SERVLET_API_GROUP",
 )
@@ -113,8 +115,8 @@ def publish_example(sim: KcpSim, rest: Rest) -> None:
 def start_example(kcpsim_factory: Callable[..., KcpSim], tmp_path: Path) -> Iterator[Callable[..., Example]]:
     rests: list[Rest] = []
 
-    def start(topology: Topology | None = None) -> Example:
-        sim = kcpsim_factory(topology=topology or Topology(with_schema=False))
+    def start(topology: Topology | None = None, **config: Any) -> Example:
+        sim = kcpsim_factory(topology=topology or Topology(with_schema=False), **config)
         rest = Rest(sim.base_url)
         rests.append(rest)
         publish_example(sim, rest)
@@ -279,6 +281,29 @@ def test_live_plan_equals_the_offline_plan_of_the_same_objects_and_only_reads(ex
     assert {record.virtual_workspace for record in records} == {True, False}, "both kcp and the VW are read"
 
 
+def test_the_live_plan_reads_the_workspaces_of_every_shard(start_example: Callable[..., Example]) -> None:
+    sharded = Topology(
+        with_schema=False, workspaces=(WorkspaceSpec("team-a", shard=0), WorkspaceSpec("team-b", shard=1))
+    )
+    example = start_example(sharded, shards=2)
+    apply_schemas_and_export(example, example.plan("-o", "json").json())
+    create_users_objects(example)
+    team_a, team_b = example.cluster("team-a"), example.cluster("team-b")
+
+    example.sim.requests.clear()
+    live = example.plan("-o", "json")
+
+    assert live.code == 0, live.stdout + live.stderr
+    assert actions_by_object(live.json()) == {
+        f"{team_a}:default/web": ["addFinalizer", "create"],
+        f"{team_b}:prod/api": ["addFinalizer", "createNamespace", "create"],
+        f"{team_b}:prod/old": ["removeFinalizer"],
+    }
+    vw_lists = {record.path for record in example.sim.requests.records() if record.virtual_workspace}
+    assert any(path.startswith("/shards/shard-1/") for path in vw_lists), vw_lists
+    assert any(path.startswith("/services/apiexport/") for path in vw_lists), vw_lists
+
+
 def test_a_converged_world_plans_no_writes_and_a_new_local_secret_flows_up(example: Example) -> None:
     first = example.plan("-o", "json")
     apply_schemas_and_export(example, first.json())
@@ -413,6 +438,50 @@ def test_a_kcp_kubeconfig_outside_a_workspace_is_named(example: Example) -> None
     assert outcome.stderr.startswith("error: --kcp-kubeconfig must point into a kcp workspace"), outcome.stderr
 
 
+def _slice_in_team_a(example: Example, *, export: str = EXPORT) -> None:
+    example.rest.create(
+        example.in_workspace("team-a", "/apis/apis.kcp.io/v1alpha1/apiexportendpointslices"),
+        {
+            "apiVersion": "apis.kcp.io/v1alpha1",
+            "kind": "APIExportEndpointSlice",
+            "metadata": {"name": "chosen"},
+            "spec": {"export": {"path": "root:myorg", "name": export}},
+        },
+    )
+
+
+def test_the_live_plan_takes_the_urls_from_the_chosen_slice(example: Example) -> None:
+    apply_schemas_and_export(example, example.plan("-o", "json").json())
+    create_users_objects(example)
+    _slice_in_team_a(example)
+    example.sim.requests.clear()
+
+    outcome = example.plan("-o", "json", env={"SERVLET_APIEXPORTENDPOINTSLICE": "root:myorg:team-a:chosen"})
+
+    assert outcome.code == 0, outcome.stdout + outcome.stderr
+    assert len(actions_by_object(outcome.json())) == 3, "the objects of both workspaces are planned"
+    paths = [record.path for record in example.sim.requests.records()]
+    assert "/clusters/root:myorg:team-a/apis/apis.kcp.io/v1alpha1/apiexportendpointslices/chosen" in paths
+
+
+@pytest.mark.parametrize(
+    ("export", "expected"),
+    [
+        ("", "the APIExportEndpointSlice 'chosen' does not exist in workspace root:myorg:team-a"),
+        ("other.example.corp", "is for the APIExport root:myorg:other.example.corp"),
+    ],
+    ids=["missing", "for-another-export"],
+)
+def test_a_chosen_slice_that_cannot_serve_ends_the_plan_naming_the_flag(
+    example: Example, export: str, expected: str
+) -> None:
+    if export:
+        _slice_in_team_a(example, export=export)
+    outcome = example.plan("--apiexportendpointslice", "root:myorg:team-a:chosen")
+    assert outcome.code == 1
+    assert "--apiexportendpointslice: " in outcome.stderr and expected in outcome.stderr, outcome.stderr
+
+
 def test_a_missing_apiexport_ends_with_a_message_naming_it(example: Example) -> None:
     outcome = invoke(*IDENTITY, *example.live_flags()[:-2], "--apiexport", "nope.example.corp")
     assert outcome.code == 1
@@ -426,6 +495,7 @@ def test_a_missing_apiexport_ends_with_a_message_naming_it(example: Example) -> 
         (["--kcp-kubeconfig", "kcp.kubeconfig"], {}, ["-f", "--kcp-kubeconfig"]),
         ([], {"SERVLET_KCP_KUBECONFIG": "kcp.kubeconfig"}, ["-f", "--kcp-kubeconfig", "SERVLET_KCP_KUBECONFIG"]),
         (["--kubeconfig", "service.kubeconfig"], {}, ["-f", "--kubeconfig"]),
+        (["--apiexportendpointslice", "certs"], {}, ["-f", "--apiexportendpointslice"]),
     ],
 )
 def test_files_and_a_live_flag_exclude_each_other(args: list[str], env: dict[str, str], named: list[str]) -> None:
@@ -446,3 +516,26 @@ def test_without_apiexport_the_live_plan_manages_the_one_named_like_the_api_grou
     outcome = invoke(*IDENTITY, *example.live_flags()[:-2], "-o", "json")
     assert outcome.code == 0, outcome.stdout + outcome.stderr
     assert json.loads(outcome.stdout)["apiExport"]["name"] == GROUP
+
+
+def test_a_schema_only_published_resource_is_planned_without_reading_its_objects(example: Example) -> None:
+    path = "/apis/services.kdp.k8c.io/v1alpha1/publishedresources/publish-certmanager-certs"
+    published = example.rest.get(path)
+    assert published is not None
+    example.rest.delete(path)  # the spec is immutable: a schema-only one is a new PublishedResource
+    fresh = {key: published[key] for key in ("apiVersion", "kind", "spec")}
+    fresh["metadata"] = {"name": published["metadata"]["name"]}
+    fresh["spec"]["synchronization"] = {"enabled": False}
+    example.rest.create("/apis/services.kdp.k8c.io/v1alpha1/publishedresources", fresh)
+    apply_schemas_and_export(example, example.plan("-o", "json").json())
+    create_users_objects(example)
+
+    example.sim.requests.clear()
+    outcome = example.plan("-o", "json")
+    assert outcome.code == 0, outcome.stdout + outcome.stderr
+    plan = outcome.json()
+    assert [step["action"] for step in plan["schemas"]] == ["exists"]
+    assert plan["objects"] == []
+    assert [note["publishedResource"] for note in plan["schemaOnly"]] == ["publish-certmanager-certs"]
+    read = [record.path for record in example.sim.requests.records() if record.virtual_workspace]
+    assert not [path for path in read if "zertifikate" in path], read

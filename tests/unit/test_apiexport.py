@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from servlet.core.apiexport import ExportChange, plan_export, schema_resource, virtual_workspace_url
+from servlet.core.apiexport import (
+    ExportChange,
+    plan_export,
+    schema_resource,
+    virtual_workspace_url,
+    virtual_workspace_urls,
+)
 from servlet.core.model import RelatedKind
 
 CERTS_A = "va0000000.certificates.certificates.example.corp"
@@ -272,3 +278,26 @@ def test_the_vw_url_comes_from_the_endpoint_slice_else_from_the_export(
     url: str | None,
 ) -> None:
     assert virtual_workspace_url(endpoint_slice=endpoint_slice, export=export) == url
+
+
+def test_every_vw_url_of_a_sharded_kcp_is_read_in_order_without_duplicates() -> None:
+    endpoint_slice = {
+        "status": {
+            "endpoints": [
+                {"url": "https://shard-1.kcp/services/apiexport/org/x/"},
+                {"url": "https://root.kcp/services/apiexport/org/x"},
+                {"url": "https://shard-1.kcp/services/apiexport/org/x"},
+                {"url": ""},
+            ]
+        }
+    }
+    export = {"status": {"virtualWorkspaces": [{"url": "https://old.kcp/services/apiexport/org/x"}]}}
+
+    assert virtual_workspace_urls(endpoint_slice=endpoint_slice, export=export) == (
+        "https://shard-1.kcp/services/apiexport/org/x",
+        "https://root.kcp/services/apiexport/org/x",
+    )
+    assert virtual_workspace_urls(endpoint_slice={"status": {"endpoints": []}}, export=export) == (
+        "https://old.kcp/services/apiexport/org/x",
+    )
+    assert virtual_workspace_urls(endpoint_slice=None, export=None) == ()

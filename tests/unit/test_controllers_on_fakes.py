@@ -108,7 +108,9 @@ async def test_a_resource_not_served_yet_is_listed_the_moment_the_pool_is_told_i
     slow = Backoff(base=60.0, cap=60.0)  # a pause far longer than the test waits for the cache
 
     async def main() -> list[str]:
-        pool = InformerPool(lambda source, selector: Informer(source, label_selector=selector, backoff=slow))
+        pool = InformerPool(
+            lambda source, selector, compact: Informer(source, label_selector=selector, backoff=slow, compact=compact)
+        )
         cache = pool.acquire(clusters.sources.service_source(CONFIGMAPS))
         await eventually_async(lambda: isinstance(cache.informer.last_error, NotFound), what="the first list refused")
         pool.retry_failing("service/other")
@@ -264,7 +266,9 @@ def exported_widgets() -> MemoryClusters:
 @asynccontextmanager
 async def leading(clusters: MemoryClusters) -> AsyncIterator[LeadingControllers]:
     """The daemon's shared caches and one term of leadership, every port an in-memory fake."""
-    pool = InformerPool(lambda source, selector: Informer(source, label_selector=selector, backoff=FAST))
+    pool = InformerPool(
+        lambda source, selector, compact: Informer(source, label_selector=selector, backoff=FAST, compact=compact)
+    )
     org, sources = clusters.org.identity.name, clusters.sources
     caches = SharedCaches(
         published=pool.acquire(sources.service_source(PUBLISHED_RESOURCE_TYPE)),

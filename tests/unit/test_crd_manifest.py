@@ -166,6 +166,8 @@ FULL: dict[str, Any] = {
             "name": "cert-$remoteNamespaceHash-$remoteNameHash",
             "allowSharedNamespaces": False,
         },
+        "synchronization": {"enabled": True},
+        "enableWorkspacePaths": True,
         "related": [
             {
                 "identifier": "tls-secret",

@@ -164,6 +164,23 @@ async def test_the_virtual_workspace_spans_the_tenants_but_not_the_org_and_refus
     assert await main() == ["team-a", "team-b"]
 
 
+async def test_a_workspace_on_a_shard_whose_url_left_the_slice_is_out_of_sight() -> None:
+    clusters = MemoryClusters()
+    for cluster in ("team-a", "team-b"):
+        clusters.create_in(cluster, WIDGETS, widget("w"))
+    clusters.sources.shard_of["team-b"] = "memory://shard-1"
+    clusters.sources.set_virtual_workspace_urls(["memory://root", "memory://shard-1"])
+
+    async def clusters_listed() -> list[str]:
+        return [obj["metadata"]["annotations"]["kcp.io/cluster"] for obj in await clusters.vw.list_objects(WIDGETS)]
+
+    assert await clusters_listed() == ["team-a", "team-b"]
+    assert clusters.sources.set_virtual_workspace_urls(["memory://root"]) == {"team-b"}
+    assert await clusters_listed() == ["team-a"]
+    with pytest.raises(Forbidden):
+        await clusters.vw.get(WIDGETS, cluster="team-b", namespace="default", name="w")
+
+
 async def test_lists_come_in_pages_of_one_snapshot_and_a_watch_resumes_after_it() -> None:
     clusters = MemoryClusters()
     for name in "abcde":

@@ -57,10 +57,10 @@ def key(
             "`.X | sha3short`)",
         ),
         (
-            {"namespace": "{{ .ClusterPath | sha3short }}"},
-            "spec.naming.namespace: template '{{ .ClusterPath | sha3short }}':"
-            " .ClusterPath is not available: the servlet does not know the workspace paths of consumer workspaces; "
-            "use .ClusterName",
+            {"name": "{{ .ClusterPath | sha3short }}"},
+            "spec.naming.name: template '{{ .ClusterPath | sha3short }}':"
+            " .ClusterPath is not available: the servlet reads workspace paths only with "
+            "spec.enableWorkspacePaths: true (set it, or use .ClusterName)",
         ),
         (
             {"name": "Web_$remoteName"},

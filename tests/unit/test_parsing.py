@@ -223,7 +223,10 @@ def test_any_shape_of_input_is_a_problem_not_an_exception(manifest: Any, expecte
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
-        ({"namming": {}}, "spec.namming: unknown field (known fields: resource, filter, projection, naming, related)"),
+        (
+            {"namming": {}},
+            "spec.namming: unknown field (known fields: resource, filter, projection, naming, related, synchronization, enableWorkspacePaths)",
+        ),
         ({"resource": {"kind": "Certificate"}}, "spec.resource.apiGroup: is required"),
         ({"resource": {"apiGroup": "cert-manager.io"}}, "spec.resource.kind: is required"),
         ({"resource": {"apiGroup": "", "kind": "A"}}, "spec.resource.apiGroup: must not be empty"),

@@ -563,3 +563,22 @@ def test_local_copies_without_a_remote_object_are_orphans() -> None:
     deletions = delete_orphans(orphans=orphans, resource=context.projected.local)
     assert [d.to_dict()["name"] for d in deletions] == [gone["metadata"]["name"]]
     assert all(d.type == "deleteLocal" for d in deletions)
+
+
+def test_copies_of_a_workspace_whose_shard_left_the_slice_are_not_judged() -> None:
+    context = make_context()
+    gone = created_local(context, make_remote(name="gone"))
+
+    def orphans(unreadable: frozenset[str]) -> list[str]:
+        found = find_orphans(
+            servlet_name="tom",
+            remote_resource=context.projected.remote,
+            local_objects=[gone],
+            remote_keys=[],
+            unreadable_workspaces=unreadable,
+        )
+        return [orphan.remote.cluster for orphan in found]
+
+    assert orphans(frozenset()) == [CLUSTER]
+    assert orphans(frozenset({CLUSTER})) == []
+    assert orphans(frozenset({"another-workspace"})) == [CLUSTER]

@@ -17,6 +17,7 @@ from servlet.app.cli import app
 from servlet.app.daemon_config import DaemonConfig
 from servlet.app.observability.probes import Address
 from servlet.app.run_command import build_config
+from servlet.core.endpoint_slices import SliceChoice
 
 GOOD: dict[str, Any] = {
     "kubeconfig": None,
@@ -54,6 +55,21 @@ def test_the_servlets_namespace_is_protected_from_copies() -> None:
     assert config.servlet.protected_namespaces == frozenset({"kdp-system"}) and config.namespace == "kdp-system"
 
 
+@pytest.mark.parametrize(
+    ("text", "choice"),
+    [
+        (None, None),
+        ("certs", SliceChoice(name="certs")),
+        ("root:shared:certs.v2", SliceChoice(name="certs.v2", workspace="root:shared")),
+    ],
+)
+def test_the_endpoint_slice_flag_names_a_slice_here_or_in_another_workspace(
+    text: str | None, choice: SliceChoice | None
+) -> None:
+    config = build_config(**{**GOOD, "endpoint_slice": text})
+    assert isinstance(config, DaemonConfig) and config.endpoint_slice == choice
+
+
 def test_a_resync_period_of_zero_turns_periodic_resyncs_off() -> None:
     config = build_config(**{**GOOD, "resync_period": 0.0})
     assert isinstance(config, DaemonConfig) and config.resync_period is None
@@ -73,6 +89,8 @@ def test_a_resync_period_of_zero_turns_periodic_resyncs_off() -> None:
         ({"lease_renew_deadline": 20.0}, "--lease-renew-deadline"),
         ({"resync_period": -1.0}, "--resync-period"),
         ({"sync_workers": 0}, "--sync-workers"),
+        ({"endpoint_slice": "root:My_Org:certs"}, "--apiexportendpointslice"),
+        ({"endpoint_slice": "root:myorg:"}, "--apiexportendpointslice"),
     ],
     ids=lambda value: value if isinstance(value, str) else "",
 )

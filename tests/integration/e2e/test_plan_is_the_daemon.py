@@ -440,3 +440,59 @@ def test_the_plan_of_related_objects_of_any_type_is_what_the_daemon_writes(e2e: 
 
     done = _run_until_quiet(e2e, "second", at_least=sum(len(methods) for methods in planned.values()))
     _assert_same(planned, done)
+
+
+def test_the_plan_of_copies_named_from_workspace_paths_is_what_the_daemon_writes(e2e: E2E) -> None:
+    naming = {"name": '{{ .ClusterPath | replace ":" "-" }}-{{ .Object.metadata.name }}'}
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget", naming=naming, enableWorkspacePaths=True))
+    first = e2e.servlet(token="first")
+    export = e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{GROUP}")
+
+    def claims() -> list[dict[str, Any]] | None:
+        found = ((e2e.rest.get(export) or {}).get("spec") or {}).get("permissionClaims") or []
+        return found if any(claim.get("resource") == "logicalclusters" for claim in found) else None
+
+    accepted = [{**claim, "state": "Accepted"} for claim in e2e.eventually(claims, what="the logicalclusters claim")]
+    e2e.rest.merge_patch(
+        e2e.world.in_workspace("team-a", f"/apis/apis.kcp.io/v1alpha1/apibindings/{GROUP}"),
+        {"spec": {"permissionClaims": accepted}},
+    )  # team-b does not accept it: its objects wait for their path
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "synced", namespace="default", size=1))
+    team_a = e2e.world.cluster("team-a")
+    e2e.wait_local(WIDGET, namespace=team_a, name="root-myorg-team-a-synced")
+    first.stop()
+
+    # A copy made before the path was recorded gets it; fresh objects of both workspaces.
+    e2e.rest.merge_patch(
+        WIDGET.path(namespace=team_a, name="root-myorg-team-a-synced"),
+        {"metadata": {"annotations": {"syncer.kdp.k8c.io/remote-object-workspace-path": None}}},
+    )
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "fresh", namespace="default", size=1))
+    e2e.wait_served("team-b", REMOTE_WIDGET)
+    e2e.create_remote("team-b", REMOTE_WIDGET, remote_object("Widget", "waiting", namespace="default", size=1))
+
+    live = _live_plan(e2e)
+    logical_clusters = [
+        {"apiVersion": "core.kcp.io/v1alpha1", "kind": "LogicalCluster", **found}
+        for found in [
+            e2e.rest.get(e2e.world.in_workspace("team-a", "/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"))
+        ]
+        if found is not None
+    ]
+    documents = _dump(
+        e2e,
+        remote=[("team-a", REMOTE_WIDGET, "Widget"), ("team-b", REMOTE_WIDGET, "Widget")],
+        local=[(WIDGET, "Widget")],
+    )
+    offline = _offline_plan(e2e, [*documents, *logical_clusters])
+    planned = _planned(live)
+    assert _planned(offline) == planned, "the offline plan of the same objects plans other writes"
+    kinds = {obj["remote"]["name"]: [action["type"] for action in obj["actions"]] for obj in live["objects"]}
+    assert kinds == {"synced": ["patch"], "fresh": ["addFinalizer", "create"], "waiting": ["error"]}
+
+    done = _run_until_quiet(e2e, "second", at_least=sum(len(methods) for methods in planned.values()))
+    _assert_same(planned, done)
+    fresh = e2e.local(WIDGET, namespace=team_a, name="root-myorg-team-a-fresh")
+    assert fresh is not None
+    assert fresh["metadata"]["annotations"]["syncer.kdp.k8c.io/remote-object-workspace-path"] == "root:myorg:team-a"

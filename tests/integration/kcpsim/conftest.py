@@ -54,12 +54,13 @@ def vw(kcpsim: KcpSim) -> Iterator[Client]:
 
 
 @pytest.fixture
-def raw_for() -> Iterator[Callable[[KcpSim], Raw]]:
-    """Raw HTTP clients for other simulators (from kcpsim_factory), closed after the test."""
+def raw_for() -> Iterator[Callable[..., Raw]]:
+    """Raw HTTP clients for other simulators (from kcpsim_factory), closed after the test;
+    `token=` another caller's token than the admin's ("" none)."""
     made: list[Raw] = []
 
-    def make(sim: KcpSim) -> Raw:
-        made.append(Raw(sim))
+    def make(sim: KcpSim, *, token: str | None = None) -> Raw:
+        made.append(Raw(sim, token=token))
         return made[-1]
 
     yield make

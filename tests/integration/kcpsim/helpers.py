@@ -101,13 +101,16 @@ def certificate(name: str, namespace: str = "default", **spec: Any) -> Any:
 class Raw:
     """Plain HTTP against the simulator, for what lightkube cannot express."""
 
-    def __init__(self, sim: KcpSim) -> None:
+    def __init__(self, sim: KcpSim, *, token: str | None = None) -> None:
+        """Requests carry `token`; the simulator's admin token unless given, none if ""."""
         verify: Any = False  # plain HTTP: no CA bundle to load
         if sim.tls is not None:
             import ssl
 
             verify = ssl.create_default_context(cadata=sim.tls.ca_pem.decode())
-        self.client = httpx2.Client(base_url=sim.base_url, trust_env=False, verify=verify, timeout=10)
+        token = sim.auth.admin_token if token is None else token
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.client = httpx2.Client(base_url=sim.base_url, trust_env=False, verify=verify, timeout=10, headers=headers)
 
     def __call__(
         self,

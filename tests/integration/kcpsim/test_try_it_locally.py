@@ -155,3 +155,16 @@ def test_every_curl_command_of_the_document_works(served: tuple[str, Path, list[
                 ran += 1
     assert ran >= 25
     assert env["VW"] == published
+
+
+def test_serve_with_rbac_requires_the_token_its_kubeconfigs_carry(tmp_path: Path) -> None:
+    with serve(tmp_path, "--authz", "rbac") as (base, directory, lines):
+        printed = [line.split()[2] for line in lines if line.strip().startswith("admin token")]
+        assert len(printed) == 1, "\n".join(lines)
+        with Client(KubeConfig.from_file(directory / "team-a.kubeconfig"), trust_env=False) as team_a:
+            assert team_a.get(LogicalCluster, "cluster").metadata.annotations["kcp.io/path"] == "root:myorg:team-a"
+        with httpx2.Client(base_url=base, trust_env=False, timeout=10) as client:
+            assert client.get("/api/v1/namespaces").status_code == 401
+            assert client.get("/readyz").text == "ok"
+            token = {"Authorization": f"Bearer {printed[0]}"}
+            assert client.get("/api/v1/namespaces", headers=token).status_code == 200

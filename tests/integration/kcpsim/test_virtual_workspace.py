@@ -338,3 +338,27 @@ def test_wildcard_lists_page_across_workspaces(team_a: Client, team_b: Client, r
         if not token:
             break
     assert sorted(seen) == sorted((c, n) for c in (TEAM_A, TEAM_B) for n in ("one", "two"))
+
+
+def test_claimed_logicalclusters_serve_each_workspace_path_once_accepted(
+    org: Client, team_a: Client, raw: Raw, vw_base: str
+) -> None:
+    cluster_path = f"{vw_base}/clusters/{TEAM_A}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"
+    assert raw("GET", cluster_path).status_code == 404  # not claimed: not served
+    export = org.get(APIExport, EXPORT)
+    claim = {"group": "core.kcp.io", "resource": "logicalclusters", "all": True}
+    org.patch(
+        APIExport,
+        EXPORT,
+        {"spec": {"permissionClaims": [*export["spec"]["permissionClaims"], claim]}},
+        patch_type=PatchType.MERGE,
+    )
+    assert raw("GET", cluster_path).status_code == 403  # claimed, not accepted yet
+    binding = team_a.get(APIBinding, EXPORT)
+    accepted = [*binding["spec"]["permissionClaims"], {**claim, "state": "Accepted"}]
+    team_a.patch(APIBinding, EXPORT, {"spec": {"permissionClaims": accepted}}, patch_type=PatchType.MERGE)
+    found = raw("GET", cluster_path)
+    assert found.status_code == 200, found.text
+    assert found.json()["metadata"]["annotations"]["kcp.io/path"] == "root:myorg:team-a"
+    listed = raw("GET", f"{vw_base}/clusters/*/apis/core.kcp.io/v1alpha1/logicalclusters").json()["items"]
+    assert [item["metadata"]["annotations"]["kcp.io/cluster"] for item in listed] == [TEAM_A]

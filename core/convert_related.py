@@ -1,0 +1,198 @@
+"""Converting the peer's `spec.related` entries: what maps onto the servlet's related Secrets and ConfigMaps.
+
+Called from `convert.py`, with its conventions: every field of an entry is carried over, mapped,
+or named in a note with the reason. The servlet relates Secrets and ConfigMaps found by a path in
+the primary object (with an optional regex); an entry it cannot express that way (another
+resource, a projection, a label selector, a template other than a plain path) is dropped whole,
+with the reason, since half of an entry would sync something else.
+
+Deliberately not here: checking the converted entry (our parser does, in `convert_checked.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from servlet.core.convert_notes import Notes, note_mutations
+from servlet.core.fields import describe
+
+_ORIGINS = {"service": "service", "kcp": "platform"}
+_CORE_KINDS = {"secrets": "Secret", "configmaps": "ConfigMap"}
+_KNOWN = (
+    "identifier",
+    "origin",
+    "group",
+    "version",
+    "resource",
+    "kind",
+    "identityHash",
+    "cleanup",
+    "projection",
+    "object",
+    "mutation",
+    "watch",
+)
+# `{{ .Object.spec.secretName }}`: a template that only reads one field is a path.
+_PLAIN_FIELD = re.compile(r"\{\{-?\s*\.Object\.([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)\s*-?\}\}")
+# gjson's modifiers, wildcards, queries and escapes, which a JSONPath reads otherwise.
+_GJSON_ONLY = re.compile(r"[#|@*?\\]")
+
+
+def convert_related(related: object, notes: Notes) -> list[tuple[int, dict[str, Any]]]:
+    """The entries the servlet can express, each with its index in the peer's list."""
+    if related is None:
+        return []
+    if not isinstance(related, list):
+        notes.add("spec.related", f"must be a list, not {describe(related)}; dropped")
+        return []
+    converted = (
+        (index, _entry(entry, path=f"spec.related[{index}]", notes=notes)) for index, entry in enumerate(related)
+    )
+    return [(index, entry) for index, entry in converted if entry is not None]
+
+
+def _entry(entry: object, *, path: str, notes: Notes) -> dict[str, Any] | None:
+    if not isinstance(entry, Mapping):
+        notes.add(path, f"must be a map, not {describe(entry)}; dropped")
+        return None
+    kind, why_not = _kind(entry)
+    if why_not is None and entry.get("identityHash"):
+        why_not = "resources of other APIExports (identityHash) are not supported yet"
+    if why_not is None and entry.get("projection"):
+        why_not = "the servlet has no projection for related objects: a copy keeps the kind of its origin"
+    reference, reference_why_not = _object(entry.get("object"), path=f"{path}.object")
+    why_not = why_not or reference_why_not
+    if why_not is not None:
+        notes.add(path, f"entry dropped: {why_not}")
+        return None
+    for key in entry:
+        if key not in _KNOWN:
+            notes.add(f"{path}.{key}", "unknown field; dropped")
+    if entry.get("cleanup") is not True:
+        notes.add(
+            f"{path}.cleanup",
+            "not true: the servlet deletes the copies it provably made once they are no longer needed "
+            "(as the api-syncagent does with cleanup: true), where the api-syncagent would keep them",
+        )
+    if entry.get("watch") is not None:
+        notes.add(f"{path}.watch", "not needed: the servlet watches related objects of both origins; dropped")
+    note_mutations(entry.get("mutation"), path=f"{path}.mutation", notes=notes)
+    _note_literal_backslashes(entry.get("object"), path=f"{path}.object", notes=notes)
+    origin = entry.get("origin")
+    return {
+        "identifier": entry.get("identifier"),
+        "origin": _ORIGINS.get(origin, origin) if isinstance(origin, str) else origin,
+        "kind": kind,
+        "reference": reference,
+    }
+
+
+_BACKSLASH_GROUP = re.compile(r"\\[0-9]")
+
+
+def _note_literal_backslashes(data: object, *, path: str, notes: Notes) -> None:
+    """`\\1` in a replacement is literal text for Go, whatever the api-syncagent's guide says: say so."""
+    sources = [(path, data)]
+    if isinstance(data, Mapping):
+        sources.append((f"{path}.namespace", data.get("namespace")))
+    for where, source in sources:
+        reference = source.get("reference") if isinstance(source, Mapping) else None
+        regex = reference.get("regex") if isinstance(reference, Mapping) else None
+        if not isinstance(regex, Mapping) or not regex.get("pattern"):
+            continue  # an empty pattern makes the replacement a constant, taken as it is
+        replacement = regex.get("replacement")
+        if isinstance(replacement, str) and _BACKSLASH_GROUP.search(replacement):
+            notes.add(
+                f"{where}.reference.regex.replacement",
+                f"{describe(replacement)}: the api-syncagent expands it as Go does, where \\1 is literal text "
+                "($1 is the group); carried over as that literal text. Write \\1 for the group in the servlet",
+            )
+
+
+def _kind(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The related kind, or why the entry's resource is not one the servlet relates."""
+    kind, resource = entry.get("kind"), entry.get("resource")
+    if kind in _CORE_KINDS.values() and not resource:
+        return str(kind), None
+    group, version = entry.get("group") or "", entry.get("version") or ""
+    if resource in _CORE_KINDS and group == "" and version in ("", "v1"):
+        return _CORE_KINDS[str(resource)], None
+    shown = "/".join(str(part) for part in (group or "core", version or "(preferred version)", resource or kind))
+    return None, f"related resources of {shown} are not supported yet (only Secrets and ConfigMaps)"
+
+
+def _object(data: object, *, path: str) -> tuple[dict[str, Any], str | None]:
+    """`object` as the servlet's `reference` (name and namespace), or why it cannot be one."""
+    if not isinstance(data, Mapping):
+        return {}, f"{path} must say where the related object is, not {describe(data)}"
+    unknown = sorted(str(key) for key in data if key not in ("reference", "template", "selector", "namespace"))
+    if unknown:
+        return {}, f"{path} has fields the servlet does not know: {', '.join(unknown)}"
+    name, why_not = _value_reference(data, path=path)
+    if why_not is not None:
+        return {}, why_not
+    reference: dict[str, Any] = {"name": name}
+    namespace = data.get("namespace")
+    if namespace is not None:
+        if not isinstance(namespace, Mapping):
+            return {}, f"{path}.namespace must be a map, not {describe(namespace)}"
+        found, why_not = _value_reference(namespace, path=f"{path}.namespace")
+        if why_not is not None:
+            return {}, why_not
+        reference["namespace"] = found
+    return reference, None
+
+
+def _value_reference(data: Mapping[str, Any], *, path: str) -> tuple[dict[str, Any], str | None]:
+    """One of the peer's ways to find a value (reference, template, selector) as a path with a regex."""
+    if data.get("selector") is not None:
+        return {}, f"{path}.selector: label selectors for related objects are not supported yet"
+    template = data.get("template")
+    if template is not None:
+        text = template.get("template") if isinstance(template, Mapping) else None
+        match = _PLAIN_FIELD.fullmatch(text.strip()) if isinstance(text, str) else None
+        if match is None:
+            return {}, (
+                f"{path}.template: templates for related objects are not supported yet (only "
+                "'{{ .Object.<path> }}', which is a reference)"
+            )
+        return {"path": match.group(1)}, None
+    reference = data.get("reference")
+    if not isinstance(reference, Mapping):
+        return {}, f"{path} needs a reference (path and regex) to find the related object"
+    value_path = reference.get("path")
+    if isinstance(value_path, str) and _GJSON_ONLY.search(value_path):
+        return {}, f"{path}.reference.path {describe(value_path)}: gjson modifiers and wildcards are not supported"
+    unknown = sorted(str(key) for key in reference if key not in ("path", "regex"))
+    if unknown:
+        return {}, f"{path}.reference has fields the servlet does not know: {', '.join(unknown)}"
+    converted: dict[str, Any] = {"path": value_path}
+    regex = reference.get("regex")
+    if isinstance(regex, Mapping) and regex.get("pattern") and isinstance(regex.get("replacement"), str):
+        # The api-syncagent expands the replacement as Go does ($1); the servlet spells groups \1.
+        regex = {**regex, "replacement": servlet_replacement(regex["replacement"])}
+    if regex is not None:
+        converted["regex"] = regex
+    return converted, None
+
+
+# Go's template variables: `$$`, `${name}`, `$name` (letters, digits and `_`; `$1x` is the name `1x`).
+_GO_VARIABLE = re.compile(r"\$(?:(?P<dollar>\$)|\{(?P<braced>[A-Za-z0-9_]+)\}|(?P<bare>[A-Za-z0-9_]+))")
+
+
+def servlet_replacement(go: str) -> str:
+    """A replacement Go's `ReplaceAllString` expands, spelled for the servlet: the same output.
+
+    `$1`, `${1}`, `$name` become `\\g<1>`, `\\g<name>`; `$$` is a `$`; a backslash, literal in Go,
+    is doubled. A `$` Go cannot read as a variable is literal in both."""
+    pieces: list[str] = []
+    end = 0
+    for match in _GO_VARIABLE.finditer(go):
+        pieces.append(go[end : match.start()].replace("\\", "\\\\"))
+        end = match.end()
+        name = match["braced"] or match["bare"]
+        pieces.append("$" if match["dollar"] else f"\\g<{name}>")
+    pieces.append(go[end:].replace("\\", "\\\\"))
+    return "".join(pieces)

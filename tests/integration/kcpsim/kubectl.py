@@ -1,0 +1,28 @@
+"""The real `kubectl` against kcpsim, for the faithfulness tests; skipped, saying why, without it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+def kubectl(kubeconfig: Path, *args: str, cache: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`kubectl --kubeconfig kubeconfig args...`; its discovery cache in `cache`, no proxies."""
+    binary = shutil.which("kubectl")
+    if binary is None:
+        pytest.skip("kubectl not on PATH")
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and k != "KUBECONFIG"}
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    return subprocess.run(
+        [binary, "--kubeconfig", str(kubeconfig), "--cache-dir", str(cache / "kubectl-cache"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        input=stdin,
+        check=False,
+    )

@@ -1,0 +1,309 @@
+"""`servlet convert`: the api-syncagent's PublishedResources as the servlet's, and what is not carried over."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from servlet.app.cli import app
+from servlet.core.convert import PEER_API_VERSION, Conversion, convert_published_resource
+from servlet.core.convert_related import servlet_replacement
+from servlet.core.model import RegexRule
+from servlet.core.parsing import parse_published_resource
+from servlet.core.rewrite import rewrite
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "syncagent"
+DOCUMENTS = [
+    (f"{path.name}#{index}", document)
+    for path in sorted(FIXTURES.glob("*.yaml"))
+    for index, document in enumerate(yaml.safe_load_all(path.read_text()), start=1)
+]
+
+
+def _notes(conversion: Conversion) -> dict[str, str]:
+    return {note.field: note.reason for note in conversion.notes}
+
+
+@pytest.mark.parametrize(("source", "document"), DOCUMENTS, ids=[source for source, _ in DOCUMENTS])
+def test_every_documented_example_converts_into_a_published_resource_our_parser_accepts(
+    source: str, document: dict[str, Any]
+) -> None:
+    before = copy.deepcopy(document)
+    conversion = convert_published_resource(document)
+    assert conversion.errors == ()
+    assert conversion.manifest is not None
+    assert conversion.manifest["apiVersion"] == "services.kdp.k8c.io/v1alpha1"
+    assert parse_published_resource(conversion.manifest).problems == ()
+    assert conversion.name == document["metadata"]["name"]
+    assert document == before, "the conversion changed its input"
+
+
+def _converted(name: str, index: int = 0) -> Conversion:
+    documents = list(yaml.safe_load_all((FIXTURES / name).read_text()))
+    return convert_published_resource(documents[index])
+
+
+def test_the_resource_projection_and_filter_map_field_by_field() -> None:
+    conversion = _converted("04-projection.yaml")
+    assert conversion.manifest is not None
+    spec = conversion.manifest["spec"]
+    assert spec["resource"] == {"kind": "Backup", "apiGroup": "backup.example.org", "versions": ["v1"]}
+    assert spec["projection"] == {
+        "kind": "Sicherung",
+        "plural": "sicherungen",
+        "shortNames": ["sich"],
+        "versions": {"v1": "v1beta1"},
+    }
+    assert "lower-cased" in _notes(conversion)["spec.projection.plural"]
+    filtered = _converted("02-filter.yaml").manifest
+    assert filtered is not None
+    assert filtered["spec"]["filter"] == {"namespace": "shop", "resource": {"matchLabels": {"tier": "gold"}}}
+
+
+def test_a_projected_kind_keeps_the_peers_plural() -> None:
+    conversion = convert_published_resource(_peer({"projection": {"kind": "Policy"}}))
+    assert conversion.manifest is not None
+    # The peer appends "s"; the servlet alone would say "policies".
+    assert conversion.manifest["spec"]["projection"] == {"kind": "Policy", "plural": "policys"}
+
+
+def test_without_versions_every_version_is_published_as_by_the_peer() -> None:
+    conversion = convert_published_resource(_peer({}))
+    assert conversion.manifest is not None
+    assert conversion.manifest["spec"]["resource"]["versions"] == []
+
+
+def test_a_namespace_selector_naming_one_namespace_becomes_the_namespace_filter() -> None:
+    selector = {"matchLabels": {"kubernetes.io/metadata.name": "shop"}}
+    conversion = convert_published_resource(_peer({"filter": {"namespace": selector}}))
+    assert conversion.manifest is not None
+    assert conversion.manifest["spec"]["filter"] == {"namespace": "shop"}
+    broad = _converted("03-filter-selector.yaml")
+    assert "objects of every namespace are synced" in _notes(broad)["spec.filter.namespace"]
+
+
+def test_a_system_namespace_is_dropped_with_our_parsers_reason_and_the_rest_is_kept() -> None:
+    conversion = _converted("08-certificates.yaml")
+    assert conversion.manifest is not None
+    spec = conversion.manifest["spec"]
+    assert "namespace" not in spec["naming"]
+    assert spec["naming"]["name"].startswith("{{ .ClusterName }}-")
+    assert "system namespace" in _notes(conversion)["spec.naming.namespace"]
+    assert spec["related"] == [
+        {
+            "identifier": "tls-secrets",
+            "origin": "service",
+            "kind": "Secret",
+            "reference": {"name": {"path": "spec.secretName"}},
+        }
+    ]
+    assert "where the api-syncagent would keep them" in _notes(conversion)["spec.related[0].cleanup"]
+
+
+def test_related_references_regexes_origins_and_the_deprecated_kind_map() -> None:
+    by_reference = _converted("09-related-reference.yaml")
+    assert by_reference.notes == ()
+    assert by_reference.manifest is not None
+    assert by_reference.manifest["spec"]["related"][0]["reference"] == {
+        "name": {"path": "spec.secretName"},
+        "namespace": {"path": "metadata.namespace", "regex": {"pattern": "", "replacement": "issued-certificates"}},
+    }
+    legacy = _converted("06-naming-legacy.yaml")
+    assert legacy.notes == ()
+    assert legacy.manifest is not None
+    assert legacy.manifest["spec"]["naming"] == {
+        "namespace": "$remoteClusterName",
+        "name": "bkp-$remoteNamespaceHash-$remoteNameHash",
+    }
+    [entry] = legacy.manifest["spec"]["related"]
+    assert (entry["origin"], entry["kind"]) == ("platform", "Secret")
+
+
+@pytest.mark.parametrize(
+    ("fixture", "field", "reason"),
+    [
+        ("10-related-owned.yaml", "spec.projection.apiGroup", "always the servlet's (--api-group)"),
+        ("11-related-foreign.yaml", "spec.related[0]", "dns.example.com/v1beta1/records are not supported yet"),
+        ("12-related-template-side.yaml", "spec.related[0]", "templates for related objects are not supported yet"),
+        ("13-related-selector.yaml", "spec.related[0]", "label selectors for related objects are not supported yet"),
+        ("07-mutation.yaml", "spec.mutation.spec[3]", "mutation (cel) not supported by the servlet yet"),
+        ("07-mutation.yaml", "spec.mutation.status[0]", "mutation (delete) not supported"),
+        ("01-smallest.yaml", "spec.naming.name", "the api-syncagent's default names copies with SHA3 hashes"),
+    ],
+)
+def test_what_is_not_carried_over_is_named_with_its_reason(fixture: str, field: str, reason: str) -> None:
+    notes = _notes(_converted(fixture, index=1 if fixture == "10-related-owned.yaml" else 0))
+    assert reason in notes[field], notes
+
+
+def test_schema_only_and_workspace_paths_carry_over() -> None:
+    mailboxes = _converted("10-related-owned.yaml")
+    assert mailboxes.manifest is not None
+    assert mailboxes.manifest["spec"]["synchronization"] == {"enabled": False}
+    paths = _converted("14-workspace-paths.yaml")
+    assert paths.notes == ()
+    assert paths.manifest is not None and paths.manifest["spec"]["enableWorkspacePaths"] is True
+
+
+def _peer(spec: dict[str, Any], **top: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": PEER_API_VERSION,
+        "kind": "PublishedResource",
+        "metadata": {"name": "x"},
+        "spec": {"resource": {"apiGroup": "a.example.org", "kind": "Thing"}, "naming": {"name": "$remoteName"}, **spec},
+        **top,
+    }
+
+
+def test_unknown_fields_are_reported_never_dropped_silently() -> None:
+    peer = _peer(
+        {
+            "surplus": 1,
+            "resource": {"apiGroup": "a.example.org", "kind": "Thing", "group": "x"},
+            "projection": {"colour": "blue"},
+            "naming": {"name": "$remoteName", "style": "short"},
+            "synchronization": {"enabled": True, "interval": 5},
+            "related": [
+                {
+                    "identifier": "s",
+                    "origin": "kcp",
+                    "kind": "Secret",
+                    "cleanup": True,
+                    "extra": 1,
+                    "object": {"reference": {"path": "spec.s"}},
+                }
+            ],
+        },
+        status={"resourceSchemaName": "v1.things.a"},
+        extra=True,
+    )
+    peer["metadata"]["uid"] = "1234"
+    conversion = convert_published_resource(peer)
+    assert set(_notes(conversion)) == {
+        "extra",
+        "status",
+        "metadata.uid",
+        "spec.surplus",
+        "spec.resource.group",
+        "spec.projection.colour",
+        "spec.naming.style",
+        "spec.synchronization.interval",
+        "spec.related[0].extra",
+    }
+    assert conversion.manifest is not None
+    assert parse_published_resource(conversion.manifest).problems == ()
+
+
+@pytest.mark.parametrize(
+    ("document", "error"),
+    [
+        ({"apiVersion": "services.kdp.k8c.io/v1alpha1", "kind": "PublishedResource"}, "is already"),
+        ({"apiVersion": "v1", "kind": "ConfigMap"}, f"must be {PEER_API_VERSION} PublishedResource"),
+        ("text", "must be a map"),
+        (
+            {"apiVersion": PEER_API_VERSION, "kind": "PublishedResource", "spec": {"resource": {"kind": "Thing"}}},
+            "apiGroup",
+        ),
+    ],
+)
+def test_what_cannot_be_converted_is_an_error_and_no_result(document: Any, error: str) -> None:
+    conversion = convert_published_resource(document)
+    assert conversion.manifest is None
+    assert any(error in str(note) for note in conversion.errors), conversion.errors
+
+
+# -- the command -----------------------------------------------------------------------------------
+
+
+def _run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["convert", *args], input=stdin)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_a_directory_converts_to_a_yaml_stream_with_warnings_on_stderr() -> None:
+    code, out, err = _run("-f", str(FIXTURES))
+    assert code == 0, err
+    converted = list(yaml.safe_load_all(out))
+    assert len(converted) == len(DOCUMENTS)
+    assert all(parse_published_resource(item).problems == () for item in converted)
+    assert "warning: " in err and "08-certificates.yaml" in err and "spec.naming.namespace" in err
+
+
+def test_standard_input_converts_and_json_lists_the_warnings() -> None:
+    code, out, err = _run("-f", "-", "-o", "json", stdin=(FIXTURES / "07-mutation.yaml").read_text())
+    assert code == 0 and err == ""
+    report = json.loads(out)
+    [item] = report["items"]
+    assert item["metadata"]["name"] == "offer-backups-mutated"
+    fields = {warning["field"] for warning in report["warnings"]}
+    assert "spec.mutation.spec[0]" in fields
+    assert {warning["publishedResource"] for warning in report["warnings"]} == {"offer-backups-mutated"}
+    assert report["errors"] == []
+
+
+def test_detailed_exitcode_tells_a_complete_conversion_from_one_that_lost_fields() -> None:
+    complete = str(FIXTURES / "09-related-reference.yaml")
+    assert _run("-f", complete, "--detailed-exitcode")[0] == 0
+    assert _run("-f", str(FIXTURES / "07-mutation.yaml"), "--detailed-exitcode")[0] == 2
+    assert _run("-f", str(FIXTURES / "07-mutation.yaml"))[0] == 0
+
+
+def test_a_document_that_cannot_be_converted_exits_1_and_the_others_are_still_printed(tmp_path: Path) -> None:
+    mixed = tmp_path / "mixed.yaml"
+    ours = {"apiVersion": "services.kdp.k8c.io/v1alpha1", "kind": "PublishedResource", "metadata": {"name": "o"}}
+    mixed.write_text((FIXTURES / "01-smallest.yaml").read_text() + "---\n" + yaml.safe_dump(ours))
+    code, out, err = _run("-f", str(mixed))
+    assert code == 1
+    assert [item["metadata"]["name"] for item in yaml.safe_load_all(out)] == ["offer-backups"]
+    assert "error: " in err and "PublishedResource o: apiVersion: is already" in err
+
+
+@pytest.mark.parametrize("args", [(), ("-f", str(FIXTURES), "-o", "text")])
+def test_usage_errors_exit_2(args: tuple[str, ...]) -> None:
+    assert _run(*args)[0] == 2
+
+
+def test_a_missing_file_exits_1_naming_it(tmp_path: Path) -> None:
+    code, _, err = _run("-f", str(tmp_path / "nope.yaml"))
+    assert code == 1 and "nope.yaml" in err and "does not exist" in err
+
+
+def test_a_list_as_kubectl_prints_it_converts_item_by_item_and_empty_documents_are_skipped() -> None:
+    items = [
+        yaml.safe_load((FIXTURES / name).read_text()) for name in ("01-smallest.yaml", "09-related-reference.yaml")
+    ]
+    listed = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}) + "---\n"
+    code, out, err = _run("-f", "-", "--detailed-exitcode", stdin=listed)
+    assert code == 2, err  # the smallest one leaves naming.name to the servlet's default
+    assert [item["metadata"]["name"] for item in yaml.safe_load_all(out)] == [
+        "offer-backups",
+        "offer-certificates-by-reference",
+    ]
+    assert "<stdin>#1 items[0]: PublishedResource offer-backups: spec.naming.name" in err
+
+
+def test_go_style_replacements_become_the_servlets_and_rewrite_alike() -> None:
+    conversion = _converted("15-related-regex.yaml")
+    assert conversion.manifest is not None
+    tls, bundle = (entry["reference"]["name"]["regex"] for entry in conversion.manifest["spec"]["related"])
+    assert tls == {"pattern": "^(.+)-cert$", "replacement": "\\g<1>-tls"}
+    assert rewrite(RegexRule(**tls), "web-cert", field="f") == "web-tls"  # what Go's ReplaceAllString gives
+    # Go reads "\1" as literal text: so does the converted rule, and a note says so.
+    assert rewrite(RegexRule(**bundle), "web", field="f") == "bundle-\\1"
+    note = _notes(conversion)["spec.related[1].object.reference.regex.replacement"]
+    assert "literal text" in note and "$1 is the group" in note
+
+
+@pytest.mark.parametrize(
+    ("go", "servlet"),
+    [("$1", "\\g<1>"), ("${1}x", "\\g<1>x"), ("$name", "\\g<name>"), ("$$", "$"), ("a\\b", "a\\\\b"), ("$", "$")],
+)
+def test_each_go_replacement_form_is_spelled_for_the_servlet(go: str, servlet: str) -> None:
+    assert servlet_replacement(go) == servlet
