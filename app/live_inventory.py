@@ -42,6 +42,7 @@ from servlet.core.model import PublishedResource, ResourceType, ServletIdentity
 from servlet.core.parsing import parse_published_resource
 from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE
 from servlet.core.projection import Projected
+from servlet.core.related_types import related_crds
 from servlet.core.resolution import find_crd, resolve
 from servlet.core.worker_choice import syncs_objects
 from servlet.core.world import World, WorldKey
@@ -127,8 +128,11 @@ def _publishable(
         crd = None if parsed.value is None else find_crd(crds, parsed.value)
         if crd is None:
             continue
-        named[str((crd.get("metadata") or {}).get("name"))] = crd
-        resolution = resolve(parsed=parsed, crd=crd, api_group=servlet.api_group, crds_from="on the service cluster")
+        for needed in (crd, *([] if parsed.value is None else related_crds(parsed.value, crds))):
+            named[str((needed.get("metadata") or {}).get("name"))] = dict(needed)
+        resolution = resolve(
+            parsed=parsed, crd=crd, api_group=servlet.api_group, crds_from="on the service cluster", crds=crds
+        )
         if resolution.published is not None and resolution.projected is not None:
             usable.append(_Published(published=resolution.published, projected=resolution.projected))
     return list(named.values()), usable

@@ -23,7 +23,8 @@ from typing import Any
 
 from attrs import frozen
 
-from servlet.core.model import RelatedKind
+from servlet.core.model import RelatedKind, RelatedResource
+from servlet.core.related_types import Claim, required_claims
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = ["ExportChange", "plan_export", "virtual_workspace_url", "virtual_workspace_urls"]
@@ -98,10 +99,15 @@ def plan_export(
     *,
     export: Mapping[str, Any],
     schema_names: Iterable[str],
-    related_kinds: Iterable[RelatedKind],
+    related_kinds: Iterable[RelatedKind] = (),
+    related: Iterable[RelatedResource] = (),
     workspace_paths: bool = False,
 ) -> ExportChange | None:
-    """The addition `export` needs to serve `schema_names` and claim `related_kinds`; None if none.
+    """The addition `export` needs to serve `schema_names` and claim what the `related` entries
+    (or the bare `related_kinds`) read in kcp; None if nothing is missing.
+
+    A related type the export serves itself (one of its schemas) needs no claim; one of another
+    export is claimed with that export's identity hash (`related_types.required_claims`).
 
     `workspace_paths`: some PublishedResource reads workspace paths, so `logicalclusters` is claimed.
 
@@ -114,9 +120,16 @@ def plan_export(
 
     wanted = set(schema_names)
     schemas = _merged_schemas(current=current_schemas, wanted=wanted)
+    related, kinds = list(related), set(related_kinds)
+    exported = {_group_and_plural(name) for name in schemas}
+    claims = {Claim("", kind.plural) for kind in kinds} | required_claims(related, exported=exported)
     # Events are claimed with the first schema, in the same patch: nothing to sync, no Events.
     new_claims = _missing_claims(
-        current=current_claims, kinds=set(related_kinds), events=bool(wanted), workspace_paths=workspace_paths
+        current=current_claims,
+        claims=claims,
+        namespaces=bool(kinds) or bool(related),
+        events=bool(wanted),
+        workspace_paths=workspace_paths,
     )
 
     patch_spec: dict[str, Any] = {}
@@ -175,25 +188,27 @@ def _merged_schemas(*, current: Sequence[str], wanted: set[str]) -> list[str]:
     return sorted(kept | set(chosen.values()))
 
 
+def _group_and_plural(schema_name: str) -> tuple[str, str]:
+    plural, _, group = schema_resource(schema_name).partition(".")
+    return group, plural
+
+
 def _missing_claims(
-    *, current: Sequence[Any], kinds: set[RelatedKind], events: bool, workspace_paths: bool
+    *, current: Sequence[Any], claims: set[Claim], namespaces: bool, events: bool, workspace_paths: bool
 ) -> list[dict[str, Any]]:
-    """The claims the related kinds, Events and workspace paths need that the export does not have yet, sorted."""
-    needed = {(_CORE_GROUP, kind.plural) for kind in kinds} | ({(_CORE_GROUP, _EVENTS)} if events else set())
-    if kinds:
+    """The claims the related types, Events and workspace paths need that the export does not have yet, sorted."""
+    needed = set(claims) | ({Claim(_CORE_GROUP, _EVENTS)} if events else set())
+    if namespaces:
         # A related object may have to go into a namespace that does not exist in the workspace yet.
-        needed.add((_CORE_GROUP, _NAMESPACES))
+        needed.add(Claim(_CORE_GROUP, _NAMESPACES))
     if workspace_paths:
-        needed.add(LOGICAL_CLUSTERS_CLAIM)
+        needed.add(Claim(*LOGICAL_CLUSTERS_CLAIM))
     present = {
-        (str(claim.get("group") or ""), claim.get("resource")) for claim in current if isinstance(claim, Mapping)
+        Claim(str(claim.get("group") or ""), str(claim.get("resource")), str(claim.get("identityHash") or ""))
+        for claim in current
+        if isinstance(claim, Mapping)
     }
-    return [
-        # kcp rejects a v1alpha1 claim that has neither `all: true` nor a resource selector.
-        {"group": group, "resource": resource, "all": True}
-        for group, resource in sorted(needed)
-        if (group, resource) not in present
-    ]
+    return [claim.to_dict() for claim in sorted(needed - present)]
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

@@ -42,7 +42,7 @@ from servlet.core.filtering import filter_admits
 from servlet.core.keys import is_deleting, local_key_of, metadata_of, remote_key_of, string, string_map
 from servlet.core.model import LocalKey, RemoteKey, ResourceType
 from servlet.core.related import Primaries, RelatedKey, RelatedSnapshot, absences_to_confirm, related_reads
-from servlet.core.targets import ObjectRef, Side, related_resource_type
+from servlet.core.targets import ObjectRef, Side
 from servlet.core.workspace_paths import LOGICAL_CLUSTER_NAME, LOGICAL_CLUSTER_TYPE, workspace_path_of
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
@@ -266,7 +266,7 @@ def _related(
     )
     to_confirm = sorted(
         absences_to_confirm(primaries=primaries, related=related, snapshot=snapshot),
-        key=lambda item: (item.side.value, item.kind.value, item.namespace, item.name),
+        key=lambda item: (item.side.value, item.resource.api_version, item.resource.plural, item.namespace, item.name),
     )
     if to_confirm:
         confirmed = yield tuple(attrs.evolve(_object_at(key, item), fresh=True) for item in to_confirm)
@@ -277,7 +277,7 @@ def _related(
 def _object_at(key: RemoteKey, item: RelatedKey) -> ObjectAt:
     return ObjectAt(
         item.side,
-        related_resource_type(item.kind),
+        item.resource,
         key.cluster if item.side is Side.REMOTE else "",
         item.namespace,
         item.name,

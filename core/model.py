@@ -25,6 +25,7 @@ __all__ = [
     "PublishedResource",
     "PublishedResourceSpec",
     "RegexRule",
+    "RelatedAPI",
     "RelatedKind",
     "RelatedReference",
     "RelatedResource",
@@ -164,16 +165,51 @@ class ValueReference:
 
 @frozen
 class RelatedReference:
-    name: ValueReference
-    namespace: ValueReference | None = None
+    """Where a related object is found: a path (`ValueReference`) or a template (its source, `str`)
+    for its name and, optionally, its namespace. `object_form`: written as `object` rather than
+    `reference`, which only changes the field paths problems name."""
+
+    name: ValueReference | str
+    namespace: ValueReference | str | None = None
+    object_form: bool = False
+
+
+@frozen
+class RelatedAPI:
+    """`group`/`version`/`resource` of a related entry: its type on the origin side, any group.
+
+    `identity_hash`: the identity of the foreign APIExport that provides the type in kcp; the
+    permission claim for it names that export."""
+
+    group: str
+    version: str
+    resource: str
+    identity_hash: str = ""
 
 
 @frozen
 class RelatedResource:
+    """One `spec.related[]` entry: `kind` (Secret or ConfigMap) or `api` (any type) names its type.
+
+    `resolved` is the type as the service cluster serves it (kind and scope), filled in by
+    `resolution.py`; None for an `api` type not found there (yet). `projection` is the type on
+    the destination side (the fields it leaves empty are the origin type's), resolved alike into
+    `resolved_projection`. `cleanup`: False keeps every copy, whatever becomes of its origin or
+    primary (the servlet creates and updates copies, and never deletes one). `sync_status`: the
+    origin's status is copied too; `status_subresource`, resolved with the types, says whether
+    the destination type writes it through a status subresource."""
+
     identifier: str
     origin: Origin
-    kind: RelatedKind
+    kind: RelatedKind | None
     reference: RelatedReference
+    api: RelatedAPI | None = None
+    resolved: ResourceType | None = None
+    projection: RelatedAPI | None = None
+    resolved_projection: ResourceType | None = None
+    cleanup: bool = True
+    sync_status: bool = False
+    status_subresource: bool = False
 
 
 @frozen

@@ -9,7 +9,7 @@ share a namespace (`is_per_workspace`), and what a PublishedResource must not as
 
 from __future__ import annotations
 
-from servlet.core import name_templates
+from servlet.core import name_templates, related_templates
 from servlet.core.model import Naming, Origin, Problem, RelatedResource
 from servlet.core.naming import (
     _PLACEHOLDER_SET,
@@ -131,14 +131,24 @@ def related_namespace_problem(naming: Naming, related: RelatedResource, *, path:
     if related.origin is not Origin.SERVICE or not shares_tenant_chosen_namespaces(naming):
         return None
     namespace = related.reference.namespace
-    if namespace is not None:
+    if isinstance(namespace, str):
+        # A template: the primary's namespace is the one field it may read that the tenant steers.
+        if not related_templates.reads_namespace(namespace):
+            return None
+    elif namespace is not None:
         constant = namespace.regex is not None and namespace.regex.pattern == ""
         rooted = any(namespace.path == root or namespace.path.startswith(f"{root}.") for root in _NAMESPACE_PATHS)
         if constant or not rooted:
             return None
-    source = "the primary's namespace" if namespace is None else f"{namespace.path!r}"
+    source = (
+        "the primary's namespace"
+        if namespace is None
+        else f"{namespace!r}"
+        if isinstance(namespace, str)
+        else f"{namespace.path!r}"
+    )
     return Problem(
-        field=f"{path}.reference.namespace",
+        field=f"{path}.{'object' if related.reference.object_form else 'reference'}.namespace",
         message=(
             f"origin service reads the object from {source}, which the tenant chooses through spec.naming.namespace "
             f"'{naming.namespace}' ({SHARED_OPT_IN}); a tenant could have Secrets or ConfigMaps of any such namespace "

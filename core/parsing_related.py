@@ -12,20 +12,22 @@ from collections.abc import Mapping
 
 from jsonpath_ng.parser import parse as parse_json_path
 
-from servlet.core import rewrite
+from servlet.core import related_templates, rewrite
 from servlet.core.fields import as_mapping, describe, read_enum, read_string, report_unknown
 from servlet.core.model import (
     Naming,
     Origin,
     Problem,
     RegexRule,
+    RelatedAPI,
     RelatedKind,
     RelatedReference,
     RelatedResource,
     ValueReference,
 )
 from servlet.core.namespace_safety import related_namespace_problem
-from servlet.core.naming import is_dns1123_label
+from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain
+from servlet.core.templates import TemplateError
 
 # Related identifiers end up in annotation keys of the local primary, which bound their length.
 IDENTIFIER_MAX = 40
@@ -64,7 +66,25 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
     related = as_mapping(data, path=path, problems=problems)
     if related is None:
         return None
-    report_unknown(related, path=path, known=("identifier", "origin", "kind", "reference"), problems=problems)
+    report_unknown(
+        related,
+        path=path,
+        known=(
+            "identifier",
+            "origin",
+            "kind",
+            "group",
+            "version",
+            "resource",
+            "identityHash",
+            "projection",
+            "reference",
+            "object",
+            "cleanup",
+            "syncStatus",
+        ),
+        problems=problems,
+    )
     identifier = read_string(related, "identifier", path=path, problems=problems, required=True)
     if identifier is not None and (len(identifier) > IDENTIFIER_MAX or not is_dns1123_label(identifier)):
         problems.append(
@@ -76,11 +96,120 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
         )
         identifier = None
     origin = read_enum(related, "origin", Origin, path=path, problems=problems, required=True)
-    kind = read_enum(related, "kind", RelatedKind, path=path, problems=problems, required=True)
-    reference = _parse_reference(related.get("reference"), path=f"{path}.reference", problems=problems)
-    if identifier is None or origin is None or kind is None or reference is None:
+    before = len(problems)
+    api = _parse_api(related, path=path, problems=problems)
+    kind = None
+    if api is None and len(problems) == before:
+        kind = read_enum(related, "kind", RelatedKind, path=path, problems=problems, required=True)
+    projection = _parse_projection(related.get("projection"), path=f"{path}.projection", problems=problems)
+    cleanup, sync_status = related.get("cleanup", True), related.get("syncStatus", False)
+    for key, value in (("cleanup", cleanup), ("syncStatus", sync_status)):
+        if not isinstance(value, bool):
+            problems.append(Problem(field=f"{path}.{key}", message=f"must be true or false, not {describe(value)}"))
+    if sync_status is True and origin is Origin.PLATFORM:
+        problems.append(
+            Problem(field=f"{path}.syncStatus", message="is supported for origin service only (status flows up) yet")
+        )
+    if related.get("object") is not None and related.get("reference") is not None:
+        problems.append(Problem(field=f"{path}.object", message="cannot be combined with reference; set one of them"))
+        reference = None
+    elif related.get("object") is not None:
+        reference = _parse_object(related.get("object"), path=f"{path}.object", problems=problems)
+    else:
+        reference = _parse_reference(related.get("reference"), path=f"{path}.reference", problems=problems)
+    if identifier is None or origin is None or (kind is None and api is None) or reference is None:
         return None
-    return RelatedResource(identifier=identifier, origin=origin, kind=kind, reference=reference)
+    return RelatedResource(
+        identifier=identifier,
+        origin=origin,
+        kind=kind,
+        reference=reference,
+        api=api,
+        projection=None if projection is None else projected_api(kind=kind, api=api, projection=projection),
+        cleanup=cleanup is not False,
+        sync_status=sync_status is True,
+    )
+
+
+def _parse_projection(data: object, *, path: str, problems: list[Problem]) -> dict[str, str] | None:
+    """`projection`: the group, version or resource the destination side has instead (empty: as the origin)."""
+    if data is None:
+        return None
+    projection = as_mapping(data, path=path, problems=problems)
+    if projection is None:
+        return None
+    report_unknown(projection, path=path, known=_API_FIELDS, problems=problems)
+    before = len(problems)
+    texts = {key: read_string(projection, key, path=path, problems=problems) or "" for key in _API_FIELDS}
+    for key in ("group", "resource"):
+        if texts[key] and not is_dns1123_subdomain(texts[key]):
+            problems.append(Problem(field=f"{path}.{key}", message=f"{describe(texts[key])} is not a valid {key} name"))
+    if len(problems) > before:
+        return None
+    if not any(texts.values()):
+        problems.append(Problem(field=path, message="sets none of group, version and resource"))
+        return None
+    return texts
+
+
+def projected_api(*, kind: RelatedKind | None, api: RelatedAPI | None, projection: dict[str, str]) -> RelatedAPI:
+    """The destination type: the projection's fields over the origin type's."""
+    origin = api or RelatedAPI(
+        group="", version="v1", resource="secrets" if kind is RelatedKind.SECRET else "configmaps"
+    )
+    return RelatedAPI(
+        group=projection.get("group") or origin.group,
+        version=projection.get("version") or origin.version,
+        resource=projection.get("resource") or origin.resource,
+        identity_hash=origin.identity_hash,
+    )
+
+
+_API_FIELDS = ("group", "version", "resource")
+
+
+def _parse_api(related: Mapping[str, object], *, path: str, problems: list[Problem]) -> RelatedAPI | None:
+    """`group`/`version`/`resource` (with `identityHash`): the type of any group; None when not used.
+
+    They go together (a version is required: the type must be the same on both sides, so it is
+    never left to each side's preferred version), and exclude the `kind` shorthand.
+    """
+    given = [key for key in (*_API_FIELDS, "identityHash") if related.get(key) is not None]
+    if not given:
+        return None
+    before = len(problems)
+    texts = {key: read_string(related, key, path=path, problems=problems) for key in given}
+    if len(problems) > before:
+        return None
+    if related.get("kind") is not None:
+        problems.append(
+            Problem(
+                field=f"{path}.kind",
+                message=f"cannot be combined with {', '.join(given)}; kind is the shorthand for the core Secret or "
+                "ConfigMap, group/version/resource name any type",
+            )
+        )
+        return None
+    for key in ("version", "resource"):
+        if not texts.get(key):
+            problems.append(
+                Problem(
+                    field=f"{path}.{key}",
+                    message="is required with " + ", ".join(given) + " (group, version and resource name the type)",
+                )
+            )
+    for key in ("group", "resource"):
+        value = texts.get(key) or ""
+        if value and not is_dns1123_subdomain(value):
+            problems.append(Problem(field=f"{path}.{key}", message=f"{describe(value)} is not a valid {key} name"))
+    if len(problems) > before:
+        return None
+    return RelatedAPI(
+        group=texts.get("group") or "",
+        version=texts["version"] or "",
+        resource=texts["resource"] or "",
+        identity_hash=texts.get("identityHash") or "",
+    )
 
 
 def _parse_reference(data: object, *, path: str, problems: list[Problem]) -> RelatedReference | None:
@@ -106,6 +235,69 @@ def _parse_reference(data: object, *, path: str, problems: list[Problem]) -> Rel
     if name is None or (namespace_data is not None and namespace is None):
         return None
     return RelatedReference(name=name, namespace=namespace)
+
+
+_OBJECT_FORMS = ("reference", "template", "selector")
+
+
+def _parse_object(data: object, *, path: str, problems: list[Problem]) -> RelatedReference | None:
+    """`object`: the name by `reference` (a path) or `template`, the namespace alike (optional)."""
+    found = as_mapping(data, path=path, problems=problems)
+    if found is None:
+        return None
+    report_unknown(found, path=path, known=(*_OBJECT_FORMS, "namespace"), problems=problems)
+    before = len(problems)
+    name = _parse_object_form(found, path=path, problems=problems, namespace=False)
+    namespace = None
+    if found.get("namespace") is not None:
+        namespace_data = as_mapping(found.get("namespace"), path=f"{path}.namespace", problems=problems)
+        if namespace_data is not None:
+            report_unknown(namespace_data, path=f"{path}.namespace", known=_OBJECT_FORMS, problems=problems)
+            namespace = _parse_object_form(namespace_data, path=f"{path}.namespace", problems=problems, namespace=True)
+    if name is None or len(problems) > before:
+        return None
+    return RelatedReference(name=name, namespace=namespace, object_form=True)
+
+
+def _parse_object_form(
+    data: Mapping[str, object], *, path: str, problems: list[Problem], namespace: bool
+) -> ValueReference | str | None:
+    forms = [form for form in _OBJECT_FORMS if data.get(form) is not None]
+    if len(forms) != 1:
+        problems.append(Problem(field=path, message="set exactly one of reference, template and selector"))
+        return None
+    (form,) = forms
+    if form == "selector":
+        problems.append(Problem(field=f"{path}.selector", message="is not supported yet; use reference or template"))
+        return None
+    if form == "reference":
+        reference = _parse_value_reference(data["reference"], path=f"{path}.reference", problems=problems)
+        if reference is not None and namespace:
+            _check_namespace_source(reference, field=f"{path}.reference.path", problems=problems)
+        return reference
+    holder = as_mapping(data["template"], path=f"{path}.template", problems=problems)
+    if holder is None:
+        return None
+    report_unknown(holder, path=f"{path}.template", known=("template",), problems=problems)
+    source = read_string(holder, "template", path=f"{path}.template", problems=problems, required=True)
+    if source is None:
+        return None
+    template = related_templates.parsed(source)
+    if isinstance(template, TemplateError):
+        problems.append(Problem(field=f"{path}.template.template", message=f"{describe(source)}: {template}"))
+        return None
+    chosen = related_templates.tenant_chosen_fields(template) if namespace else []
+    if chosen:
+        problems.append(
+            Problem(
+                field=f"{path}.template.template",
+                message=f"reads {', '.join(chosen)}, which the tenant writes on the local object too, so a tenant could "
+                "choose any namespace of the service cluster; read only .Object.status, .Object.metadata.namespace "
+                "or .Side",
+            )
+        )
+        return None
+    return source
 
 
 # Fields of the local primary a tenant cannot write: the service sets `status`, the servlet picks

@@ -161,7 +161,9 @@ def _project_all(
         label = f"PublishedResource {(manifest.get('metadata') or {}).get('name')}"
         parsed = parse_published_resource(manifest)
         crd = None if parsed.value is None else find_crd(inventory.crds, parsed.value)
-        resolution = resolve(parsed=parsed, crd=crd, api_group=servlet.api_group, crds_from=crds_from)
+        resolution = resolve(
+            parsed=parsed, crd=crd, api_group=servlet.api_group, crds_from=crds_from, crds=inventory.crds
+        )
         if resolution.published is not None and resolution.projected is not None:
             projected.append((resolution.published, resolution.projected))
         errors.extend(PlanError(object=label, field=p.field, message=p.message) for p in resolution.problems)
@@ -229,14 +231,14 @@ def plan_servlet(
 
     export, export_errors = _choose_export(inventory.api_exports, apiexport_name)
     errors.extend(export_errors)
-    related_kinds = {related.kind for published, _ in projected for related in published.spec.related}
+    related = [item for published, _ in projected for item in published.spec.related]
     workspace_paths = any(published.spec.workspace_paths for published, _ in projected)
     export_name = apiexport_name or str(((export or {}).get("metadata") or {}).get("name", ""))
     if export is None:
         change = plan_export(
             export={"spec": {}},
             schema_names=[step.name for step in schemas],
-            related_kinds=related_kinds,
+            related=related,
             workspace_paths=workspace_paths,
         )
         api_export = ExportStep(
@@ -249,7 +251,7 @@ def plan_servlet(
         change = plan_export(
             export=export,
             schema_names=[step.name for step in schemas],
-            related_kinds=related_kinds,
+            related=related,
             workspace_paths=workspace_paths,
         )
         api_export = ExportStep(

@@ -36,10 +36,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from servlet.core import patch
+import attrs
+
+from servlet.core import metadata, patch
 from servlet.core.actions import Action, CreateRelated, DeleteRelated, Error, PatchRelated, Side
 from servlet.core.keys import guarded, uid_of
-from servlet.core.model import Origin, Problem, RelatedResource
+from servlet.core.model import Origin, Problem, RelatedResource, RemoteKey
 from servlet.core.related_actions import (
     ensure_namespace,
     record_state,
@@ -63,11 +65,11 @@ from servlet.core.related_objects import (
     namespace_of,
     read_platform_state,
     read_service_state,
-    related_content,
     resolve,
     state_content,
 )
 from servlet.core.related_platform import delete_linked_copy, plan_platform_origin
+from servlet.core.related_sides import desired_content, status_update, type_on, type_problem
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = [
@@ -91,7 +93,8 @@ def plan_related(
     *, primaries: Primaries, related: Iterable[RelatedResource], snapshot: RelatedSnapshot
 ) -> tuple[Action, ...]:
     """The actions that bring every related object of a live primary pair in sync, in order."""
-    return tuple(_plan(primaries, related, snapshot, held_back=set()))
+    related = list(related)
+    return _kept_where_asked(related, _plan(primaries, related, snapshot, held_back=set()))
 
 
 def absences_to_confirm(
@@ -116,14 +119,20 @@ def plan_related_cleanup(
     platform-origin local copies, named now or recorded, must carry the link to their origin.
     Copies already being deleted are left to finish; a copy that cannot be read is reported.
     """
+    related = list(related)
     actions: list[Action] = []
     for index, item in enumerate(related):
+        unusable = type_problem(item, index=index)
+        if unusable is not None:
+            # What the type cannot be read of cannot be proven ours: kept, and said so.
+            actions.append(Error.of(unusable, target=primaries.local_ref, identifier=item.identifier))
+            continue
         owned: dict[Coordinates, Coordinates] = {}  # copy -> its origin (platform origin)
         if item.origin is Origin.SERVICE:
             state = read_service_state(primaries.local, item.identifier)
             if state is None or not state.created:
                 continue
-            unread = RelatedKey.at(Side.REMOTE, item.kind, state.coordinates)
+            unread = RelatedKey.at(Side.REMOTE, type_on(item, Side.REMOTE), state.coordinates)
             if snapshot.presence(unread) is Presence.UNREADABLE:
                 actions.append(unreadable_error(primaries, item, unread))
             else:
@@ -136,12 +145,18 @@ def plan_related_cleanup(
         if recorded is not None:
             owned.setdefault(recorded.copy, recorded.origin)
         for copy, origin in owned.items():
-            key = RelatedKey.at(Side.LOCAL, item.kind, copy)
+            key = RelatedKey.at(Side.LOCAL, type_on(item, Side.LOCAL), copy)
             if snapshot.presence(key) is Presence.UNREADABLE:
                 actions.append(unreadable_error(primaries, item, key))
             else:
                 actions.extend(delete_linked_copy(primaries, item, copy=copy, origin=origin, snapshot=snapshot))
-    return tuple(actions)
+    return _kept_where_asked(related, actions)
+
+
+def _kept_where_asked(related: list[RelatedResource], actions: Iterable[Action]) -> tuple[Action, ...]:
+    """`actions` without the deletions of entries with `cleanup: false`, whose copies always stay."""
+    keep = {item.identifier for item in related if not item.cleanup}
+    return tuple(action for action in actions if not (isinstance(action, DeleteRelated) and action.identifier in keep))
 
 
 def related_reads(
@@ -155,6 +170,8 @@ def related_reads(
     objects: dict[RelatedKey, None] = {}
     namespaces: dict[tuple[Side, str], None] = {}
     for index, item in enumerate(related):
+        if type_problem(item, index=index) is not None:
+            continue
         resolved = resolve(item, index=index, remote=remote, local=local)
         if isinstance(resolved, Problem):
             continue
@@ -169,18 +186,18 @@ def related_reads(
 def _keys_of(item: RelatedResource, resolved: Resolved, local: Mapping[str, Any] | None) -> list[RelatedKey]:
     """The related objects one entry's plan may look at: both sides' objects, and the copy it recorded."""
     keys = [
-        RelatedKey.at(side, item.kind, coordinates)
+        RelatedKey.at(side, type_on(item, side), coordinates)
         for side, coordinates in ((Side.REMOTE, resolved.remote), (Side.LOCAL, resolved.local))
         if coordinates is not None and (side is Side.REMOTE or local is not None)
     ]
     if local is not None and item.origin is Origin.SERVICE:
         service = read_service_state(local, item.identifier)
         if service is not None:  # a copy recorded at older coordinates may be due for deletion
-            keys.append(RelatedKey.at(Side.REMOTE, item.kind, service.coordinates))
+            keys.append(RelatedKey.at(Side.REMOTE, type_on(item, Side.REMOTE), service.coordinates))
     elif local is not None:
         platform = read_platform_state(local, item.identifier)
         if platform is not None:
-            keys.append(RelatedKey.at(Side.LOCAL, item.kind, platform.copy))
+            keys.append(RelatedKey.at(Side.LOCAL, type_on(item, Side.LOCAL), platform.copy))
     return keys
 
 
@@ -192,7 +209,9 @@ def _plan(
 ) -> list[Action]:
     actions: list[Action] = []
     for index, item in enumerate(related):
-        resolved = resolve(item, index=index, remote=primaries.remote, local=primaries.local)
+        resolved = type_problem(item, index=index) or resolve(
+            item, index=index, remote=primaries.remote, local=primaries.local
+        )
         if isinstance(resolved, Problem):
             actions.append(Error.of(resolved, identifier=item.identifier))
             continue
@@ -211,10 +230,13 @@ def _plan(
         )
         if unread is not None:
             actions.append(unreadable_error(primaries, item, unread))
-        elif item.origin is Origin.SERVICE:
-            actions.extend(_plan_service_origin(primaries, item, resolved, snapshot, held_back))
+            continue
+        # An absence is confirmed only to allow a deletion; an entry that never deletes takes it as is.
+        seen = snapshot if item.cleanup or not snapshot.unconfirmed else attrs.evolve(snapshot, unconfirmed=frozenset())
+        if item.origin is Origin.SERVICE:
+            actions.extend(_plan_service_origin(primaries, item, resolved, seen, held_back))
         else:
-            actions.extend(plan_platform_origin(primaries, item, resolved, snapshot, held_back))
+            actions.extend(plan_platform_origin(primaries, item, resolved, seen, held_back))
     return actions
 
 
@@ -228,8 +250,12 @@ def _plan_service_origin(
     state = read_service_state(primaries.local, item.identifier)
     if resolved.local is None:
         return []
-    source_key = RelatedKey.at(Side.LOCAL, item.kind, resolved.local)
+    source_key = RelatedKey.at(Side.LOCAL, type_on(item, Side.LOCAL), resolved.local)
     source = snapshot.objects.get(source_key)
+    if source is not None and resolved.remote is not None and _copy_of(source, primaries, resolved.remote):
+        # The servlet's own local copy of the very workspace object this entry writes (another
+        # entry copies it down) is not the service's: copied back up, the two would feed each other.
+        source = None
     if source is None:
         if state is None:
             return []  # never born
@@ -238,7 +264,10 @@ def _plan_service_origin(
             held_back.add(source_key)
             return [
                 unconfirmed_error(
-                    primaries, item, source_key, copy=RelatedKey.at(Side.REMOTE, item.kind, state.coordinates)
+                    primaries,
+                    item,
+                    source_key,
+                    copy=RelatedKey.at(Side.REMOTE, type_on(item, Side.REMOTE), state.coordinates),
                 )
             ]
         return [
@@ -260,15 +289,18 @@ def _plan_service_origin(
         # The workspace primary now names another object: the old copy, if ours, goes away.
         actions.extend(_delete_recorded_copy(primaries, item, state, snapshot))
 
-    desired = related_content(source, item.kind)
-    live = snapshot.get(Side.REMOTE, item.kind, destination)
-    target = ref(primaries, Side.REMOTE, item.kind, destination)
+    desired = desired_content(item, source)
+    live = snapshot.get(Side.REMOTE, type_on(item, Side.REMOTE), destination)
+    target = ref(primaries, Side.REMOTE, type_on(item, Side.REMOTE), destination)
     if live is None:
         created_record = record_state(
             primaries,
             item.identifier,
             ServiceState(
-                destination.namespace, destination.name, created=True, content=state_content(desired, item.kind)
+                destination.namespace,
+                destination.name,
+                created=True,
+                content=state_content(desired, type_on(item, Side.REMOTE)),
             ),
         )
         if isinstance(created_record, Error):
@@ -280,7 +312,7 @@ def _plan_service_origin(
             CreateRelated(
                 identifier=item.identifier,
                 target=target,
-                object=patch.apply_merge_patch(skeleton(item.kind, destination), desired),
+                object=patch.apply_merge_patch(skeleton(type_on(item, Side.REMOTE), destination), desired),
             ),
             created_record,
         ]
@@ -290,7 +322,10 @@ def _plan_service_origin(
     last_known = state.content if same_place and state is not None else None
     created = state.created if same_place and state is not None else False
     new_state = ServiceState(
-        destination.namespace, destination.name, created=created, content=state_content(desired, item.kind)
+        destination.namespace,
+        destination.name,
+        created=created,
+        content=state_content(desired, type_on(item, Side.REMOTE)),
     )
     record = record_state(primaries, item.identifier, new_state) if new_state != state else None
     if isinstance(record, Error):
@@ -298,6 +333,9 @@ def _plan_service_origin(
     content_change = patch.three_way_patch(last_known=last_known, desired=desired, live=live)
     if content_change:
         actions.append(PatchRelated(identifier=item.identifier, target=target, patch=guarded(content_change, live)))
+    status = status_update(item, source=source, live=live, target=target)
+    if status is not None:
+        actions.append(status)
     # State after the write: a lost state write only repeats a harmless patch, while a state
     # written ahead of a failed patch would forget which keys still need removing.
     if record is not None:
@@ -305,16 +343,21 @@ def _plan_service_origin(
     return actions
 
 
+def _copy_of(obj: Mapping[str, Any], primaries: Primaries, remote: Coordinates) -> bool:
+    where = RemoteKey(cluster=primaries.remote_key.cluster, namespace=remote.namespace, name=remote.name)
+    return metadata.links_to(obj, servlet_name=primaries.servlet_name, remote=where)
+
+
 def _delete_recorded_copy(
     primaries: Primaries, item: RelatedResource, state: ServiceState, snapshot: RelatedSnapshot
 ) -> list[Action]:
-    copy = snapshot.get(Side.REMOTE, item.kind, state.coordinates)
+    copy = snapshot.get(Side.REMOTE, type_on(item, Side.REMOTE), state.coordinates)
     if not state.created or copy is None or is_deleting(copy):
         return []
     return [
         DeleteRelated(
             identifier=item.identifier,
-            target=ref(primaries, Side.REMOTE, item.kind, state.coordinates),
+            target=ref(primaries, Side.REMOTE, type_on(item, Side.REMOTE), state.coordinates),
             uid=uid_of(copy),
         )
     ]

@@ -16,7 +16,7 @@ from typing import Any
 from servlet.core import metadata, patch
 from servlet.core.actions import Action, CreateNamespace, Error, ObjectRef, RecordRelatedState, Side
 from servlet.core.keys import guarded
-from servlet.core.model import RelatedKind, RelatedResource
+from servlet.core.model import RelatedResource, ResourceType
 from servlet.core.related_objects import (
     Coordinates,
     PlatformState,
@@ -27,7 +27,7 @@ from servlet.core.related_objects import (
     metadata_of,
     namespace_of,
 )
-from servlet.core.targets import NAMESPACE_TYPE, related_resource_type
+from servlet.core.targets import NAMESPACE_TYPE
 
 
 def with_record(
@@ -92,10 +92,10 @@ def unconfirmed_error(primaries: Primaries, item: RelatedResource, origin: Relat
     )
 
 
-def ref(primaries: Primaries, side: Side, kind: RelatedKind, coordinates: Coordinates) -> ObjectRef:
+def ref(primaries: Primaries, side: Side, resource: ResourceType, coordinates: Coordinates) -> ObjectRef:
     return ObjectRef(
         side=side,
-        resource=related_resource_type(kind),
+        resource=resource,
         namespace=coordinates.namespace,
         name=coordinates.name,
         cluster=primaries.remote_key.cluster if side is Side.REMOTE else "",
@@ -103,11 +103,11 @@ def ref(primaries: Primaries, side: Side, kind: RelatedKind, coordinates: Coordi
 
 
 def key_ref(primaries: Primaries, key: RelatedKey) -> ObjectRef:
-    return ref(primaries, key.side, key.kind, Coordinates(key.namespace, key.name))
+    return ref(primaries, key.side, key.resource, Coordinates(key.namespace, key.name))
 
 
 def skeleton(
-    kind: RelatedKind,
+    resource: ResourceType,
     coordinates: Coordinates,
     *,
     labels: Mapping[str, str] | None = None,
@@ -118,7 +118,7 @@ def skeleton(
         meta["labels"] = dict(labels)
     if annotations:
         meta["annotations"] = dict(annotations)
-    return {"apiVersion": "v1", "kind": kind.value, "metadata": meta}
+    return {"apiVersion": resource.api_version, "kind": resource.kind, "metadata": meta}
 
 
 def ensure_namespace(primaries: Primaries, snapshot: RelatedSnapshot, side: Side, namespace: str) -> list[Action]:
@@ -134,13 +134,13 @@ def ensure_namespace(primaries: Primaries, snapshot: RelatedSnapshot, side: Side
     ]
 
 
-def describe(side: Side, kind: RelatedKind, coordinates: Coordinates, *, cluster: str = "") -> str:
+def describe(side: Side, resource: ResourceType, coordinates: Coordinates, *, cluster: str = "") -> str:
     where = f"workspace {cluster} " if side is Side.REMOTE and cluster else ""
-    return f"{where}{kind.value} {coordinates.namespace}/{coordinates.name}"
+    return f"{where}{resource.kind} {coordinates.namespace}/{coordinates.name}"
 
 
 def describe_key(primaries: Primaries, key: RelatedKey) -> str:
     side = "" if key.side is Side.REMOTE else "local "
     return side + describe(
-        key.side, key.kind, Coordinates(key.namespace, key.name), cluster=primaries.remote_key.cluster
+        key.side, key.resource, Coordinates(key.namespace, key.name), cluster=primaries.remote_key.cluster
     )

@@ -1,4 +1,4 @@
-"""Related Secrets and ConfigMaps as data: where they live, what was read of them, what is recorded.
+"""Related objects as data: where they live, what was read of them, what is recorded.
 
 The vocabulary `related.py` plans with (SPEC 8): the coordinates of a related object on each
 side (a path into that side's primary, so each side finds its own name even when the service
@@ -30,9 +30,11 @@ from attrs import field, frozen
 from jsonpath_ng.jsonpath import JSONPath
 from jsonpath_ng.parser import parse
 
-from servlet.core import metadata, naming, patch, rewrite
+from servlet.core import metadata, naming, patch, related_templates, rewrite
 from servlet.core.actions import ObjectRef, Side
-from servlet.core.model import Problem, RelatedKind, RelatedResource, RemoteKey, ValueReference
+from servlet.core.model import Problem, RelatedResource, RemoteKey, ResourceType, ValueReference
+from servlet.core.targets import CONFIGMAP_TYPE, SECRET_TYPE, related_resource_type, related_type
+from servlet.core.templates import TemplateError
 
 
 @frozen
@@ -53,16 +55,19 @@ class Resolved:
 
 @frozen
 class RelatedKey:
-    """One related object the planner may look at: side, kind and coordinates."""
+    """One related object the planner may look at: side, type and coordinates.
+
+    The type may be given as a `RelatedKind` (the Secret and ConfigMap shorthand): keys compare
+    by the type it names."""
 
     side: Side
-    kind: RelatedKind
+    resource: ResourceType = field(converter=related_resource_type)
     namespace: str
     name: str
 
     @classmethod
-    def at(cls, side: Side, kind: RelatedKind, coordinates: Coordinates) -> RelatedKey:
-        return cls(side, kind, coordinates.namespace, coordinates.name)
+    def at(cls, side: Side, resource: ResourceType, coordinates: Coordinates) -> RelatedKey:
+        return cls(side, resource, coordinates.namespace, coordinates.name)
 
 
 class Presence(enum.Enum):
@@ -93,8 +98,8 @@ class RelatedSnapshot:
     unreadable: frozenset[RelatedKey] = frozenset()
     unconfirmed: frozenset[RelatedKey] = frozenset()
 
-    def get(self, side: Side, kind: RelatedKind, coordinates: Coordinates) -> Mapping[str, Any] | None:
-        return self.objects.get(RelatedKey(side, kind, coordinates.namespace, coordinates.name))
+    def get(self, side: Side, resource: ResourceType, coordinates: Coordinates) -> Mapping[str, Any] | None:
+        return self.objects.get(RelatedKey(side, resource, coordinates.namespace, coordinates.name))
 
     def presence(self, key: RelatedKey) -> Presence:
         if key in self.objects:
@@ -211,19 +216,23 @@ def resolve_side(
     related: RelatedResource, *, index: int, primary: Mapping[str, Any], side: Side
 ) -> Coordinates | Problem | None:
     """Coordinates of a related object on one side, evaluated on that side's primary."""
-    base = f"spec.related[{index}].reference"
-    name = resolve_value(related.reference.name, primary, field_path=f"{base}.name")
+    reference = related.reference
+    base = f"spec.related[{index}].{'object' if reference.object_form else 'reference'}"
+    name_field = (
+        f"{base}.{'template' if isinstance(reference.name, str) else 'reference' if reference.object_form else 'name'}"
+    )
+    name = _value(reference.name, primary, side=side, field_path=name_field)
     if isinstance(name, Problem):
         return name
     namespace: str | Problem | None
-    if related.reference.namespace is not None:
-        namespace = resolve_value(related.reference.namespace, primary, field_path=f"{base}.namespace")
+    if reference.namespace is not None:
+        namespace = _value(reference.namespace, primary, side=side, field_path=f"{base}.namespace")
     else:
         namespace = namespace_of(primary)
         if not namespace:
             return Problem(
                 field=f"{base}.namespace",
-                message=f"the {side.value} primary object is cluster-scoped, so the related {related.kind.value} "
+                message=f"the {side.value} primary object is cluster-scoped, so the related {kind_name(related)} "
                 f"{related.identifier!r} needs a namespace reference",
             )
     if isinstance(namespace, Problem):
@@ -237,9 +246,22 @@ def resolve_side(
         )
     if not naming.is_dns1123_subdomain(name):
         return Problem(
-            field=f"{base}.name", message=f"yields {name!r} on the {side.value} side, which is not a DNS-1123 subdomain"
+            field=name_field, message=f"yields {name!r} on the {side.value} side, which is not a DNS-1123 subdomain"
         )
     return Coordinates(namespace=namespace, name=name)
+
+
+def _value(
+    reference: ValueReference | str, primary: Mapping[str, Any], *, side: Side, field_path: str
+) -> str | Problem | None:
+    """A path's value (`resolve_value`) or a template's output; None while either finds nothing yet."""
+    if isinstance(reference, ValueReference):
+        return resolve_value(reference, primary, field_path=field_path)
+    output = related_templates.rendered(reference, primary=primary, side=side)
+    if isinstance(output, TemplateError):
+        return Problem(field=field_path, message=f"cannot be evaluated on the {side.value} side: {output}")
+    # A field the template reads that is not set yet leaves the object pending, as a path does.
+    return None if not output or "<no value>" in output else output
 
 
 def resolve(
@@ -258,12 +280,29 @@ def resolve(
 # --- content and state -------------------------------------------------------------------------
 
 
-_SYNCED_FIELDS = {RelatedKind.SECRET: ("data", "type"), RelatedKind.CONFIGMAP: ("data", "binaryData")}
+def kind_name(item: RelatedResource) -> str:
+    """How messages name the type of a related entry: its kind, else its resource and group."""
+    resource = related_type(item)
+    if resource is not None:
+        return resource.kind
+    api = item.api
+    return "object" if api is None else f"{api.resource}.{api.group}".rstrip(".")
 
 
-def related_content(obj: Mapping[str, Any], kind: RelatedKind) -> dict[str, Any]:
-    """The part of a related object that is synced: its data fields and copyable labels/annotations."""
-    content: dict[str, Any] = {key: obj[key] for key in _SYNCED_FIELDS[kind] if obj.get(key) is not None}
+_SYNCED_FIELDS = {SECRET_TYPE: ("data", "type"), CONFIGMAP_TYPE: ("data", "binaryData")}
+# Of any other type everything is synced but what the API server or its controllers own (as for primaries).
+_NOT_CONTENT = frozenset({"apiVersion", "kind", "metadata", "status"})
+
+
+def related_content(obj: Mapping[str, Any], resource: ResourceType) -> dict[str, Any]:
+    """The part of a related object that is synced: its data fields (Secrets, ConfigMaps) or
+    everything but metadata and status (any other type), and copyable labels/annotations."""
+    fields = _SYNCED_FIELDS.get(resource)
+    content: dict[str, Any] = (
+        {key: obj[key] for key in fields if obj.get(key) is not None}
+        if fields is not None
+        else {key: value for key, value in obj.items() if key not in _NOT_CONTENT and value is not None}
+    )
     meta = metadata_of(obj)
     copied: dict[str, Any] = {}
     for key in ("labels", "annotations"):
@@ -307,7 +346,7 @@ def read_platform_state(local: Mapping[str, Any], identifier: str) -> PlatformSt
     return PlatformState(copy=Coordinates(namespace, name), origin=Coordinates(origin_namespace, origin_name))
 
 
-def state_content(content: Mapping[str, Any], kind: RelatedKind) -> dict[str, Any]:
+def state_content(content: Mapping[str, Any], resource: ResourceType) -> dict[str, Any]:
     """The content as remembered in the related-state annotation on the local primary.
 
     The three-way rule reads only the keys of the remembered content (a key the servlet wrote
@@ -316,6 +355,6 @@ def state_content(content: Mapping[str, Any], kind: RelatedKind) -> dict[str, An
     """
     remembered = dict(content)
     data = content.get("data")
-    if kind is RelatedKind.SECRET and isinstance(data, Mapping):
+    if resource == SECRET_TYPE and isinstance(data, Mapping):
         remembered["data"] = dict.fromkeys(data, "")
     return remembered

@@ -22,8 +22,8 @@ from servlet.core.related_objects import (
     Resolved,
     is_deleting,
     read_platform_state,
-    related_content,
 )
+from servlet.core.related_sides import desired_content, type_on
 
 
 def plan_platform_origin(
@@ -55,10 +55,10 @@ def plan_platform_origin(
     origin_key = RemoteKey(
         cluster=primaries.remote_key.cluster, namespace=wanted.origin.namespace, name=wanted.origin.name
     )
-    source_key = RelatedKey.at(Side.REMOTE, item.kind, wanted.origin)
+    source_key = RelatedKey.at(Side.REMOTE, type_on(item, Side.REMOTE), wanted.origin)
     source = snapshot.objects.get(source_key)
-    live = snapshot.get(Side.LOCAL, item.kind, wanted.copy)
-    target = ref(primaries, Side.LOCAL, item.kind, wanted.copy)
+    live = snapshot.get(Side.LOCAL, type_on(item, Side.LOCAL), wanted.copy)
+    target = ref(primaries, Side.LOCAL, type_on(item, Side.LOCAL), wanted.copy)
     linked = live is not None and metadata.links_to(live, servlet_name=primaries.servlet_name, remote=origin_key)
 
     if source is None:
@@ -67,17 +67,20 @@ def plan_platform_origin(
                 held_back.add(source_key)
                 actions.append(
                     unconfirmed_error(
-                        primaries, item, source_key, copy=RelatedKey.at(Side.LOCAL, item.kind, wanted.copy)
+                        primaries,
+                        item,
+                        source_key,
+                        copy=RelatedKey.at(Side.LOCAL, type_on(item, Side.LOCAL), wanted.copy),
                     )
                 )
                 return with_record(primaries, item.identifier, actions, before=state, after=kept)
             actions.append(DeleteRelated(identifier=item.identifier, target=target, uid=uid_of(live)))
         return with_record(primaries, item.identifier, actions, before=state, after=None)
 
-    desired = related_content(source, item.kind)
+    desired = desired_content(item, source)
     if live is None:
         bare = skeleton(
-            item.kind,
+            type_on(item, Side.LOCAL),
             wanted.copy,
             labels=metadata.link_labels(servlet_name=primaries.servlet_name, remote=origin_key),
             annotations=metadata.link_annotations(remote=origin_key),
@@ -90,12 +93,12 @@ def plan_platform_origin(
         # Recorded after the create, which stops the plan if it fails: the record names only copies that exist.
         return with_record(primaries, item.identifier, actions, before=state, after=wanted)
     if not linked:
-        origin = describe(Side.REMOTE, item.kind, wanted.origin, cluster=origin_key.cluster)
+        origin = describe(Side.REMOTE, type_on(item, Side.REMOTE), wanted.origin, cluster=origin_key.cluster)
         actions.append(
             Conflict(
                 target=target,
                 identifier=item.identifier,
-                reason=f"local {describe(Side.LOCAL, item.kind, wanted.copy)} already exists and does not carry "
+                reason=f"local {describe(Side.LOCAL, type_on(item, Side.LOCAL), wanted.copy)} already exists and does not carry "
                 f"this servlet's link to {origin}; it is never overwritten",
             )
         )
@@ -113,7 +116,7 @@ def delete_linked_copy(
     primaries: Primaries, item: RelatedResource, *, copy: Coordinates, origin: Coordinates, snapshot: RelatedSnapshot
 ) -> list[Action]:
     """Delete the local copy at `copy` if it carries this servlet's link to `origin` and is not going already."""
-    live = snapshot.get(Side.LOCAL, item.kind, copy)
+    live = snapshot.get(Side.LOCAL, type_on(item, Side.LOCAL), copy)
     origin_key = RemoteKey(cluster=primaries.remote_key.cluster, namespace=origin.namespace, name=origin.name)
     if (
         live is None
@@ -122,5 +125,9 @@ def delete_linked_copy(
     ):
         return []
     return [
-        DeleteRelated(identifier=item.identifier, target=ref(primaries, Side.LOCAL, item.kind, copy), uid=uid_of(live))
+        DeleteRelated(
+            identifier=item.identifier,
+            target=ref(primaries, Side.LOCAL, type_on(item, Side.LOCAL), copy),
+            uid=uid_of(live),
+        )
     ]

@@ -17,6 +17,7 @@ from attrs import frozen
 from servlet.core.model import Problem, PublishedResource
 from servlet.core.parsing import ParseResult
 from servlet.core.projection import Projected, project
+from servlet.core.related_types import resolve_related_types
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = [
@@ -71,13 +72,18 @@ class Resolution:
     reason: str = ""  # one of the reasons above, empty when it resolved
 
 
-def resolve(*, parsed: ParseResult, crd: Manifest | None, api_group: str, crds_from: str) -> Resolution:
+def resolve(
+    *, parsed: ParseResult, crd: Manifest | None, api_group: str, crds_from: str, crds: Iterable[Manifest] = ()
+) -> Resolution:
     """Resolve a parsed PublishedResource against the CRD it names (`find_crd`), None when there is none.
 
     A CRD being deleted counts as gone: its objects are going, and new ones are refused.
     `crds_from` says where the CRDs were looked for ("on the service cluster"), for the message.
+    `crds`, all the CRDs at hand, resolve the types of related entries (`related_types.py`).
     """
     published = parsed.value
+    if published is not None:
+        published = resolve_related_types(published, crds)
     if published is None:
         return Resolution(published=None, projected=None, problems=parsed.problems, reason=INVALID_SPEC)
     if crd is None or _mapping(crd.get("metadata")).get("deletionTimestamp"):

@@ -11,7 +11,7 @@ from typing import Any
 
 from attrs import frozen
 
-from servlet.core.model import RelatedKind, ResourceType
+from servlet.core.model import RelatedKind, RelatedResource, ResourceType
 
 
 class Side(enum.Enum):
@@ -41,8 +41,16 @@ SECRET_TYPE = ResourceType(group="", version="v1", kind="Secret", plural="secret
 CONFIGMAP_TYPE = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True)
 
 
-def related_resource_type(kind: RelatedKind) -> ResourceType:
+def related_resource_type(kind: RelatedKind | ResourceType) -> ResourceType:
+    """The type a related kind names; a type is its own answer (keys accept either)."""
+    if isinstance(kind, ResourceType):
+        return kind
     return SECRET_TYPE if kind is RelatedKind.SECRET else CONFIGMAP_TYPE
+
+
+def related_type(item: RelatedResource) -> ResourceType | None:
+    """The type of a related entry's objects, None while an `api` type is not resolved."""
+    return related_resource_type(item.kind) if item.kind is not None else item.resolved
 
 
 @frozen

@@ -389,7 +389,7 @@ class Kcp:
         self.deprecated_vw_urls = deprecated_vw_urls
         self._system = 0
         self._identity_counter = identity_seed
-        self._claim_labels: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
+        self._claim_labels: dict[str, dict[tuple[str, str, str], dict[str, str]]] = {}
         world.converters[("apis.kcp.io", "apiexports")] = (export_to_v1, export_to_storage)
         world.converters[("apis.kcp.io", "apibindings")] = (binding_to_v1, binding_to_storage)
         world.mutators.append(self.admit)
@@ -442,7 +442,7 @@ class Kcp:
             self._admit_export(ctx)
         elif key == ("apis.kcp.io", "apibindings"):
             self._admit_binding(ctx)
-        if key in CLAIMABLE_BUILTINS and not ctx.rdef.identity:
+        if key in CLAIMABLE_BUILTINS or ctx.rdef.identity:  # another export's resource is claimed by identity
             self._admit_claim_labels(ctx)
         annotations = ctx.new["metadata"].get("annotations") or {}
         if PATH_ANNOTATION in annotations and ctx.cluster != "root":
@@ -568,13 +568,13 @@ class Kcp:
                 finalizers.append(BINDING_FINALIZER)
         meta["finalizers"] = finalizers
 
-    def expected_claim_labels(self, cluster: str, group: str, plural: str) -> dict[str, str]:
+    def expected_claim_labels(self, cluster: str, group: str, plural: str, identity: str = "") -> dict[str, str]:
         if cluster not in self._claim_labels:
             self._claim_labels[cluster] = self._compute_claim_labels(cluster)
-        return self._claim_labels[cluster].get((group, plural), {})
+        return self._claim_labels[cluster].get((group, plural, identity), {})
 
-    def _compute_claim_labels(self, cluster: str) -> dict[tuple[str, str], dict[str, str]]:
-        out: dict[tuple[str, str], dict[str, str]] = {}
+    def _compute_claim_labels(self, cluster: str) -> dict[tuple[str, str, str], dict[str, str]]:
+        out: dict[tuple[str, str, str], dict[str, str]] = {}
         for _, binding in self.world.store.iter(BINDING_KEY, cluster):
             found = self.binding_export(cluster, binding)
             if found is None:
@@ -585,11 +585,11 @@ class Kcp:
                 key = _claim_key(claim)
                 if claim.get("state") == "Accepted" and key in exported:
                     label = CLAIM_LABEL_PREFIX + export_hash(export_cluster, export["metadata"]["name"])
-                    out.setdefault((key[0], key[1]), {})[label] = claim_hash(*key)
+                    out.setdefault(key, {})[label] = claim_hash(*key)
         return out
 
     def _admit_claim_labels(self, ctx: WriteContext) -> None:
-        expected = self.expected_claim_labels(ctx.cluster, ctx.rdef.group, ctx.rdef.plural)
+        expected = self.expected_claim_labels(ctx.cluster, ctx.rdef.group, ctx.rdef.plural, ctx.rdef.identity)
         meta = ctx.new["metadata"]
         labels = dict(meta.get("labels") or {})
         old_labels = (ctx.old or {}).get("metadata", {}).get("labels") or {}
@@ -742,8 +742,8 @@ class Kcp:
             new_map = self._claim_labels.get(cluster) or self._compute_claim_labels(cluster)
             self._claim_labels[cluster] = new_map
             if old_map is None or old_map != new_map:
-                for group, plural in set(new_map) | set(old_map or {}):
-                    self._relabel(cluster, group, plural)
+                for group, plural, identity in set(new_map) | set(old_map or {}):
+                    self._relabel(cluster, group, plural, identity)
 
     def _clusters_to_rebind(self, events: list[Event]) -> list[str]:
         """Every cluster when an export or schema changed; else only those whose bindings changed.
@@ -909,12 +909,14 @@ class Kcp:
             annotations[RESOURCE_BINDINGS_ANNOTATION] = value
             self._write(("core.kcp.io", "logicalclusters"), cluster, _with_ann(clone(lc), annotations), old=lc)
 
-    def _relabel(self, cluster: str, group: str, plural: str) -> None:
-        expected = self.expected_claim_labels(cluster, group, plural)
+    def _relabel(self, cluster: str, group: str, plural: str, identity: str = "") -> None:
+        expected = self.expected_claim_labels(cluster, group, plural, identity)
         try:
             rdef = self._rdef(cluster, group, plural)
         except KeyError:
             return
+        if rdef.identity != identity:
+            return  # the claim names another export's resource than the one bound here
         for (_, _ns, _name), obj in list(self.world.store.iter(rdef.storage_key, cluster)):
             labels = obj["metadata"].get("labels") or {}
             current = {k: v for k, v in labels.items() if k.startswith(CLAIM_LABEL_PREFIX)}

@@ -1,8 +1,8 @@
 """The APIExport virtual workspace: which resources it serves and who may do what through it.
 
 `/services/apiexport/<export cluster>/<export name>/clusters/<lc or *>/...` serves the export's
-resources (with its identity), its claimed built-in resources (LogicalClusters included), and
-APIBindings (read-only).
+resources (with its identity), its claimed built-in resources (LogicalClusters included), the
+resources of other exports it claims by their identity hash, and APIBindings (read-only).
 Wildcard requests may only list/watch, across all namespaces; per-cluster requests need a binding
 to this export in that cluster, and claimed resources need an accepted claim. Claimed objects
 and bindings are filtered by kcp's labels. Request parsing and rendering stay in server.py.
@@ -62,15 +62,31 @@ class VirtualWorkspace:
             taken.add((rdef.group, rdef.plural))
         for claim in spec.get("permissionClaims") or []:
             key = (claim.get("group") or "", claim.get("resource") or "")
-            if key in taken or claim.get("identityHash"):
-                continue  # claims on other exports' resources are not simulated
-            builtin = next((r for r in (*BUILTINS, _LOGICALCLUSTERS) if (r.group, r.plural) == key), None)
-            if builtin is not None:
-                out.append(Served(builtin, "claimed", (key[0], key[1], ""), tuple(claim.get("verbs") or ["*"])))
+            identity = claim.get("identityHash") or ""
+            if key in taken:
+                continue
+            claimed = self._foreign(*key, identity) if identity else None
+            if claimed is None and not identity:
+                claimed = next((r for r in (*BUILTINS, _LOGICALCLUSTERS) if (r.group, r.plural) == key), None)
+            if claimed is not None:
+                out.append(Served(claimed, "claimed", (key[0], key[1], identity), tuple(claim.get("verbs") or ["*"])))
                 taken.add(key)
         if ("apis.kcp.io", "apibindings") not in taken:
             out.append(Served(_BINDINGS, "bindings"))
         return out
+
+    def _foreign(self, group: str, plural: str, identity: str) -> ResourceDef | None:
+        """The resource another export with this identity provides (a claim with `identityHash`)."""
+        for cluster in self.world.catalog.kcp_clusters:
+            for _, export in self.world.store.iter(EXPORT_KEY, cluster):
+                if (export.get("status") or {}).get("identityHash") != identity:
+                    continue
+                for res in (export.get("spec") or {}).get("resources") or []:
+                    schema = self.world.store.get(SCHEMA_KEY, cluster, "", res.get("schema", ""))
+                    rdef = None if schema is None else def_from_crd_like(schema["spec"], identity=identity, crd=False)
+                    if rdef is not None and (rdef.group, rdef.plural) == (group, plural):
+                        return rdef
+        return None
 
     def lookup(self, group: str, version: str, plural: str) -> Served:
         for served in self.served:

@@ -86,11 +86,11 @@ class ExportController:
                     ),
                 )
             return
-        related_kinds = {item.kind for entry in published if entry.published for item in entry.published.spec.related}
+        related = [item for entry in published if entry.published for item in entry.published.spec.related]
         change = plan_export(
             export=export,
             schema_names=[entry.projected.schema_name for entry in published if entry.projected],
-            related_kinds=related_kinds,
+            related=related,
             workspace_paths=any(entry.published.spec.workspace_paths for entry in published if entry.published),
         )
         if change is not None:

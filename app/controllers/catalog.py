@@ -26,6 +26,7 @@ from servlet.core.model import Problem, PublishedResource, ServletIdentity
 from servlet.core.parsing import ParseResult, parse_published_resource
 from servlet.core.plan import SyncContext
 from servlet.core.projection import Projected
+from servlet.core.related_types import related_crds
 from servlet.core.resolution import crd_identity, find_crd, published_identity, resolve
 
 # The reason of a `Valid=False` condition besides those of `core.resolution` (CRD_NOT_FOUND, ...).
@@ -85,7 +86,7 @@ class Catalog:
         self._crds = crds
         self.servlet = servlet
         self._first: dict[str, tuple[str, ParseResult]] = {}  # uid -> the spec seen first, parsed
-        self._memo: dict[str, tuple[str, str, Entry]] = {}
+        self._memo: dict[str, tuple[tuple[str, ...], Entry]] = {}
 
     def names(self) -> list[str]:
         return sorted(str(_metadata(obj).get("name") or "") for obj in self._published.objects())
@@ -120,12 +121,14 @@ class Catalog:
         name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
         parsed, changed = self._parse(obj, uid)
         crd = None if parsed.value is None else find_crd(crds, parsed.value)
-        version = (resource_version(dict(obj)), resource_version(crd))
+        # The CRDs of related types count too: one created later resolves its entries then.
+        related = [] if parsed.value is None else related_crds(parsed.value, crds)
+        version = (resource_version(dict(obj)), resource_version(crd), *(resource_version(dict(c)) for c in related))
         memo = self._memo.get(name)
-        if memo is not None and (memo[0], memo[1]) == version:
-            return memo[2]
-        entry = self._compute(obj, parsed, changed=changed, crd=crd)
-        self._memo[name] = (*version, entry)
+        if memo is not None and memo[0] == version:
+            return memo[1]
+        entry = self._compute(obj, parsed, changed=changed, crd=crd, crds=related)
+        self._memo[name] = (version, entry)
         return entry
 
     def _parse(self, obj: Mapping[str, Any], uid: str) -> tuple[ParseResult, bool]:
@@ -139,7 +142,13 @@ class Catalog:
         return first[1], first[0] != spec_text
 
     def _compute(
-        self, obj: Mapping[str, Any], parsed: ParseResult, *, changed: bool, crd: Mapping[str, Any] | None
+        self,
+        obj: Mapping[str, Any],
+        parsed: ParseResult,
+        *,
+        changed: bool,
+        crd: Mapping[str, Any] | None,
+        crds: Sequence[Mapping[str, Any]] = (),
     ) -> Entry:
         meta = _metadata(obj)
         name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
@@ -156,7 +165,7 @@ class Catalog:
                 ),
             )
         resolution = resolve(
-            parsed=parsed, crd=crd, api_group=self.servlet.api_group, crds_from="on the service cluster"
+            parsed=parsed, crd=crd, api_group=self.servlet.api_group, crds_from="on the service cluster", crds=crds
         )
         reason = resolution.reason or (SPEC_CHANGED if change_problems else "")
         return Entry(

@@ -20,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 
 from servlet.core import metadata
 from servlet.core.actions import Side
-from servlet.core.model import RelatedKind, RemoteKey
+from servlet.core.model import RemoteKey, ResourceType
+from servlet.core.targets import related_resource_type
 
 LINK_LABEL_KEYS = metadata.LINK_LABEL_KEYS
 
@@ -54,10 +55,10 @@ class RelatedObjectKey:
     """A related object on one side; `cluster` is the workspace for the remote side, "" locally."""
 
     side: Side
-    kind: RelatedKind
-    cluster: str
-    namespace: str
-    name: str
+    resource: ResourceType = field(converter=related_resource_type)
+    cluster: str = ""
+    namespace: str = ""
+    name: str = ""
 
 
 class RelatedIndex:

@@ -33,9 +33,9 @@ from servlet.app.runtime.informer import Event, EventType, ObjectKey
 from servlet.app.runtime.stores import is_partial
 from servlet.core.errors import Forbidden
 from servlet.core.gather import UNREADABLE, Answer, ObjectAt
-from servlet.core.model import RelatedKind, ResourceType
+from servlet.core.model import ResourceType
 from servlet.core.ports import ServiceCluster, VirtualWorkspace, WatchSource, WatchSources
-from servlet.core.targets import Side, related_resource_type
+from servlet.core.targets import Side
 
 Object = dict[str, Any]
 Fetch = Callable[[ObjectKey], Awaitable["Object | None"]]
@@ -104,7 +104,7 @@ class RelatedCaches:
     def __init__(
         self,
         *,
-        kinds: Iterable[RelatedKind],
+        types: Iterable[tuple[Side, ResourceType]],
         acquire: Callable[[Sequence[WatchSource[Any]]], Cache],
         sources: WatchSources[Any],
         service: ServiceCluster,
@@ -114,14 +114,15 @@ class RelatedCaches:
         self._service = service
         self._vw = vw
         self._log = log
-        self.contents: dict[tuple[Side, RelatedKind], RelatedContents] = {}
-        for kind in sorted(set(kinds), key=lambda k: k.value):
-            resource = related_resource_type(kind)
-            local = (sources.service_source(resource),)
-            remote = sources.virtual_workspace_sources(resource)  # one per kcp shard
-            for side, side_sources in ((Side.LOCAL, local), (Side.REMOTE, remote)):
-                cache = acquire([attrs.evolve(source, metadata_only=True) for source in side_sources])
-                self.contents[(side, kind)] = RelatedContents(cache, self._fetcher(side, resource))
+        self.contents: dict[tuple[Side, ResourceType], RelatedContents] = {}
+        for side, resource in sorted(set(types), key=lambda t: (t[0].value, t[1].group, t[1].version, t[1].plural)):
+            side_sources = (
+                (sources.service_source(resource),)
+                if side is Side.LOCAL
+                else sources.virtual_workspace_sources(resource)  # one per kcp shard
+            )
+            cache = acquire([attrs.evolve(source, metadata_only=True) for source in side_sources])
+            self.contents[(side, resource)] = RelatedContents(cache, self._fetcher(side, resource))
 
     def __bool__(self) -> bool:
         return bool(self.contents)
@@ -136,27 +137,25 @@ class RelatedCaches:
             (side.value, key.name) for (side, _), contents in self.contents.items() for key in contents.held_keys()
         )
 
-    def caches(self) -> dict[tuple[Side, RelatedKind], Cache]:
+    def caches(self) -> dict[tuple[Side, ResourceType], Cache]:
         return {where: contents.cache for where, contents in self.contents.items()}
 
     def unsubscribe(self) -> None:
         for contents in self.contents.values():
             contents.unsubscribe()
 
-    def find(self, side: Side, resource: ResourceType) -> tuple[RelatedKind, RelatedContents] | None:
-        for (held_side, kind), contents in self.contents.items():
-            if held_side is side and related_resource_type(kind) == resource:
-                return kind, contents
-        return None
+    def find(self, side: Side, resource: ResourceType) -> RelatedContents | None:
+        return self.contents.get((side, resource))
 
     async def read(self, read: ObjectAt, watched: list[RelatedObjectKey]) -> Answer:
         """One related object for a plan (`watched` collects what was read); None if not related."""
-        found = self.find(read.side, read.resource)
-        if found is None:
+        contents = self.find(read.side, read.resource)
+        if contents is None:
             return None
-        kind, contents = found
         watched.append(
-            RelatedObjectKey(side=read.side, kind=kind, cluster=read.cluster, namespace=read.namespace, name=read.name)
+            RelatedObjectKey(
+                side=read.side, resource=read.resource, cluster=read.cluster, namespace=read.namespace, name=read.name
+            )
         )
         try:
             return await contents.get(ObjectKey(cluster=read.cluster, namespace=read.namespace, name=read.name))
@@ -172,7 +171,7 @@ class RelatedCaches:
     def forget(self, unread: Iterable[RelatedObjectKey]) -> None:
         """Drop the contents no primary reads any more."""
         for key in unread:
-            contents = self.contents.get((key.side, key.kind))
+            contents = self.contents.get((key.side, key.resource))
             if contents is not None:
                 contents.forget(ObjectKey(cluster=key.cluster, namespace=key.namespace, name=key.name))
 

@@ -68,6 +68,7 @@ from servlet.core.keys import remote_key_of
 from servlet.core.model import LocalKey, RemoteKey
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object
 from servlet.core.ports import ActionExecutor, InvolvedObject, ServiceCluster, VirtualWorkspace, WatchSources
+from servlet.core.related_sides import watched_types
 from servlet.core.releases import finalizer_releases
 from servlet.core.targets import NAMESPACE_TYPE
 
@@ -149,7 +150,7 @@ class SyncWorker:
         # local name must be known before the remote object gets a finalizer (a conflict writes nothing).
         self._local = self._acquire(env.sources.service_source(projected.local), index=link_value, compact=True)
         self.related = RelatedCaches(
-            kinds=(item.kind for item in context.published.spec.related),
+            types=(pair for item in context.published.spec.related for pair in watched_types(item)),
             acquire=self._acquire,
             sources=env.sources,
             service=env.service,
@@ -228,8 +229,8 @@ class SyncWorker:
         )
         self._unsubscribe.append(self._remote.subscribe(wakes.on_remote))
         self._unsubscribe.append(self._local.subscribe(wakes.on_local))
-        for (side, kind), cache in self.related.caches().items():
-            self._unsubscribe.append(cache.subscribe(wakes.related_handler(side, kind)))
+        for (side, resource), cache in self.related.caches().items():
+            self._unsubscribe.append(cache.subscribe(wakes.related_handler(side, resource)))
         self._unsubscribe.append(self.related.unsubscribe)
 
     # -- lifecycle -----------------------------------------------------------------------------

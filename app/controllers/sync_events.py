@@ -25,7 +25,7 @@ from servlet.app.runtime.informer import Event, EventType
 from servlet.app.runtime.workqueue import WorkQueue
 from servlet.core.actions import Side
 from servlet.core.context import SyncContext
-from servlet.core.model import LocalKey, RelatedKind, RemoteKey
+from servlet.core.model import LocalKey, RemoteKey, ResourceType
 
 
 class SyncWakes:
@@ -94,11 +94,11 @@ class SyncWakes:
         for key in self._book.names.waiting(name):
             self._queue.add(key)
 
-    def related_handler(self, side: Side, kind: RelatedKind) -> Callable[[Event], None]:
+    def related_handler(self, side: Side, resource: ResourceType) -> Callable[[Event], None]:
         def handle(event: Event) -> None:
             related = RelatedObjectKey(
                 side=side,
-                kind=kind,
+                resource=resource,
                 cluster=event.key.cluster if side is Side.REMOTE else "",
                 namespace=event.key.namespace,
                 name=event.key.name,

@@ -148,7 +148,7 @@ class PlanExecution:
         key = target_key(target)
         related = self._related.find(target.side, target.resource)
         if related is not None and result is not None and isinstance(action, (CreateRelated, PatchRelated)):
-            related[1].hold(key, result)
+            related.hold(key, result)
         match action.write:
             case Write.DELETE:
                 cache.deleting(key)
@@ -173,4 +173,4 @@ class PlanExecution:
         if target.side is Side.LOCAL and target.resource == projected.local:
             return self._local
         related = self._related.find(target.side, target.resource)
-        return None if related is None else related[1].cache
+        return None if related is None else related.cache

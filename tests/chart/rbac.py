@@ -111,11 +111,12 @@ def documented(values: Mapping[str, Any], *, namespace: str, text: str | None = 
         assert verbs, f"no verbs in row {resource_cell}"
         assert scope_cell in ("cluster", "release namespace", "namespace `default`"), f"unknown scope {scope_cell!r}"
         where = {"cluster": "", "release namespace": namespace}.get(scope_cell, "default")
-        if group_cell.startswith("each `publishedResources[].apiGroup`"):
+        generated = next(
+            (key for key in ("publishedResources", "relatedResources") if group_cell.startswith(f"each `{key}[]")), None
+        )
+        if generated is not None:
             pairs = [
-                (entry["apiGroup"], plural)
-                for entry in values.get("publishedResources") or []
-                for plural in entry["resources"]
+                (entry["apiGroup"], plural) for entry in values.get(generated) or [] for plural in entry["resources"]
             ]
         else:
             (group,) = _CODE.findall(group_cell)

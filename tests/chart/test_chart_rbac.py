@@ -20,8 +20,11 @@ def _grants(values: dict[str, Any], *, namespace: str = NAMESPACE) -> set[Grant]
     return granted(documents, service_account=account, namespace=namespace)
 
 
+DATABASES = {"apiGroup": "databases.example.org", "resources": ["databases"]}
+
+
 def test_with_every_optional_rule_the_rbac_is_exactly_the_documented_table() -> None:
-    values = with_required(publishedResources=[CERTIFICATES, WIDGETS])
+    values = with_required(publishedResources=[CERTIFICATES, WIDGETS], relatedResources=[DATABASES])
     assert sorted(_grants(values)) == sorted(documented(values, namespace=NAMESPACE))
 
 
@@ -54,6 +57,14 @@ def test_secrets_and_configmaps_are_granted_only_for_related_kinds_in_use(
 ) -> None:
     grants = _grants(with_required(publishedResources=published))
     assert {g.resource for g in grants if g.resource in ("secrets", "configmaps")} == expected
+
+
+def test_related_types_of_any_group_get_the_related_verbs_only_when_listed() -> None:
+    listed = {(g.group, g.resource, g.verb) for g in _grants(with_required(relatedResources=[DATABASES]))}
+    verbs = {verb for group, resource, verb in listed if (group, resource) == ("databases.example.org", "databases")}
+    assert verbs == {"get", "list", "watch", "create", "patch", "delete"}
+    unlisted = _grants(with_required())
+    assert not any(g.group == "databases.example.org" for g in unlisted)
 
 
 def test_each_published_resource_gets_the_sync_verbs_and_nothing_on_its_status() -> None:

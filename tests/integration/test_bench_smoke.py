@@ -11,6 +11,7 @@ import json
 import pytest
 
 from bench.__main__ import main
+from bench.related_resync import run as related_resync
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +77,16 @@ def test_latency_has_percentiles_for_each_direction(figures: dict[str, object], 
     assert isinstance(latency, dict)
     assert latency[direction]["count"] > 0
     assert 0 < latency[direction]["p50_ms"] <= latency[direction]["p99_ms"]
+
+
+def test_related_objects_of_every_form_add_no_request_to_a_no_op_resync(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    counted = related_resync(widgets=2, directory=tmp_path_factory.mktemp("related-resync"))
+    assert counted["resync"] == {}
+    # After the restart each related object is read once, as the informers hold metadata only.
+    restart = counted["restart"]
+    assert restart["get databases (VW)"] == restart["get databases (service)"] == 4
+    assert not any(
+        kind.startswith(("create", "patch", "delete")) and "publishedresources" not in kind for kind in restart
+    )

@@ -91,7 +91,7 @@ def related_object(key: RelatedKey, state: str) -> dict[str, Any]:
         meta["annotations"] = link_annotations(remote=origin)
     if state == "deleting":
         meta["deletionTimestamp"] = "2026-11-20T10:00:00Z"
-    return {"apiVersion": "v1", "kind": key.kind.value, "metadata": meta, "data": {"k": "dg=="}}
+    return {"apiVersion": "v1", "kind": key.resource.kind, "metadata": meta, "data": {"k": "dg=="}}
 
 
 @st.composite

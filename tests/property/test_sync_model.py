@@ -31,12 +31,17 @@ from servlet.core.keys import is_deleting, metadata_of, remote_key_of
 from servlet.core.model import (
     LabelSelector,
     Naming,
+    Origin,
     PublishedResource,
     PublishedResourceSpec,
+    RelatedAPI,
+    RelatedReference,
+    RelatedResource,
     ResourceFilter,
     ResourceType,
     ServletIdentity,
     SourceResource,
+    ValueReference,
 )
 from servlet.core.plan import SyncContext
 from servlet.core.projection import Projected
@@ -48,13 +53,30 @@ NAMES = ("a", "b", "c")
 SERVLET = ServletIdentity("tom", "example.corp")
 LOCAL = ResourceType("example.com", "v1", "Widget", "widgets", True)
 SIZES = st.integers(min_value=0, max_value=3)
+# Related objects of a type of any group (SPEC 8): Databases, named by `spec.up` (born on the
+# service, copied up) and `spec.down` (born in the workspace, copied down) of a Widget.
+DATABASE = ResourceType("databases.example.org", "v1", "Database", "databases", True)
+DB_NAMES = ("d1", "d2")
+DB_NAME_OR_NONE = st.sampled_from((None, *DB_NAMES))
+RELATED = tuple(
+    RelatedResource(
+        identifier=identifier,
+        origin=origin,
+        kind=None,
+        reference=RelatedReference(name=ValueReference(path=f"spec.{identifier}")),
+        api=RelatedAPI(DATABASE.group, DATABASE.version, DATABASE.plural, identity_hash="f00d"),
+        resolved=DATABASE,
+    )
+    for identifier, origin in (("up", Origin.SERVICE), ("down", Origin.PLATFORM))
+)
 
 
-def _context(kind: str, plural: str, *, naming: Naming) -> SyncContext:
+def _context(kind: str, plural: str, *, naming: Naming, related: tuple[RelatedResource, ...] = ()) -> SyncContext:
     spec = PublishedResourceSpec(
         resource=SourceResource(api_group="example.com", kind="Widget", version="v1"),
         naming=naming,
         filter=ResourceFilter(labels=LabelSelector(match_labels=(("sync", "yes"),))),
+        related=related,
     )
     remote = ResourceType("example.corp", "v1", kind, plural, True)
     projected = Projected(
@@ -65,13 +87,33 @@ def _context(kind: str, plural: str, *, naming: Naming) -> SyncContext:
 
 # Two PublishedResources publish the one local Widget type: their copies must never meet. The
 # second names copies by remote name only, so objects of two namespaces can collide.
-PRIMARY = _context("Widget", "widgets", naming=Naming())
+PRIMARY = _context("Widget", "widgets", naming=Naming(), related=RELATED)
 TWIN = _context("Twin", "twins", naming=Naming(namespace="$remoteClusterName", name="$remoteName"))
 RESOURCES = {"widgets": PRIMARY, "twins": TWIN}
 
 
+def _database(namespace: str, name: str, *, size: int, cluster: str = "") -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if cluster:
+        meta["annotations"] = {"kcp.io/cluster": cluster}
+    return {"apiVersion": DATABASE.api_version, "kind": DATABASE.kind, "metadata": meta, "spec": {"size": size}}
+
+
+def _db_key(side: Side, cluster: str, namespace: str, name: str) -> Any:
+    return (side, DATABASE.api_version, DATABASE.kind, cluster if side is Side.REMOTE else "", namespace, name)
+
+
 def _remote(
-    context: SyncContext, cluster: str, namespace: str, name: str, *, size: int, synced: bool, forged: bool
+    context: SyncContext,
+    cluster: str,
+    namespace: str,
+    name: str,
+    *,
+    size: int,
+    synced: bool,
+    forged: bool,
+    up: str | None = None,
+    down: str | None = None,
 ) -> dict[str, Any]:
     labels = {"sync": "yes" if synced else "no"}
     if forged:  # a tenant forging a link: it must never be copied or believed
@@ -93,7 +135,7 @@ def _remote(
             "labels": labels,
             "annotations": {"kcp.io/cluster": cluster},
         },
-        "spec": {"size": size},
+        "spec": {"size": size, **({"up": up} if up else {}), **({"down": down} if down else {})},
     }
 
 
@@ -111,6 +153,8 @@ class SyncModel(RuleBasedStateMachine):
         self.view = World()  # what the servlet's caches hold
         self.contexts: list[SyncContext] = [PRIMARY, TWIN]
         self.foreign: dict[tuple[str, str], dict[str, Any]] = {}  # local objects of the service owner
+        self.owner_databases: dict[tuple[str, str], dict[str, Any]] = {}  # service-origin Databases
+        self.tenant_databases: set[Any] = set()  # workspace Databases the tenants made
         self.fault = Fault()
 
     # -- tenants ---------------------------------------------------------------------------------
@@ -123,13 +167,24 @@ class SyncModel(RuleBasedStateMachine):
         size=SIZES,
         synced=st.booleans(),
         forged=st.booleans(),
+        up=DB_NAME_OR_NONE,
+        down=DB_NAME_OR_NONE,
     )
     def tenant_writes(
-        self, resource: str, cluster: str, namespace: str, name: str, size: int, synced: bool, forged: bool
+        self,
+        resource: str,
+        cluster: str,
+        namespace: str,
+        name: str,
+        size: int,
+        synced: bool,
+        forged: bool,
+        up: str | None = None,
+        down: str | None = None,
     ) -> None:
-        """A tenant creates or edits an object (spec, filter label, forged link labels)."""
+        """A tenant creates or edits an object (spec and the Databases it names, filter label, forged links)."""
         context = RESOURCES[resource]
-        wanted = _remote(context, cluster, namespace, name, size=size, synced=synced, forged=forged)
+        wanted = _remote(context, cluster, namespace, name, size=size, synced=synced, forged=forged, up=up, down=down)
         current = self.world.get(self._remote_key(context, cluster, namespace, name))
         if current is not None:
             if is_deleting(current):
@@ -170,7 +225,61 @@ class SyncModel(RuleBasedStateMachine):
         if current is not None:
             self.world.remove(Side.REMOTE, current)
 
+    @rule(data=st.data())
+    def tenant_points_a_widget_at_databases(self, data: st.DataObject) -> None:
+        """A tenant names Databases that exist (the service's to go up, its own to come down)."""
+        widgets = [
+            obj
+            for obj in self.world.listed(Side.REMOTE)
+            if obj["kind"] == PRIMARY.projected.remote.kind and not is_deleting(obj)
+        ]
+        if not widgets:
+            return
+        edited = copy.deepcopy(data.draw(st.sampled_from(widgets)))
+        key = remote_key_of(edited)
+        ups = sorted(name for cluster, name in self.owner_databases if cluster == key.cluster)
+        downs = sorted(k[5] for k in self.tenant_databases if k[3:5] == (key.cluster, key.namespace))
+        for field_name, names in (("up", ups), ("down", downs)):
+            if names:
+                edited["spec"][field_name] = data.draw(st.sampled_from(names))
+        self.world.put(Side.REMOTE, edited)
+
+    @rule(
+        cluster=st.sampled_from(CLUSTERS),
+        namespace=st.sampled_from(NAMESPACES),
+        name=st.sampled_from(DB_NAMES),
+        size=SIZES,
+        delete=st.booleans(),
+    )
+    def tenant_writes_a_database(self, cluster: str, namespace: str, name: str, size: int, delete: bool) -> None:
+        """A tenant's own Database in the workspace: the origin of a copy down, or in the way of a copy up."""
+        key = _db_key(Side.REMOTE, cluster, namespace, name)
+        current = self.world.get(key)
+        if delete:
+            if current is not None:
+                self.world.remove(Side.REMOTE, current)
+                self.tenant_databases.discard(key)
+            return
+        if current is None:
+            self.tenant_databases.add(key)
+        self.world.put(Side.REMOTE, _database(namespace, name, size=size, cluster=cluster))
+
     # -- the service owner -----------------------------------------------------------------------
+
+    @rule(cluster=st.sampled_from(CLUSTERS), name=st.sampled_from(DB_NAMES), size=SIZES, delete=st.booleans())
+    def owner_writes_a_database(self, cluster: str, name: str, size: int, delete: bool) -> None:
+        """The operator's Database next to the copies (their namespace): the origin of a copy up."""
+        current = self.world.get(_db_key(Side.LOCAL, "", cluster, name))
+        if current is not None and (cluster, name) not in self.owner_databases:
+            return  # the servlet's copy of a workspace Database: not the owner's to edit here
+        if delete:
+            if current is not None:
+                self.world.remove(Side.LOCAL, current)
+                self.owner_databases.pop((cluster, name), None)
+            return
+        self.owner_databases[(cluster, name)] = copy.deepcopy(
+            self.world.put(Side.LOCAL, _database(cluster, name, size=size))
+        )
 
     @rule(cluster=st.sampled_from(CLUSTERS), name=st.sampled_from(NAMES), size=SIZES)
     def owner_creates_a_local_object(self, cluster: str, name: str, size: int) -> None:
@@ -297,6 +406,11 @@ class SyncModel(RuleBasedStateMachine):
         for (namespace, name), written in self.foreign.items():
             now = self.world.get((Side.LOCAL, LOCAL.api_version, LOCAL.kind, "", namespace, name))
             assert now == written, f"the service owner's Widget {namespace}/{name} was changed or deleted"
+        for (namespace, name), written in self.owner_databases.items():
+            now = self.world.get(_db_key(Side.LOCAL, "", namespace, name))
+            assert now == written, f"the service owner's Database {namespace}/{name} was changed or deleted"
+        for key in self.tenant_databases:
+            assert self.world.get(key) is not None, f"the tenant's Database {key[3:]} was deleted"
 
     @rule()
     def quiet_point(self) -> None:
@@ -355,6 +469,24 @@ class SyncModel(RuleBasedStateMachine):
             assert metadata.remote_key_named_by(found) == key, f"{key}'s copy lacks complete link metadata"
             assert where not in claimed, f"{key} and {claimed[where]} share the copy {where}"
             claimed[where] = key
+            if context is PRIMARY:
+                self._check_related_databases(key, remote)
+
+    def _check_related_databases(self, key: Any, remote: dict[str, Any]) -> None:
+        """Once quiet, the Databases a synced Widget names are copied with their origin's content."""
+        up, down = remote["spec"].get("up"), remote["spec"].get("down")
+        origin = self.owner_databases.get((key.cluster, up)) if up else None
+        if origin is not None and not is_deleting(origin):
+            copied = self.world.get(_db_key(Side.REMOTE, key.cluster, key.namespace, up))
+            assert copied is not None and copied["spec"] == origin["spec"], f"{key}: Database {up} did not go up"
+        source = self.world.get(_db_key(Side.REMOTE, key.cluster, key.namespace, down)) if down else None
+        if source is None or (key.cluster, down) in self.owner_databases:
+            return  # nothing to copy down, or the owner's Database holds the name (a conflict)
+        local = self.world.get(_db_key(Side.LOCAL, "", key.cluster, down))
+        assert local is not None, f"{key}: Database {down} did not come down"
+        origin_key = remote_key_of(source)
+        if metadata.links_to(local, servlet_name=SERVLET.name, remote=origin_key):
+            assert local["spec"] == source["spec"], f"{key}: the copy of Database {down} is not current"
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -422,3 +554,32 @@ SyncModel.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 test_sync_model = SyncModel.TestCase
+
+
+def test_a_tenants_database_synced_into_is_kept_when_its_service_origin_goes() -> None:
+    """The story the random search finds rarely, spelled out: a service Database copied up into
+    the tenant's own Database of that name must not take the tenant's object with it."""
+    model = SyncModel()
+    cluster = CLUSTERS[0]
+    model.tenant_writes_a_database(cluster, "default", "d1", size=1, delete=False)
+    model.owner_writes_a_database(cluster, "d1", size=2, delete=False)
+    model.tenant_writes("widgets", cluster, "default", "a", size=1, synced=True, forged=False, up="d1")
+    model.quiet_point()
+    assert model.world.get(_db_key(Side.REMOTE, cluster, "default", "d1"))["spec"] == {"size": 2}
+    model.owner_writes_a_database(cluster, "d1", size=2, delete=True)
+    model.quiet_point()
+    model.nothing_the_servlet_did_not_create_was_touched()
+
+
+def test_two_entries_naming_one_database_both_ways_settle_when_its_service_origin_goes() -> None:
+    """Found by the model: `up` and `down` naming the same Database. The service's Database is
+    copied up, the workspace copy is in the way of a copy down; once the service's goes, the
+    servlet's own local copy must not be taken for the service's and copied up again."""
+    model = SyncModel()
+    cluster = CLUSTERS[0]
+    model.owner_writes_a_database(cluster, "d2", size=0, delete=False)
+    model.tenant_writes("widgets", cluster, "default", "a", size=0, synced=True, forged=False, up="d2", down="d2")
+    model.quiet_point()
+    model.owner_writes_a_database(cluster, "d2", size=0, delete=True)
+    model.quiet_point()
+    model.nothing_the_servlet_did_not_create_was_touched()

@@ -369,3 +369,48 @@ def test_a_plan_of_several_versions_shows_them_and_plans_objects_written_in_eith
     assert all({"addFinalizer", "create"} <= set(actions) for actions in planned.values())
     created = [action["object"] for obj in plan["objects"] for action in obj["actions"] if action["type"] == "create"]
     assert {obj["apiVersion"] for obj in created} == {"example.io/v1"}
+
+
+def test_a_related_object_of_any_type_is_planned_and_claimed_offline(tmp_path: Path) -> None:
+    _, first = json_plan("-f", str(EXAMPLE))
+    world = converged_world(first)
+    published = next(doc for doc in world if doc["kind"] == "PublishedResource")
+    published["spec"]["related"].append(
+        {
+            "identifier": "database",
+            "origin": "service",
+            "group": "databases.example.org",
+            "version": "v1",
+            "resource": "databases",
+            "identityHash": "9f2c61d0a4",
+            "reference": {"name": {"path": "spec.secretName"}},
+        }
+    )
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "databases.databases.example.org"},
+        "spec": {
+            "group": "databases.example.org",
+            "scope": "Namespaced",
+            "names": {"kind": "Database", "plural": "databases"},
+            "versions": [{"name": "v1", "served": True, "storage": True}],
+        },
+    }
+    issued = {
+        "apiVersion": "databases.example.org/v1",
+        "kind": "Database",
+        "metadata": {"name": "web-tls", "namespace": "k7v2m9x4q1w8z3r5"},
+        "spec": {"engine": "postgres"},
+        "status": {"phase": "Ready"},
+    }
+    code, plan = json_plan("-f", str(write_documents(tmp_path / "world.yaml", [*world, crd, issued])))
+    assert code == 0, plan["errors"]
+    web = next(obj for obj in plan["objects"] if obj["remote"]["name"] == "web")
+    created = next(action for action in web["actions"] if action["type"] == "createRelated")
+    assert (created["kind"], created["namespace"], created["name"]) == ("Database", "default", "web-tls")
+    assert created["object"]["spec"] == {"engine": "postgres"} and "status" not in created["object"]
+    claims = plan["apiExport"]["patch"]["spec"]["permissionClaims"]
+    assert {"group": "databases.example.org", "resource": "databases", "identityHash": "9f2c61d0a4", "all": True} in (
+        claims
+    )

@@ -198,6 +198,36 @@ FULL: dict[str, Any] = {
                     "namespace": {"path": "metadata.uid", "regex": {"pattern": "", "replacement": "kube-system"}},
                 },
             },
+            {
+                "identifier": "database",
+                "origin": "service",
+                "group": "databases.example.org",
+                "version": "v1",
+                "resource": "databases",
+                "identityHash": "4f8c0e7d",
+                "projection": {"group": "kcp.example.org", "version": "v1beta1", "resource": "dbs"},
+                "reference": {"name": {"path": "spec.secretName"}},
+            },
+            {
+                "identifier": "kubeconfig",
+                "origin": "service",
+                "kind": "Secret",
+                "cleanup": False,
+                "syncStatus": True,
+                "object": {
+                    "template": {"template": "{{ .Object.metadata.name }}-kubeconfig"},
+                    "namespace": {"reference": {"path": "metadata.uid", "regex": {"pattern": "", "replacement": "x"}}},
+                },
+            },
+            {
+                "identifier": "settings-copy",
+                "origin": "platform",
+                "kind": "ConfigMap",
+                "object": {
+                    "reference": {"path": "spec.secretName", "regex": {"pattern": "^(.*)$", "replacement": "\\1-cm"}},
+                    "namespace": {"template": {"template": "{{ .Object.metadata.namespace }}"}},
+                },
+            },
         ],
     },
     "status": {

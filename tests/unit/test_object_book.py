@@ -10,7 +10,7 @@ from servlet.core.model import LocalKey, RelatedKind, RemoteKey
 KEY = RemoteKey(cluster="k7v2m9x4q1w8z3r5", namespace="default", name="w")
 OTHER = RemoteKey(cluster="k7v2m9x4q1w8z3r5", namespace="default", name="v")
 NAME = LocalKey(namespace="k7v2m9x4q1w8z3r5", name="w")
-TLS = RelatedObjectKey(side=Side.LOCAL, kind=RelatedKind.SECRET, cluster="", namespace="team", name="tls")
+TLS = RelatedObjectKey(side=Side.LOCAL, resource=RelatedKind.SECRET, cluster="", namespace="team", name="tls")
 CONFLICT = Report(type="conflict", target=None, identifier="", reason="the name is taken")
 
 

@@ -378,7 +378,8 @@ def test_each_bad_spec_field_is_one_problem_at_its_path(spec: dict[str, Any], ex
         ),
         (
             {"mutation": {}},
-            "spec.related[0].mutation: unknown field (known fields: identifier, origin, kind, reference)",
+            "spec.related[0].mutation: unknown field (known fields: identifier, origin, kind, group, version, resource, "
+            "identityHash, projection, reference, object, cleanup, syncStatus)",
         ),
     ],
 )

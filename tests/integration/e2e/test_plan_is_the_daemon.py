@@ -24,6 +24,7 @@ from servlet.app.cli import app
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
     CERTIFICATE,
+    CONFIGMAP,
     GROUP,
     REMOTE_WIDGET,
     SECRET,
@@ -39,6 +40,14 @@ from tests.integration.e2e.manifests import (
     secret,
     widget_crd,
     zertifikat,
+)
+from tests.integration.e2e.test_related_types import (
+    DATABASE,
+    accept_the_servlets_claims,
+    database,
+    database_crd,
+    database_entry,
+    provide_databases_in_kcp,
 )
 
 # A write: (side, workspace or "", plural, namespace, name or "" for a create, subresource, method).
@@ -341,6 +350,92 @@ def test_the_plan_of_cluster_scoped_workspace_objects_with_namespaced_copies_is_
         "addFinalizer",
         "create",
         "patch",
+    ]
+
+    done = _run_until_quiet(e2e, "second", at_least=sum(len(methods) for methods in planned.values()))
+    _assert_same(planned, done)
+
+
+def test_the_plan_of_related_objects_of_any_type_is_what_the_daemon_writes(e2e: E2E) -> None:
+    identity = provide_databases_in_kcp(e2e)
+    e2e.publish(
+        widget_crd(),
+        database_crd(),
+        published_resource(
+            "widgets",
+            kind="Widget",
+            related=[
+                database_entry(identity, origin="service"),
+                database_entry(
+                    identity, origin="platform", identifier="mine", reference={"name": {"path": "spec.color"}}
+                ),
+                {
+                    "identifier": "settings",
+                    "origin": "service",
+                    "kind": "ConfigMap",
+                    "projection": {"resource": "secrets"},
+                    "reference": {"name": {"path": "spec.note"}},
+                },
+                {
+                    "identifier": "creds",
+                    "origin": "service",
+                    "kind": "Secret",
+                    "object": {"template": {"template": "{{ .Object.spec.note }}-creds"}},
+                },
+            ],
+        ),
+    )
+    first = e2e.servlet(token="first")
+    e2e.wait_served("team-a", REMOTE_WIDGET)
+    accept_the_servlets_claims(e2e, identity)
+    cluster = e2e.world.cluster("team-a")
+    e2e.create_remote("team-a", DATABASE, database("mine", namespace="default", engine="mysql", size=1))
+    e2e.create_remote(
+        "team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="db-w", color="mine")
+    )
+    e2e.wait_local(DATABASE, namespace=cluster, name="mine")
+    first.stop()
+
+    # While no servlet runs: the operator creates its Database (up), the tenant resizes theirs (down).
+    e2e.rest.create(DATABASE.path(namespace=cluster), database("db-w", namespace=cluster, engine="postgres", size=1))
+    e2e.patch_remote("team-a", DATABASE, namespace="default", name="mine", patch={"spec": {"size": 2}})
+    e2e.rest.create(
+        CONFIGMAP.path(namespace=cluster),
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "db-w", "namespace": cluster},
+            "data": {"a": "b"},
+        },
+    )
+    e2e.world.apply(secret("db-w-creds", namespace=cluster, data={"user": _b64("alice")}))
+
+    live = _live_plan(e2e)
+    offline = _offline_plan(
+        e2e,
+        _dump(
+            e2e,
+            remote=[
+                ("team-a", REMOTE_WIDGET, "Widget"),
+                ("team-a", DATABASE, "Database"),
+                ("team-a", SECRET, "Secret"),
+            ],
+            local=[(WIDGET, "Widget"), (DATABASE, "Database"), (CONFIGMAP, "ConfigMap"), (SECRET, "Secret")],
+        ),
+    )
+    planned = _planned(live)
+    assert _planned(offline) == planned, "the offline plan of the same objects plans other writes"
+    related = [
+        (action["type"], action["kind"], action["name"])
+        for obj in live["objects"]
+        for action in obj["actions"]
+        if action["type"] in ("createRelated", "patchRelated")
+    ]
+    assert sorted(related) == [
+        ("createRelated", "Database", "db-w"),
+        ("createRelated", "Secret", "db-w"),
+        ("createRelated", "Secret", "db-w-creds"),
+        ("patchRelated", "Database", "mine"),
     ]
 
     done = _run_until_quiet(e2e, "second", at_least=sum(len(methods) for methods in planned.values()))
