@@ -43,6 +43,8 @@ def status_body(*, code: int, reason: str, message: str, details: dict[str, Any]
         "reason": reason,
         "code": code,
     }
+    if not reason:  # as an error the apiserver passes on unmapped (etcd's), with no reason
+        del body["reason"]
     if details:
         body["details"] = details
     return body
@@ -98,12 +100,30 @@ def invalid(*, group: str, kind: str, name: str, causes: list[tuple[str, str]]) 
     return StatusError(
         422,
         "Invalid",
-        f'{qualified} "{name}" is invalid: {text}',
+        # Several causes read as Go prints an aggregate error: in brackets.
+        f'{qualified} "{name}" is invalid: {text if len(causes) == 1 else f"[{text}]"}',
         details={
             **_details(name, group, kind),
-            "causes": [{"reason": "FieldValueInvalid", "message": msg, "field": field} for field, msg in causes],
+            "causes": [{"reason": _cause_reason(msg), "message": msg, "field": field} for field, msg in causes],
         },
     )
+
+
+_CAUSE_REASONS = {
+    "Required value": "FieldValueRequired",
+    "Unsupported value": "FieldValueNotSupported",
+    "Too long": "FieldValueTooLong",
+    "Too many": "FieldValueTooMany",
+    "Duplicate value": "FieldValueDuplicate",
+    "Forbidden": "FieldValueForbidden",
+}
+
+
+def _cause_reason(message: str) -> str:
+    """The cause's machine-readable reason, from the words its message starts with."""
+    if message.startswith('Invalid value: "') and " must be of type " in message:
+        return "FieldValueTypeInvalid"
+    return next((reason for words, reason in _CAUSE_REASONS.items() if message.startswith(words)), "FieldValueInvalid")
 
 
 def forbidden(*, group: str, plural: str, name: str, why: str) -> StatusError:

@@ -32,6 +32,7 @@ class ResourceDef:
     categories: tuple[str, ...] = ()
     identity: str = ""  # APIExport identity hash for bound resources
     schemas: tuple[tuple[str, Any], ...] = ()  # (version, openAPI schema) for validation
+    printer_columns: tuple[tuple[str, Any], ...] = ()  # (version, additionalPrinterColumns) for tables
     generation: bool = True  # built-in core kinds do not track metadata.generation
     unconditional_update: bool = False  # PUT without resourceVersion allowed (built-ins only)
     verbs: tuple[str, ...] = ()  # discovery verbs when not the usual eight (create-only reviews)
@@ -181,6 +182,7 @@ def def_from_crd_like(spec: dict[str, Any], *, identity: str = "", crd: bool) ->
         categories=tuple(names.get("categories") or ()),
         identity=identity,
         schemas=schemas,
+        printer_columns=tuple((v["name"], tuple(v.get("additionalPrinterColumns") or ())) for v in versions),
     )
 
 

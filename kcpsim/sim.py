@@ -24,7 +24,7 @@ from aiohttp import web
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 
-from kcpsim import crds, namespaces, rbac_aggregation, tls
+from kcpsim import crds, limits, namespaces, rbac_aggregation, tables, tls
 from kcpsim.access import Access
 from kcpsim.auth import Authenticator, Identity
 from kcpsim.faults import FaultPlan, Faults
@@ -74,6 +74,7 @@ class KcpSim:
         )
         namespaces.install(self.world)
         rbac_aggregation.install(self.world)
+        limits.install(self.world)  # after every other admission step
         authn = "token" if self.config.authz == "rbac" else self.config.authn
         self.auth = Authenticator(mode=authn)
         self.access = Access(self.world, self.auth, mode=self.config.authz)
@@ -98,7 +99,9 @@ class KcpSim:
     async def _start_async(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(
+            client_max_size=limits.MAX_REQUEST_BODY_BYTES, middlewares=[limits.body_limit, tables.middleware(self)]
+        )
         app.router.add_route("*", "/{tail:.*}", self.server.handle)
         self._runner = web.AppRunner(
             app, access_log=None, handle_signals=False, shutdown_timeout=0.5, handler_cancellation=True

@@ -22,11 +22,13 @@ from typing import Any
 import attrs
 
 from kcpsim import errors, patching
+from kcpsim.defaulting import default_custom_resource, defaulted_for_read
 from kcpsim.naming import label_problem, subdomain_problem
-from kcpsim.openapi import transition_problems, validate_custom_resource
+from kcpsim.openapi import transition_problems
 from kcpsim.patching import clone
 from kcpsim.resources import SERVICE_CLUSTER, Catalog, ResourceDef
 from kcpsim.store import Event, Obj, Store
+from kcpsim.validation import validate_custom_resource
 
 NAMESPACE_KEY = "/namespaces"
 CLUSTER_ANNOTATION = "kcp.io/cluster"
@@ -138,6 +140,7 @@ class World:
         conv = self.converters.get((rdef.group, rdef.plural))
         if conv is not None:
             return conv[0](rdef, obj, version)
+        obj = defaulted_for_read(obj, rdef.schema_for(version)) if rdef.schemas else obj
         if obj.get("apiVersion") == rdef.api_version(version):
             return obj
         return {**obj, "apiVersion": rdef.api_version(version)}
@@ -586,7 +589,7 @@ class World:
         schema = rdef.schema_for(version) or rdef.schema_for(rdef.versions[0])
         if not schema:
             return obj
-        pruned, problems = validate_custom_resource(obj, schema)
+        pruned, problems = validate_custom_resource(default_custom_resource(obj, schema), schema)
         if problems:
             raise errors.invalid(group=rdef.group, kind=rdef.kind, name=_meta(obj).get("name", ""), causes=problems)
         return pruned

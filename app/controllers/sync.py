@@ -144,10 +144,10 @@ class SyncWorker:
         self._task: asyncio.Task[None] | None = None
         self._started = False
         projected = context.projected
-        # Every object of every workspace, and its copy: kept compact (as JSON), read one at a time.
+        # Compact caches (as JSON, read one at a time) of every object of every workspace and of every
+        # object of the local type, not only this servlet's copies: what sits at a computed local name
+        # must be known before the remote object gets a finalizer (a conflict writes nothing).
         self._remote = self._acquire(env.sources.virtual_workspace_sources(projected.remote), compact=True)
-        # Every object of the local type, not only this servlet's copies: what sits at a computed
-        # local name must be known before the remote object gets a finalizer (a conflict writes nothing).
         self._local = self._acquire(env.sources.service_source(projected.local), index=link_value, compact=True)
         self.related = RelatedCaches(
             types=(pair for item in context.published.spec.related for pair in watched_types(item)),

@@ -13,12 +13,28 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 import attrs
 import httpx2
 
-from kcpsim.harness.world import SERVLET_NAMESPACE, World
+from kcpsim.harness.world import SERVLET_NAMESPACE
 from kcpsim.waiting import eventually
+
+
+class ServletWorld(Protocol):
+    """What a servlet process needs of its world: kcpsim's `World`, or the portable e2e lane's."""
+
+    @property
+    def directory(self) -> Path: ...
+
+    @property
+    def group(self) -> str: ...
+
+    @property
+    def export(self) -> str: ...
+
+    def kubeconfigs(self, token: str, *, kcp_server: str = "", kcp_token: str = "") -> tuple[Path, Path]: ...
 
 
 class ServletDied(AssertionError):
@@ -62,7 +78,7 @@ class ServletOptions:
 class ServletProcess:
     """One `servlet run` process, its probe ports and its log file (stdout and stderr together)."""
 
-    def __init__(self, world: World, options: ServletOptions, *, label: str) -> None:
+    def __init__(self, world: ServletWorld, options: ServletOptions, *, label: str) -> None:
         self.world = world
         self.options = options
         self.label = label
@@ -209,7 +225,7 @@ class ServletProcess:
 
 
 def run_servlet_plan(
-    world: World, *, token: str = "plan", name: str = "tom", extra: Sequence[str] = (), timeout: float = 60.0
+    world: ServletWorld, *, token: str = "plan", name: str = "tom", extra: Sequence[str] = (), timeout: float = 60.0
 ) -> subprocess.CompletedProcess[str]:
     """`servlet plan` in live mode with the same connection flags as `run`."""
     service, kcp = world.kubeconfigs(token)

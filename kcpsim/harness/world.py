@@ -10,6 +10,7 @@ kcpsim's own request log cannot tell.
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -37,6 +38,7 @@ class Call:
     method: str
     path: str
     status: int
+    message: str = ""  # the Status message of a refusal (403)
 
 
 class CallerLog:
@@ -49,6 +51,12 @@ class CallerLog:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._calls: list[Call] = []
+        self._owners: dict[str, str] = {}
+
+    def alias(self, token: str, *, owner: str) -> None:
+        """Record requests carrying `token` as `owner`'s: one client with a credential per API."""
+        with self._lock:
+            self._owners[token] = owner
 
     def install(self, sim: KcpSim) -> None:
         """Wrap kcpsim's request handler; must run before `sim.start()` registers it."""
@@ -57,8 +65,12 @@ class CallerLog:
         async def handle(request: Any) -> Any:
             response = await inner(request)
             token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            message = _refusal_message(response) if response.status == 403 else ""
             with self._lock:
-                self._calls.append(Call(token=token, method=request.method, path=request.path, status=response.status))
+                token = self._owners.get(token, token)
+                self._calls.append(
+                    Call(token=token, method=request.method, path=request.path, status=response.status, message=message)
+                )
             return response
 
         sim.server.handle = handle  # type: ignore[method-assign]
@@ -77,6 +89,13 @@ class CallerLog:
         ]
 
 
+def _refusal_message(response: Any) -> str:
+    try:
+        return str(json.loads(response.body).get("message", ""))
+    except (AttributeError, TypeError, ValueError):
+        return ""
+
+
 class ApiCallFailed(AssertionError):
     """A request of the test itself (not of the servlet) was refused by kcpsim."""
 
@@ -84,13 +103,21 @@ class ApiCallFailed(AssertionError):
 class Rest:
     """Plain JSON over HTTP to kcpsim, as `kubectl` would do it for a user; dicts in and out."""
 
-    def __init__(self, base_url: str, *, token: str = REST_TOKEN) -> None:
+    def __init__(self, base_url: str, *, token: str = REST_TOKEN, verify: ssl.SSLContext | bool = True) -> None:
         self._client = httpx2.Client(
-            base_url=base_url, trust_env=False, timeout=10, headers={"Authorization": f"Bearer {token}"}
+            base_url=base_url,
+            trust_env=False,
+            timeout=10,
+            headers={"Authorization": f"Bearer {token}"},
+            verify=verify,
         )
 
     def close(self) -> None:
         self._client.close()
+
+    def _route(self, path: str) -> tuple[httpx2.Client, str]:
+        """The client and URL for `path` (one server here; the portable e2e lane has two)."""
+        return self._client, path
 
     def _send(
         self,
@@ -103,7 +130,8 @@ class Rest:
     ) -> httpx2.Response:
         content = json.dumps(body) if body is not None else None
         headers = {"Content-Type": content_type} if content is not None else {}
-        response = self._client.request(method, path, content=content, headers=headers)
+        client, url = self._route(path)
+        response = client.request(method, url, content=content, headers=headers)
         if response.status_code >= 400 and response.status_code not in allow:
             raise ApiCallFailed(f"{method} {path} answered {response.status_code}: {response.text[:500]}")
         return response
@@ -153,6 +181,15 @@ _PLURALS = {
 }
 
 
+def collection_path(document: dict[str, Any]) -> str:
+    """Where a manifest of one of the kinds the harness knows is created."""
+    group, _, version = document["apiVersion"].rpartition("/")
+    plural = _PLURALS[(document["apiVersion"], document["kind"])]
+    return resource_path(
+        group=group, version=version, plural=plural, namespace=document["metadata"].get("namespace", "")
+    )
+
+
 def load_yaml(path: Path) -> list[dict[str, Any]]:
     return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
 
@@ -190,12 +227,7 @@ class World:
 
     def apply(self, document: dict[str, Any]) -> dict[str, Any]:
         """Create a service-cluster object (CRD, PublishedResource, Namespace, Secret, ...)."""
-        key = (document["apiVersion"], document["kind"])
-        group, _, version = document["apiVersion"].rpartition("/")
-        path = resource_path(
-            group=group, version=version, plural=_PLURALS[key], namespace=document["metadata"].get("namespace", "")
-        )
-        return self.rest.create(path, document)
+        return self.rest.create(collection_path(document), document)
 
     def ensure_namespace(self, name: str, *, workspace: str | None = None) -> None:
         path = "/api/v1/namespaces" if workspace is None else self.in_workspace(workspace, "/api/v1/namespaces")
@@ -223,6 +255,12 @@ class World:
         self.sim.stop()
 
 
+def world_client(sim: KcpSim, *, token: str = REST_TOKEN) -> Rest:
+    """A `Rest` client of `sim` that trusts its CA when it serves HTTPS."""
+    verify = ssl.create_default_context(cadata=sim.tls.ca_pem.decode()) if sim.tls else True
+    return Rest(sim.base_url, token=token, verify=verify)
+
+
 def start_world(
     directory: Path,
     *,
@@ -230,22 +268,24 @@ def start_world(
     before_start: Callable[[KcpSim], None] | None = None,
     authz: str = "always-allow",
     shards: int = 1,
+    tls: bool = False,
 ) -> World:
     """kcpsim with the default topology but no schema in the export yet (the servlet adds it),
     the PublishedResource CRD installed and the servlet's namespace created.
 
     `before_start` may hook more observers into the simulator before it serves anything.
     `authz="rbac"` makes kcpsim hold every identity but the admins to the RBAC it stores;
-    `shards` spreads the workspaces over that many kcp shards (`WorkspaceSpec.shard` chooses)."""
+    `shards` spreads the workspaces over that many kcp shards (`WorkspaceSpec.shard` chooses); `tls`
+    serves HTTPS (kubectl sends credentials over HTTPS only)."""
     directory.mkdir(parents=True, exist_ok=True)
-    sim = KcpSim(SimConfig(topology=topology or Topology(with_schema=False), authz=authz, shards=shards))
+    sim = KcpSim(SimConfig(topology=topology or Topology(with_schema=False), authz=authz, shards=shards, tls=tls))
     sim.auth.ensure_token(REST_TOKEN)
     callers = CallerLog()
     callers.install(sim)
     if before_start is not None:
         before_start(sim)
     sim.start()
-    world = World(sim=sim, directory=directory, callers=callers, rest=Rest(sim.base_url))
+    world = World(sim=sim, directory=directory, callers=callers, rest=world_client(sim))
     try:
         sim.write_kubeconfigs(directory)
         for document in load_yaml(PUBLISHED_RESOURCE_CRD):

@@ -8,11 +8,15 @@ servlet's exit code and last words, when a servlet process died unexpectedly.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from kcpsim.harness.process import ServletOptions, ServletProcess
+import attrs
+
+from kcpsim import Topology
+from kcpsim.harness.process import ServletOptions, ServletProcess, ServletWorld
 from kcpsim.harness.world import Rest, World
 from kcpsim.waiting import consistently, eventually
+from tests.integration.e2e.identities import ServletIdentities
 from tests.integration.e2e.manifests import (
     FINALIZER,
     LINK,
@@ -24,18 +28,61 @@ from tests.integration.e2e.manifests import (
 )
 
 T = TypeVar("T")
+
+
+class E2EWorld(ServletWorld, Protocol):
+    """What the tests use of a world: kcpsim's `World`, or the portable lane's `ExternalWorld`."""
+
+    @property
+    def rest(self) -> Rest: ...
+
+    @property
+    def org(self) -> str: ...
+
+    def cluster(self, workspace: str) -> str: ...
+
+    def in_workspace(self, workspace: str, path: str) -> str: ...
+
+    def in_org(self, path: str) -> str: ...
+
+    def apply(self, document: dict[str, Any]) -> dict[str, Any]: ...
+
+    def ensure_namespace(self, name: str, *, workspace: str | None = None) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+@attrs.frozen
+class WorldOptions:
+    """Another starting world for the `e2e` fixture (indirect parametrization)."""
+
+    topology: Topology | None = None
+    tls: bool = False  # kubectl sends credentials over HTTPS only
+
+
 # kcpsim's controllers are instant and the servlet is event-driven: a few seconds is generous.
 WAIT = 15.0
 
 
 class E2E:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: E2EWorld, identities: ServletIdentities | None = None) -> None:
         self.world = world
+        # None: kcpsim lets every client do anything; else each servlet acts as the chart's
+        # ServiceAccount and the documented kcp user.
+        self.identities = identities
         self.processes: list[ServletProcess] = []
+        # Set by a test that takes permissions away on purpose; otherwise any refusal fails it.
+        self.refusals_expected = False
 
     @property
     def rest(self) -> Rest:
         return self.world.rest
+
+    @property
+    def simulated(self) -> World:
+        """The kcpsim world, for tests marked `kcpsim_only` (request log, faults, kcpsim's tokens)."""
+        assert isinstance(self.world, World), "this test needs kcpsim: mark it kcpsim_only"
+        return self.world
 
     # ---- processes -------------------------------------------------------------------------------
     def servlet(self, *, token: str = "servlet", **options: Any) -> ServletProcess:
@@ -55,6 +102,13 @@ class E2E:
     def servlet_process(self, *, token: str = "servlet", **options: Any) -> ServletProcess:
         """A `servlet run` process this test owns (stopped at the end), not started yet."""
         label = token if all(p.label != token for p in self.processes) else f"{token}-{len(self.processes)}"
+        if self.identities is not None and isinstance(self.world, World):
+            # The kcp kubeconfig carries a credential of its own; its requests count as this client's.
+            kcp_token = options.pop("kcp_token", "") or f"{token}-kcp"
+            self.identities.register(self.world, token=token, kcp_token=kcp_token)
+            if kcp_token == f"{token}-kcp":
+                self.world.callers.alias(kcp_token, owner=token)
+            options["kcp_token"] = kcp_token
         process = ServletProcess(self.world, ServletOptions(token=token, **options), label=label)
         self.processes.append(process)
         return process
@@ -70,6 +124,23 @@ class E2E:
     def consistently(self, check: Callable[[], object], *, what: str, duration: float = 2.0) -> None:
         """For conditions that must stay true (nothing synced, nothing deleted) for a while."""
         consistently(check, duration=duration, what=what, guard=self.guard)
+
+    def refused_by_rbac(self) -> list[str]:
+        """The servlets' requests the API server refused for want of a permission (403).
+
+        Refusals through the virtual workspace are kcp's claims at work (a consumer has not
+        accepted a claim), not RBAC's; injected faults are the test's own doing."""
+        if not isinstance(self.world, World):
+            return []
+        tokens = {process.options.token for process in self.processes}
+        return [
+            f"{call.method} {call.path}: {call.message}"
+            for call in self.world.callers.calls()
+            if call.status == 403
+            and call.token in tokens
+            and not call.path.startswith("/services/")
+            and "injected" not in call.message
+        ]
 
     def stop_all(self) -> None:
         for process in self.processes:

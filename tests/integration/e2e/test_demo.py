@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kcpsim.harness.process import child_environment
 
 
+@pytest.mark.kcpsim_only("runs the demo's own simulator")
 def test_the_demo_command_syncs_both_ways_and_exits_cleanly(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "kcpsim", "demo", "--timeout", "60", "--dir", str(tmp_path)],

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from kcpsim import Topology
-from tests.integration.e2e.env import E2E
+from tests.integration.e2e.env import E2E, WorldOptions
 from tests.integration.e2e.manifests import REMOTE_WIDGET, WIDGET, default_local_name, remote_object
 
 EVENTS_CLAIMED = Topology(with_schema=False, claims=("namespaces", "secrets", "events"))
@@ -55,6 +55,7 @@ def _conflict(e2e: E2E, cluster: str, name: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("e2e", [EVENTS_CLAIMED], indirect=True, ids=["events-claimed"])
+@pytest.mark.kcpsim_only("counts requests in kcpsim's request log")
 def test_owner_and_tenant_see_what_happened_and_synced_counts_the_failures(e2e: E2E) -> None:
     _, cluster = e2e.serve_widgets()
     e2e.wait_condition("widgets", "Ready")
@@ -90,7 +91,7 @@ def test_owner_and_tenant_see_what_happened_and_synced_counts_the_failures(e2e: 
         what="a NameConflict Event on the tenant's Widget",
     )
     assert warning["type"] == "Warning" and "already exists" in warning["message"], warning
-    vw = e2e.world.sim.vw_url().removeprefix(e2e.world.sim.base_url)
+    vw = e2e.simulated.sim.vw_url().removeprefix(e2e.simulated.sim.base_url)
     assert _reasons(_events(e2e, f"{vw}/clusters/{cluster}/api/v1/namespaces/default/events", **about_w)) == {
         ("Warning", "NameConflict")
     }
@@ -124,7 +125,9 @@ def test_owner_and_tenant_see_what_happened_and_synced_counts_the_failures(e2e: 
     )
 
 
-@pytest.mark.parametrize("e2e", [EVENTS_CLAIMED], indirect=True, ids=["events-claimed"])
+# Over HTTPS: kubectl sends the kubeconfig's token over HTTPS only.
+@pytest.mark.parametrize("e2e", [WorldOptions(EVENTS_CLAIMED, tls=True)], indirect=True, ids=["events-claimed"])
+@pytest.mark.kcpsim_only("writes kubeconfigs of kcpsim's admin")
 def test_kubectl_describe_shows_the_tenant_why_the_object_does_not_sync_and_the_owner_what_happened(
     e2e: E2E, tmp_path: Path
 ) -> None:
@@ -137,7 +140,9 @@ def test_kubectl_describe_shows_the_tenant_why_the_object_does_not_sync_and_the_
     e2e.wait_condition("widgets", "Synced", "False")
 
     config = tmp_path / "team-a.kubeconfig"
-    config.write_text(yaml.safe_dump(e2e.world.sim.kubeconfig_dict(e2e.world.sim.workspace_url("root:myorg:team-a"))))
+    config.write_text(
+        yaml.safe_dump(e2e.simulated.sim.kubeconfig_dict(e2e.simulated.sim.workspace_url("root:myorg:team-a")))
+    )
 
     def described() -> str | None:
         result = subprocess.run(
@@ -165,7 +170,7 @@ def test_kubectl_describe_shows_the_tenant_why_the_object_does_not_sync_and_the_
 
     # The owner describes the PublishedResource on the service cluster.
     service = tmp_path / "service.kubeconfig"
-    service.write_text(yaml.safe_dump(e2e.world.sim.kubeconfig_dict(e2e.world.sim.base_url)))
+    service.write_text(yaml.safe_dump(e2e.simulated.sim.kubeconfig_dict(e2e.simulated.sim.base_url)))
     owner = subprocess.run(
         [kubectl, "--kubeconfig", str(service), "describe", "publishedresource", "widgets"],
         capture_output=True,
@@ -180,12 +185,13 @@ def test_kubectl_describe_shows_the_tenant_why_the_object_does_not_sync_and_the_
 
 
 @pytest.mark.parametrize("e2e", [EVENTS_CLAIMED], indirect=True, ids=["events-claimed"])
+@pytest.mark.kcpsim_only("counts requests in kcpsim's request log")
 def test_a_burst_of_failing_objects_costs_a_few_status_writes_not_one_per_object(e2e: E2E) -> None:
     _, cluster = e2e.serve_widgets()
     e2e.wait_condition("widgets", "Ready")
     time.sleep(1.0)  # the settled writes of the start are over
     status = "/apis/services.kdp.k8c.io/v1alpha1/publishedresources/widgets/status"
-    before = len([call for call in e2e.world.callers.writes() if call.path == status])
+    before = len([call for call in e2e.simulated.callers.writes() if call.path == status])
 
     for i in range(BURST):  # spread over about three seconds, as users create them
         _conflict(e2e, cluster, f"w{i}")
@@ -200,7 +206,7 @@ def test_a_burst_of_failing_objects_costs_a_few_status_writes_not_one_per_object
         what=f"Synced to count all {BURST} failures",
     )
 
-    writes = len([call for call in e2e.world.callers.writes() if call.path == status]) - before
+    writes = len([call for call in e2e.simulated.callers.writes() if call.path == status]) - before
     assert 1 <= writes <= STATUS_WRITES_IN_A_BURST, f"{writes} status writes for {BURST} failing objects"
     # Every object failing: nothing actually syncs, and Ready says so.
     ready = e2e.condition("widgets", "Ready") or {}

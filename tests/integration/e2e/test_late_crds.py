@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import published_resource, widget_crd
 
@@ -29,6 +31,7 @@ def _pause_announced(log: str) -> float:
     return pauses[-1] if pauses else 0.0
 
 
+@pytest.mark.kcpsim_only("deletes and reinstalls the PublishedResource CRD")
 def test_a_servlet_started_before_the_published_resource_crd_serves_it_within_seconds(e2e: E2E) -> None:
     crd = e2e.rest.get(PUBLISHED_RESOURCE_CRD)
     assert crd is not None

@@ -147,6 +147,7 @@ def test_a_local_copy_whose_remote_object_was_force_deleted_is_an_orphan(e2e: E2
         )
 
 
+@pytest.mark.kcpsim_only("cuts watches and shrinks the watch history (fault injection)")
 def test_broken_watches_and_an_expired_watch_history_lose_no_change(e2e: E2E) -> None:
     servlet, cluster = e2e.serve_widgets()
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "old", namespace="default", size=1))
@@ -156,8 +157,8 @@ def test_broken_watches_and_an_expired_watch_history_lose_no_change(e2e: E2E) ->
 
     # Every open watch breaks mid-stream, and the server keeps too little history to resume:
     # the servlet has to list again and work out what changed in between.
-    e2e.world.sim.set_history_size(1)
-    e2e.world.sim.cut_watches(abort=True)
+    e2e.simulated.sim.set_history_size(1)
+    e2e.simulated.sim.cut_watches(abort=True)
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "new", namespace="default", size=2))
     e2e.patch_remote("team-a", REMOTE_WIDGET, namespace="default", name="old", patch={"spec": {"size": 5}})
 

@@ -84,8 +84,9 @@ def test_probes_metrics_and_json_logs_then_sigterm_stops_cleanly_and_releases_th
     ],
     ids=["kubeconfig-outside-a-workspace", "missing-apiexport"],
 )
+@pytest.mark.kcpsim_only("points the servlet at kcpsim's base URL")
 def test_startup_fails_fast_with_a_clear_message(e2e: E2E, setting: dict[str, str], expected_words: list[str]) -> None:
-    options = {key: value.format(base=e2e.world.sim.base_url) for key, value in setting.items()}
+    options = {key: value.format(base=e2e.simulated.sim.base_url) for key, value in setting.items()}
     servlet = e2e.servlet_process(**options).launch()
     servlet.stopping = True  # ending by itself is the point here
     code = servlet.wait(timeout=20)
@@ -132,6 +133,7 @@ def test_a_servlet_killed_during_a_burst_converges_after_restart(e2e: E2E) -> No
     assert len(by_hash) == 30 and set(by_hash) == {sha1(name) for _, name in objects}
 
 
+@pytest.mark.kcpsim_only("tells replicas apart in kcpsim's request log")
 def test_two_replicas_only_the_leader_writes_and_a_killed_leader_hands_over(e2e: E2E) -> None:
     e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
     leader = e2e.servlet(token="replica-1")
@@ -144,7 +146,7 @@ def test_two_replicas_only_the_leader_writes_and_a_killed_leader_hands_over(e2e:
         e2e.wait_local(
             WIDGET, namespace=e2e.world.cluster(workspace), name=default_local_name(namespace="default", name="shared")
         )
-    callers = e2e.world.callers
+    callers = e2e.simulated.callers
     assert callers.writes(token="replica-1", ignore=NOT_WORK), "the leader wrote nothing"
     follower_writes = callers.writes(token="replica-2", ignore=NOT_WORK)
     assert follower_writes == [], f"the follower wrote: {follower_writes[:5]}"
@@ -177,12 +179,13 @@ def _plan_json(e2e: E2E) -> dict[str, Any]:
 
 
 def _plan_reads_only(e2e: E2E) -> None:
-    calls = e2e.world.callers.calls(token="plan")
+    calls = e2e.simulated.callers.calls(token="plan")
     assert calls, "servlet plan made no API request at all"
     not_reads = [f"{c.method} {c.path}" for c in calls if c.method != "GET"]
     assert not_reads == [], f"servlet plan wrote: {not_reads[:5]}"
 
 
+@pytest.mark.kcpsim_only("reads kcpsim's request log")
 def test_live_plan_on_a_fresh_world_shows_schema_export_and_objects_and_writes_nothing(e2e: E2E) -> None:
     """No `servlet run` here: an operator follows the plan's schema steps by hand."""
     e2e.publish(certificate_crd(), example_published_resource())
@@ -221,6 +224,7 @@ def test_live_plan_on_a_fresh_world_shows_schema_export_and_objects_and_writes_n
     assert not e2e.has_finalizer("team-b", ZERTIFIKAT, namespace="prod", name="api")
 
 
+@pytest.mark.kcpsim_only("reads kcpsim's request log")
 def test_live_plan_after_a_run_prints_the_remaining_work_and_writes_nothing(e2e: E2E) -> None:
     e2e.publish(certificate_crd(), example_published_resource())
     servlet = e2e.servlet(leader_election=False)
@@ -243,6 +247,7 @@ def test_live_plan_after_a_run_prints_the_remaining_work_and_writes_nothing(e2e:
     assert not e2e.has_finalizer("team-b", ZERTIFIKAT, namespace="prod", name="api")
 
 
+@pytest.mark.kcpsim_only("injects faults")
 def test_a_leader_that_cannot_renew_its_lease_stops_writing_at_once(e2e: E2E) -> None:
     e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
     timing = ("--lease-duration", "4", "--lease-renew-deadline", "3", "--lease-retry-period", "0.5")
@@ -252,7 +257,7 @@ def test_a_leader_that_cannot_renew_its_lease_stops_writing_at_once(e2e: E2E) ->
     cluster = e2e.world.cluster("team-a")
 
     # The Lease can no longer be renewed (say, the API server rejects the writes).
-    e2e.world.sim.set_faults(
+    e2e.simulated.sim.set_faults(
         FaultPlan(
             errors=(
                 ErrorRule(status=500, verb="update", resource="leases"),
@@ -261,23 +266,24 @@ def test_a_leader_that_cannot_renew_its_lease_stops_writing_at_once(e2e: E2E) ->
         )
     )
     e2e.eventually(lambda: servlet.metric("servlet_leader") == [0.0], what="the leader to step down")
-    stepped_down = len(e2e.world.callers.calls(token="servlet"))
+    stepped_down = len(e2e.simulated.callers.calls(token="servlet"))
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "unled", namespace="default", size=1))
     name = default_local_name(namespace="default", name="unled")
     e2e.consistently(
         lambda: e2e.local(WIDGET, namespace=cluster, name=name) is None, what="no local copy while nobody leads"
     )
-    later = e2e.world.callers.calls(token="servlet")[stepped_down:]
+    later = e2e.simulated.callers.calls(token="servlet")[stepped_down:]
     writes = [f"{c.method} {c.path}" for c in later if c.method != "GET" and not any(p in c.path for p in NOT_WORK)]
     assert writes == [], f"the servlet wrote without the Lease: {writes[:5]}"
     assert not e2e.has_finalizer("team-a", REMOTE_WIDGET, namespace="default", name="unled")
 
     # Once the Lease can be written again, the servlet leads again and catches up.
-    e2e.world.sim.clear_faults()
+    e2e.simulated.sim.clear_faults()
     e2e.wait_local(WIDGET, namespace=cluster, name=name, timeout=20)
     assert servlet.metric("servlet_leader") == [1.0]
 
 
+@pytest.mark.kcpsim_only("reads kcpsim's request log")
 def test_a_synced_world_costs_no_writes_across_resyncs(e2e: E2E) -> None:
     e2e.publish(certificate_crd(), certificates_with_platform_secret())
     servlet = e2e.servlet(extra=("--resync-period", "1"))
@@ -303,7 +309,7 @@ def test_a_synced_world_costs_no_writes_across_resyncs(e2e: E2E) -> None:
     def writes_since(moment: float) -> list[str]:
         return [
             f"{r.method} {r.path}"
-            for r in e2e.world.sim.requests.records()
+            for r in e2e.simulated.sim.requests.records()
             if r.started >= moment and r.method != "GET" and r.resource not in ("leases", "events")
         ]
 

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -49,6 +50,8 @@ from tests.integration.e2e.test_related_types import (
     database_entry,
     provide_databases_in_kcp,
 )
+
+pytestmark = pytest.mark.kcpsim_only("compares plans with the writes in kcpsim's request log")
 
 # A write: (side, workspace or "", plural, namespace, name or "" for a create, subresource, method).
 Write = tuple[str, str, str, str, str, str, str]
@@ -113,7 +116,7 @@ def _target_of(path: str, *, clusters: Mapping[str, str]) -> tuple[str, ...]:
 def _daemon_writes(e2e: E2E, token: str) -> dict[tuple[str, ...], list[str]]:
     clusters = {f"root:myorg:{workspace}": e2e.world.cluster(workspace) for workspace in ("team-a", "team-b")}
     writes: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    for call in e2e.world.callers.writes(token=token, ignore=_NOT_OBJECT_WRITES):
+    for call in e2e.simulated.callers.writes(token=token, ignore=_NOT_OBJECT_WRITES):
         writes[_target_of(call.path, clusters=clusters)].append(
             call.method if call.status < 300 else f"{call.method} -> {call.status}"
         )
@@ -124,7 +127,7 @@ def _run_until_quiet(e2e: E2E, token: str, *, at_least: int) -> dict[tuple[str, 
     e2e.servlet(token=token)
     deadline, last, since = time.monotonic() + 60, -1, time.monotonic()
     while time.monotonic() < deadline:
-        count = len(e2e.world.callers.writes(token=token, ignore=_NOT_OBJECT_WRITES))
+        count = len(e2e.simulated.callers.writes(token=token, ignore=_NOT_OBJECT_WRITES))
         if count != last:
             last, since = count, time.monotonic()
         elif count >= at_least and time.monotonic() - since > QUIET:

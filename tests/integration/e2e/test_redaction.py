@@ -18,13 +18,13 @@ import subprocess
 from collections.abc import Iterable
 from typing import Any
 
+import pytest
 import yaml
 
 from kcpsim import ErrorRule, FaultPlan
 from kcpsim.harness.process import ServletProcess, child_environment, run_servlet_plan, servlet_executable
-from kcpsim.harness.world import World
 from servlet.core.redaction import REDACTED
-from tests.integration.e2e.env import E2E
+from tests.integration.e2e.env import E2E, E2EWorld
 from tests.integration.e2e.manifests import (
     CERTIFICATE,
     LINK,
@@ -36,6 +36,8 @@ from tests.integration.e2e.manifests import (
     secret,
     zertifikat,
 )
+
+pytestmark = pytest.mark.kcpsim_only("injects faults")
 
 # Values as PEM blocks look: quotes and line breaks give them other spellings inside JSON text.
 CA = '-----BEGIN CERTIFICATE-----\nredact-e2e-ca-6a1f0e "ca"\n-----END CERTIFICATE-----'
@@ -66,7 +68,7 @@ def big_value() -> str:
 # -- plans ------------------------------------------------------------------------------------------
 
 
-def live_plans(world: World) -> dict[str, str]:
+def live_plans(world: E2EWorld) -> dict[str, str]:
     """`servlet plan` against the clusters, as text and as JSON: everything it printed."""
     outputs = {}
     for output in ("text", "json"):
@@ -75,12 +77,12 @@ def live_plans(world: World) -> dict[str, str]:
     return outputs
 
 
-def _items(world: World, path: str, api_version: str, kind: str) -> list[dict[str, Any]]:
+def _items(world: E2EWorld, path: str, api_version: str, kind: str) -> list[dict[str, Any]]:
     # List items come without their type; manifests for the offline plan need it.
     return [{"apiVersion": api_version, "kind": kind, **item} for item in world.rest.list(path)]
 
 
-def dump(world: World) -> list[dict[str, Any]]:
+def dump(world: E2EWorld) -> list[dict[str, Any]]:
     """Both sides as `kubectl get -o yaml` would save them, for the offline plan."""
     org = world.in_org("/apis/apis.kcp.io/v1alpha1")
     documents = [
@@ -111,7 +113,7 @@ def dump(world: World) -> list[dict[str, Any]]:
     return documents
 
 
-def offline_plans(world: World) -> dict[str, str]:
+def offline_plans(world: E2EWorld) -> dict[str, str]:
     """`servlet plan -f` on a dump of the same world, as text and as JSON."""
     path = world.directory / "dump.yaml"
     path.write_text(yaml.safe_dump_all(dump(world), sort_keys=False))
@@ -210,7 +212,7 @@ def test_secret_values_stay_out_of_plans_logs_and_errors_while_the_copies_get_th
     check_plans({**live_plans(e2e.world), **offline_plans(e2e.world)}, expected=creates)
 
     # The service cluster refuses the first writes of the CA copy, quoting what it refused.
-    e2e.world.sim.set_faults(
+    e2e.simulated.sim.set_faults(
         FaultPlan(
             errors=(
                 ErrorRule(status=403, verb="create", resource="secrets", target="service", quote_body=True, limit=2),

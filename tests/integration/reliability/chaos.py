@@ -165,7 +165,7 @@ def check_world(e2e: E2E, churn: Churn) -> bool:
 
 
 def run_chaos(e2e: E2E, scale: ChaosScale, *, seed: int = 7) -> ChaosResult:
-    sim = e2e.world.sim
+    sim = e2e.simulated.sim
     names = workspace_names(scale.workspaces)
     for name in names[2:]:
         sim.add_workspace(name)

@@ -38,7 +38,7 @@ def test_deleting_a_published_resource_releases_users_objects(e2e: E2E, faults: 
         e2e.wait_finalizer("team-a", REMOTE_WIDGET, namespace="default", name=name)
 
     if faults is not None:
-        e2e.world.sim.set_faults(faults)
+        e2e.simulated.sim.set_faults(faults)
     e2e.rest.delete("/apis/services.kdp.k8c.io/v1alpha1/publishedresources/widgets")
     for name in names:
         e2e.eventually(
@@ -47,7 +47,7 @@ def test_deleting_a_published_resource_releases_users_objects(e2e: E2E, faults: 
             timeout=20,
         )
     if faults is not None:
-        assert e2e.world.sim.faults.fired() == 3, "the injected failures did not happen"
+        assert e2e.simulated.sim.faults.fired() == 3, "the injected failures did not happen"
     # The servlet logs after its last release is answered, so the log line may trail the patch.
     e2e.eventually(
         lambda: "released the objects of a deleted PublishedResource" in servlet.log_text(),

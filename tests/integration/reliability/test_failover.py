@@ -84,11 +84,11 @@ def run_failover(e2e: E2E, *, kills: int) -> list[float]:
         # The killed replica comes back as the new follower (a new pod).
         replicas = [p for p in replicas if p is not leader]
         replicas.append(e2e.servlet(token=f"replica-{round_ + 2}", extra=TIMING))
-    offences = writers_overlap(e2e.world.callers.calls())
+    offences = writers_overlap(e2e.simulated.callers.calls())
     assert offences == [], offences[:5]
-    assert len({c.token for c in e2e.world.callers.writes(ignore=NOT_WORK) if c.token.startswith("replica-")}) >= min(
-        kills, 2
-    ), "the work did not move between replicas"
+    assert len(
+        {c.token for c in e2e.simulated.callers.writes(ignore=NOT_WORK) if c.token.startswith("replica-")}
+    ) >= min(kills, 2), "the work did not move between replicas"
     print(
         f"\nfailover: {kills} kills, takeover seconds (lease {LEASE_DURATION} s): "
         f"{', '.join(f'{t:.1f}' for t in takeovers)}; median {statistics.median(takeovers):.1f}, max {max(takeovers):.1f}"

@@ -38,7 +38,7 @@ def test_a_fight_over_a_local_field_is_reported_and_backed_off_and_the_platform_
             fighter_writes += 1
             time.sleep(FIGHTER_INTERVAL)
 
-    requests = e2e.world.sim.requests
+    requests = e2e.simulated.sim.requests
     started = time.time()
     fighter = threading.Thread(target=fight, daemon=True)
     fighter.start()

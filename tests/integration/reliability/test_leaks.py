@@ -60,7 +60,7 @@ def _rss_mb(pid: int) -> float:
 def _sample(e2e: E2E, servlet: ServletProcess, *, scrapes: int = 5) -> Sample:
     """The floor of the task count (in-flight reconciles come and go; a leak raises the floor)
     and the median of open watches (a cut watch is re-opened within a moment) over a second."""
-    sim = e2e.world.sim
+    sim = e2e.simulated.sim
     tasks, watches = [], []
     for _ in range(scrapes):
         tasks.append(int(sum(servlet.metric("servlet_asyncio_tasks"))))
@@ -87,7 +87,7 @@ def _round(e2e: E2E, index: int, *, objects: int) -> None:
     for i, name in enumerate(names):
         workspace = ("team-a", "team-b")[i % 2]
         e2e.patch_remote(workspace, REMOTE_WIDGET, namespace="default", name=name, patch={"spec": {"size": i + 1}})
-    e2e.world.sim.cut_watches(abort=True)
+    e2e.simulated.sim.cut_watches(abort=True)
     for i, name in enumerate(names):
         workspace = ("team-a", "team-b")[i % 2]
         cluster = e2e.world.cluster(workspace)
