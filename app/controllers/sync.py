@@ -144,9 +144,8 @@ class SyncWorker:
         self._task: asyncio.Task[None] | None = None
         self._started = False
         projected = context.projected
-        # Compact caches (as JSON, read one at a time) of every object of every workspace and of every
-        # object of the local type, not only this servlet's copies: what sits at a computed local name
-        # must be known before the remote object gets a finalizer (a conflict writes nothing).
+        # Compact caches (JSON, read one at a time) of all objects on both sides, not only our copies: what
+        # sits at a computed local name must be known before the remote object gets a finalizer.
         self._remote = self._acquire(env.sources.virtual_workspace_sources(projected.remote), compact=True)
         self._local = self._acquire(env.sources.service_source(projected.local), index=link_value, compact=True)
         self.related = RelatedCaches(
