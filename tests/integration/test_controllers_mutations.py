@@ -27,7 +27,8 @@ MUTATION = {
         {"delete": {"path": "spec.privateKey"}},
     ],
     "status": [
-        {"regex": {"path": "status.notAfter", "pattern": "T.*$", "replacement": ""}},
+        # The day only, still a date-time: the workspace's schema validates the format.
+        {"regex": {"path": "status.notAfter", "pattern": "T.*$", "replacement": "T00:00:00Z"}},
         {"cel": {"path": "status.revision", "expression": "value == null ? dyn(null) : value + 100"}},
     ],
 }
@@ -62,7 +63,7 @@ async def test_a_mutation_rewrites_spec_fields_down_and_status_fields_up_without
 
         def status_went_up() -> dict[str, Any]:
             status = h.rest.get(workspace_certificates(h, "web")).get("status", {})
-            assert status == {"notAfter": "2027-03-01", "revision": 103}, status
+            assert status == {"notAfter": "2027-03-01T00:00:00Z", "revision": 103}, status
             return status
 
         await eventually_async(status_went_up, what="the mutated status in the workspace")

@@ -23,12 +23,13 @@ from kcpsim.harness.world import World
 from tests.chart.rendering import one, render, with_required
 
 # What the e2e suite publishes (CRDs of example.com and the bundled cert-manager example) and
-# the related kinds it syncs, as a service owner would list them in the chart's values.
+# the related kinds and types it syncs, as a service owner would list them in the chart's values.
 E2E_VALUES = with_required(
     publishedResources=[
         {"apiGroup": "example.com", "resources": ["widgets", "gadgets", "gizmos"]},
         {"apiGroup": "cert-manager.io", "resources": ["certificates"], "relatedKinds": ["Secret", "ConfigMap"]},
-    ]
+    ],
+    relatedResources=[{"apiGroup": "databases.example.org", "resources": ["databases"]}],
 )
 RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 KCP_USER = "kdp-servlet"

@@ -23,7 +23,8 @@ def test_spec_steps_rewrite_the_copy_and_status_steps_the_status_that_goes_up(e2
             {"regex": {"path": "spec.commonName", "pattern": "\\.example\\.corp$", "replacement": ".internal"}},
             {"cel": {"path": "spec.issuerRef.name", "expression": '"ca-" + other.metadata.namespace'}},
         ],
-        "status": [{"template": {"path": "status.notAfter", "template": "{{ .Value.String | trunc 10 }}"}}],
+        # The day only, still a date-time: the workspace's schema validates the format, as kube-apiserver does.
+        "status": [{"template": {"path": "status.notAfter", "template": "{{ .Value.String | trunc 10 }}T00:00:00Z"}}],
     }
     e2e.publish(certificate_crd(), published)
     e2e.servlet()
@@ -42,7 +43,9 @@ def test_spec_steps_rewrite_the_copy_and_status_steps_the_status_that_goes_up(e2
 
     def shortened() -> bool:
         remote = e2e.remote("team-a", ZERTIFIKAT, namespace="default", name="web") or {}
-        assert remote.get("status") == {"notAfter": "2027-03-01"}, f"the workspace status is {remote.get('status')}"
+        assert remote.get("status") == {"notAfter": "2027-03-01T00:00:00Z"}, (
+            f"the workspace status is {remote.get('status')}"
+        )
         return True
 
     e2e.eventually(shortened, what="the shortened notAfter in the workspace")
