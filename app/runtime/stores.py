@@ -1,7 +1,7 @@
 """What an informer keeps of each object, and how: as decoded dicts, or compact, as their JSON bytes.
 
 A decoded object costs several times its JSON in Python dicts and strings (measured on the
-benchmark's Widgets: about 5 KB of heap for 1.8 KB of JSON). The informers of the synced kinds hold
+benchmark's Widgets: about 5 KB of heap for the 1.5 KB of JSON of an object and its copy). The informers of the synced kinds hold
 every object of every workspace, so they keep each object as the bytes of its JSON and decode it on
 every read: a read costs a decode (about as much as `json.loads` of the object, which the planning
 benchmark prices), and memory follows the JSON. The informers whose objects are read in bulk on every
