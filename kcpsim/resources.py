@@ -79,6 +79,22 @@ def _builtin(
     )
 
 
+def _review(group: str, kind: str) -> ResourceDef:
+    """A create-only review of the caller (answered by kcpsim/access.py, never stored)."""
+    plural = f"{kind.lower()}s"
+    return ResourceDef(
+        group=group,
+        versions=("v1",),
+        plural=plural,
+        singular=kind.lower(),
+        kind=kind,
+        namespaced=False,
+        builtin=True,
+        generation=False,
+        verbs=("create",),
+    )
+
+
 BUILTINS: tuple[ResourceDef, ...] = (
     _builtin("", "v1", "namespaces", "Namespace", namespaced=False, status=True, short=("ns",)),
     _builtin("", "v1", "secrets", "Secret", namespaced=True),
@@ -91,28 +107,8 @@ BUILTINS: tuple[ResourceDef, ...] = (
     _builtin("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False),
     _builtin("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False),
     # Answered by kcpsim/access.py, never stored.
-    ResourceDef(
-        group="authorization.k8s.io",
-        versions=("v1",),
-        plural="selfsubjectaccessreviews",
-        singular="selfsubjectaccessreview",
-        kind="SelfSubjectAccessReview",
-        namespaced=False,
-        builtin=True,
-        generation=False,
-        verbs=("create",),
-    ),
-    ResourceDef(
-        group="authentication.k8s.io",
-        versions=("v1",),
-        plural="selfsubjectreviews",
-        singular="selfsubjectreview",
-        kind="SelfSubjectReview",
-        namespaced=False,
-        builtin=True,
-        generation=False,
-        verbs=("create",),
-    ),
+    _review("authorization.k8s.io", "SelfSubjectAccessReview"),
+    _review("authentication.k8s.io", "SelfSubjectReview"),
     _builtin(
         "apiextensions.k8s.io",
         "v1",

@@ -263,27 +263,26 @@ def _accept_all_claims(e2e: E2E, resource: str) -> None:
     )
 
 
-def test_an_operators_configmap_becomes_a_secret_in_the_workspace(e2e: E2E) -> None:
-    e2e.publish(
-        widget_crd(),
-        published_resource(
-            "widgets",
-            kind="Widget",
-            related=[
-                {
-                    "identifier": "settings",
-                    "origin": "service",
-                    "kind": "ConfigMap",
-                    "projection": {"resource": "secrets"},
-                    "reference": {"name": {"path": "spec.note"}},
-                }
-            ],
-        ),
-    )
+def _serve_widgets_relating(e2e: E2E, entry: dict[str, Any]) -> str:
+    """Widgets published with one related entry and served in team-a; returns team-a's logical cluster."""
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget", related=[entry]))
     e2e.servlet()
     e2e.wait_served("team-a", REMOTE_WIDGET)
+    return e2e.world.cluster("team-a")
+
+
+def test_an_operators_configmap_becomes_a_secret_in_the_workspace(e2e: E2E) -> None:
+    cluster = _serve_widgets_relating(
+        e2e,
+        {
+            "identifier": "settings",
+            "origin": "service",
+            "kind": "ConfigMap",
+            "projection": {"resource": "secrets"},
+            "reference": {"name": {"path": "spec.note"}},
+        },
+    )
     _accept_all_claims(e2e, "secrets")
-    cluster = e2e.world.cluster("team-a")
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="w-settings"))
     e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="w"))
     e2e.rest.create(
@@ -304,25 +303,16 @@ def test_an_operators_configmap_becomes_a_secret_in_the_workspace(e2e: E2E) -> N
 
 
 def test_a_tenants_secret_comes_down_as_a_configmap(e2e: E2E) -> None:
-    e2e.publish(
-        widget_crd(),
-        published_resource(
-            "widgets",
-            kind="Widget",
-            related=[
-                {
-                    "identifier": "settings",
-                    "origin": "platform",
-                    "kind": "Secret",
-                    "projection": {"resource": "configmaps"},
-                    "reference": {"name": {"path": "spec.note"}},
-                }
-            ],
-        ),
+    cluster = _serve_widgets_relating(
+        e2e,
+        {
+            "identifier": "settings",
+            "origin": "platform",
+            "kind": "Secret",
+            "projection": {"resource": "configmaps"},
+            "reference": {"name": {"path": "spec.note"}},
+        },
     )
-    e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_WIDGET)
-    cluster = e2e.world.cluster("team-a")
     e2e.create_remote(
         "team-a",
         SECRET,
@@ -341,24 +331,15 @@ def test_a_tenants_secret_comes_down_as_a_configmap(e2e: E2E) -> None:
 
 
 def test_a_template_names_the_secret_on_each_side(e2e: E2E) -> None:
-    e2e.publish(
-        widget_crd(),
-        published_resource(
-            "widgets",
-            kind="Widget",
-            related=[
-                {
-                    "identifier": "creds",
-                    "origin": "service",
-                    "kind": "Secret",
-                    "object": {"template": {"template": "{{ .Object.spec.note }}-creds"}},
-                }
-            ],
-        ),
+    cluster = _serve_widgets_relating(
+        e2e,
+        {
+            "identifier": "creds",
+            "origin": "service",
+            "kind": "Secret",
+            "object": {"template": {"template": "{{ .Object.spec.note }}-creds"}},
+        },
     )
-    e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_WIDGET)
-    cluster = e2e.world.cluster("team-a")
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="db"))
     e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="w"))
     e2e.rest.create(SECRET.path(namespace=cluster), secret_body("db-creds", cluster, user="alice"))
