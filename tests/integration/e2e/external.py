@@ -20,7 +20,6 @@ import copy
 import hashlib
 import os
 import ssl
-import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ import httpx2
 import yaml
 
 from kcpsim.harness.world import PUBLISHED_RESOURCE_CRD, SERVLET_NAMESPACE, Rest, collection_path, load_yaml
+from kcpsim.waiting import eventually
 from tests.chart.rendering import one
 from tests.integration.e2e.identities import chart_rbac
 
@@ -223,10 +223,12 @@ class ExternalWorld:
         self.rest.delete(path)
 
     def _wait_gone(self, paths: list[str]) -> None:
-        deadline = time.monotonic() + GONE_TIMEOUT
-        while any(self.rest.get(p) is not None for p in paths):
-            assert time.monotonic() < deadline, f"still there after {GONE_TIMEOUT} s: {paths}"
-            time.sleep(0.2)
+        def gone() -> bool:
+            left = [p for p in paths if self.rest.get(p) is not None]
+            assert not left, f"still there: {left}"
+            return True
+
+        eventually(gone, timeout=GONE_TIMEOUT, what="the test's objects to be gone", interval=0.2)
 
     def _clean_up(self) -> None:
         for path in [f"{PR_PATH}/{p['metadata']['name']}" for p in self.rest.list(PR_PATH)]:
