@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 from attrs import frozen
 
+from servlet.app.runtime.index_sets import IndexSets
 from servlet.app.runtime.informer import Event, EventType, Handler, Informer, ObjectKey
 from servlet.app.runtime.sharded_informer import CacheFeed, ShardedInformer
 from servlet.core.ports import WatchSource
@@ -69,7 +70,7 @@ class Cache:
         self._clock = clock
         self._overlay: dict[ObjectKey, _Overlay] = {}
         self._index_function = index
-        self._index: dict[Hashable, set[ObjectKey]] = {}
+        self._index: IndexSets[Hashable, ObjectKey] = IndexSets()
         self._subscribers: list[Handler] = []
         informer.add_handler(self._on_event)
         if index is not None:
@@ -117,7 +118,7 @@ class Cache:
     def lookup(self, value: Hashable) -> list[Object]:
         """Objects whose index value is `value`, own writes included (needs an index)."""
         found: list[Object] = []
-        for key in sorted(self._index.get(value, ()), key=lambda k: (k.cluster, k.namespace, k.name)):
+        for key in sorted(self._index.get(value), key=lambda k: (k.cluster, k.namespace, k.name)):
             obj = self.get(key)
             if obj is not None and self._index_function is not None and self._index_function(obj) == value:
                 found.append(obj)
@@ -195,17 +196,14 @@ class Cache:
             return
         value = self._index_function(obj)
         if value is not None:
-            self._index.setdefault(value, set()).add(key)
+            self._index.add(value, key)
 
     def _index_remove(self, key: ObjectKey, obj: Object) -> None:
         if self._index_function is None:
             return
         value = self._index_function(obj)
-        keys = self._index.get(value) if value is not None else None
-        if keys is not None:
-            keys.discard(key)
-            if not keys:
-                del self._index[value]
+        if value is not None:
+            self._index.discard(value, key)
 
 
 # (source, label selector, compact): compact informers keep objects as JSON bytes (`stores.py`).

@@ -17,6 +17,7 @@ Deliberately not here: reading caches or planning.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
@@ -39,7 +40,10 @@ def _string_map(obj: Mapping[str, Any], field: str) -> Mapping[str, Any]:
 def link_value(obj: Mapping[str, Any]) -> Hashable | None:
     """The link labels of a local object as one index value (None when it has none)."""
     labels = _string_map(obj, "labels")
-    link = tuple(sorted((key, str(value)) for key, value in labels.items() if key in LINK_LABEL_KEYS))
+    # Interned: the index keeps one such value for every local copy (see `ObjectKey.of`).
+    link = tuple(
+        sorted((sys.intern(key), sys.intern(str(value))) for key, value in labels.items() if key in LINK_LABEL_KEYS)
+    )
     return link or None
 
 

@@ -16,20 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from servlet.app.runtime.index_sets import IndexSets
 from servlet.core.model import LocalKey, RemoteKey
-
-
-def _ordered(keys: set[RemoteKey]) -> list[RemoteKey]:
-    return sorted(keys)
 
 
 class LocalNames:
     def __init__(self, compute: Callable[[RemoteKey], LocalKey | None]) -> None:
         self._compute = compute
         self._computed: dict[RemoteKey, LocalKey] = {}
-        self._by_name: dict[LocalKey, set[RemoteKey]] = {}
+        self._by_name: IndexSets[LocalKey, RemoteKey] = IndexSets()
         self._waits_for: dict[RemoteKey, LocalKey] = {}
-        self._waiting: dict[LocalKey, set[RemoteKey]] = {}
+        self._waiting: IndexSets[LocalKey, RemoteKey] = IndexSets()
 
     # -- computed names -------------------------------------------------------------------------
 
@@ -40,7 +37,7 @@ class LocalNames:
             self.forget(key)
             if computed is not None:
                 self._computed[key] = computed
-                self._by_name.setdefault(computed, set()).add(key)
+                self._by_name.add(computed, key)
         return computed
 
     def forget(self, key: RemoteKey) -> None:
@@ -50,7 +47,7 @@ class LocalNames:
 
     def holders(self, name: LocalKey) -> list[RemoteKey]:
         """The remote objects whose computed local name is `name`, in key order."""
-        return _ordered(self._by_name.get(name, set()))
+        return sorted(self._by_name.get(name))
 
     def name_of(self, key: RemoteKey) -> LocalKey | None:
         return self._computed.get(key)
@@ -63,18 +60,13 @@ class LocalNames:
         _discard(self._waiting, previous, key)
         if name is not None:
             self._waits_for[key] = name
-            self._waiting.setdefault(name, set()).add(key)
+            self._waiting.add(name, key)
 
     def waiting(self, name: LocalKey) -> list[RemoteKey]:
         """The remote objects refused `name`, in key order."""
-        return _ordered(self._waiting.get(name, set()))
+        return sorted(self._waiting.get(name))
 
 
-def _discard(index: dict[LocalKey, set[RemoteKey]], name: LocalKey | None, key: RemoteKey) -> None:
-    if name is None:
-        return
-    keys = index.get(name)
-    if keys is not None:
-        keys.discard(key)
-        if not keys:
-            del index[name]
+def _discard(index: IndexSets[LocalKey, RemoteKey], name: LocalKey | None, key: RemoteKey) -> None:
+    if name is not None:
+        index.discard(name, key)

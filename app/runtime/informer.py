@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import enum
 import logging
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -74,10 +75,12 @@ class ObjectKey:
     def of(cls, obj: Mapping[str, Any]) -> ObjectKey:
         metadata = obj.get("metadata") or {}
         annotations = metadata.get("annotations") or {}
+        # Interned: the indexes of a sync worker keep keys for every object, built from several
+        # events each; interned, they all share one string instead of one per decoded event.
         return cls(
-            cluster=str(annotations.get(CLUSTER_ANNOTATION, "")),
-            namespace=str(metadata.get("namespace") or ""),
-            name=str(metadata.get("name") or ""),
+            cluster=sys.intern(str(annotations.get(CLUSTER_ANNOTATION, ""))),
+            namespace=sys.intern(str(metadata.get("namespace") or "")),
+            name=sys.intern(str(metadata.get("name") or "")),
         )
 
 
