@@ -20,7 +20,7 @@ import msgspec
 import yaml
 from aiohttp import web
 
-from kcpsim import admin, discovery, errors, metadata_only
+from kcpsim import admin, discovery, errors, metadata_only, openapi_http
 from kcpsim.errors import StatusError
 from kcpsim.naming import is_cluster_name, is_cluster_path
 from kcpsim.requestlog import RequestRecord
@@ -399,7 +399,10 @@ class Server:
         served = self.served_defs(target)
         verbs_for = target.vw.verbs_for if target.vw is not None else None
         if not rest:
-            return json_response({"paths": ["/api", "/api/v1", "/apis", "/version"]})
+            return json_response({"paths": ["/api", "/api/v1", "/apis", "/openapi/v2", "/openapi/v3", "/version"]})
+        if rest[0] == "openapi":
+            scope = "vw" if target.vw is not None else "cluster"
+            return openapi_http.respond(request, rest, openapi_http.documents(served, verbs_for, scope=scope))
         if rest == ["version"]:
             return json_response(
                 {"major": "1", "minor": "31", "gitVersion": "v1.31.0+kcpsim", "platform": "linux/amd64"}

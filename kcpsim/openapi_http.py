@@ -1,0 +1,109 @@
+"""Serving `/openapi/v3`, `/openapi/v3/<api/v1 | apis/<group>/<version>>` and `/openapi/v2`.
+
+Answers as kube-openapi's handlers do: every document carries its hash as a quoted `ETag`, a
+matching `If-None-Match` gets 304; the discovery document points at each group-version document
+by `serverRelativeURL` with `?hash=`, a request with the current hash is cacheable for good
+(`Cache-Control: public, immutable`), one with an outdated hash is redirected (301) to the current
+one. JSON only: a client that accepts nothing but protobuf gets 406 (client-go then falls back,
+see docs/kcpsim.md). Documents are built once per set of served resources and kept while it lasts.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections import OrderedDict
+from typing import Any
+
+import attrs
+from aiohttp import web
+
+from kcpsim import errors, openapi_docs
+from kcpsim.resources import ResourceDef
+
+_CACHED_SETS = 64
+
+
+@attrs.define
+class Documents:
+    served: list[ResourceDef]  # kept so the ids in the cache key stay unique while cached
+    verbs_for: openapi_docs.VerbsFor
+    by_key: dict[str, tuple[bytes, str]] = attrs.field(factory=dict)
+    discovery: tuple[bytes, str] | None = None
+    v2: tuple[bytes, str] | None = None
+
+    def group_versions(self) -> dict[str, tuple[bytes, str]]:
+        if self.discovery is None:
+            for key, published in openapi_docs.group_versions(self.served).items():
+                self.by_key[key] = openapi_docs.encode(openapi_docs.v3_document(published, self.verbs_for))
+            listing = {
+                key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
+                for key, (_, digest) in sorted(self.by_key.items())
+            }
+            self.discovery = openapi_docs.encode({"paths": listing})
+        return self.by_key
+
+    def swagger(self) -> tuple[bytes, str]:
+        if self.v2 is None:
+            self.v2 = openapi_docs.encode(openapi_docs.v2_document(self.served, self.verbs_for))
+        return self.v2
+
+
+_cache: OrderedDict[tuple[Any, ...], Documents] = OrderedDict()
+
+
+def documents(served: list[ResourceDef], verbs_for: openapi_docs.VerbsFor | None, *, scope: str) -> Documents:
+    key = (scope, *(id(rdef) for rdef in served))
+    found = _cache.get(key)
+    if found is None:
+        found = _cache[key] = Documents(served=list(served), verbs_for=verbs_for or openapi_docs.default_verbs)
+        while len(_cache) > _CACHED_SETS:
+            _cache.popitem(last=False)
+    _cache.move_to_end(key)
+    return found
+
+
+def _accepts_json(accept: str) -> bool:
+    if not accept.strip():
+        return True
+    for media_range in accept.split(","):
+        media_type = media_range.split(";")[0].strip().lower()
+        if media_type in ("application/json", "application/*", "*/*"):
+            return True
+    return False
+
+
+def _serve(request: web.Request, data: bytes, digest: str, *, immutable: bool = False) -> web.Response:
+    headers = {"ETag": f'"{digest}"', "Content-Type": "application/json", "Vary": "Accept"}
+    if immutable:
+        expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=3650)
+        headers |= {"Cache-Control": "public, immutable", "Expires": expires.strftime("%a, %d %b %Y %H:%M:%S GMT")}
+    else:
+        headers["Cache-Control"] = "no-cache, private"
+    if request.headers.get("If-None-Match", "") in (f'"{digest}"', "*"):
+        return web.Response(status=304, headers={k: v for k, v in headers.items() if k != "Content-Type"})
+    return web.Response(body=data, status=200, headers=headers)
+
+
+def _not_acceptable() -> web.Response:
+    return web.Response(status=406, text="406 Not Acceptable: only application/json is served\n")
+
+
+def respond(request: web.Request, rest: list[str], docs: Documents) -> web.Response:
+    """Answer a GET under `/openapi` (`rest` is the path after the cluster's prefix)."""
+    if request.method != "GET":
+        raise errors.method_not_allowed()
+    accepts = _accepts_json(request.headers.get("Accept", ""))
+    if rest == ["openapi", "v2"]:
+        return _serve(request, *docs.swagger()) if accepts else _not_acceptable()
+    if rest == ["openapi", "v3"]:
+        docs.group_versions()
+        assert docs.discovery is not None
+        return _serve(request, *docs.discovery)
+    key = "/".join(rest[2:])
+    found = docs.group_versions().get(key) if rest[:2] == ["openapi", "v3"] else None
+    if found is None:
+        return web.Response(status=404, text="404 page not found\n")
+    asked = request.query.get("hash", "")
+    if asked and asked != found[1]:
+        return web.Response(status=301, headers={"Location": f"{request.path}?hash={found[1]}"})
+    return _serve(request, *found, immutable=bool(asked)) if accepts else _not_acceptable()

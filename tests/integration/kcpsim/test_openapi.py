@@ -1,0 +1,142 @@
+"""kcpsim publishes OpenAPI v3 documents as kube-apiserver does: a discovery document pointing at
+one document per group-version by hash, each with the schemas of its kinds under Kubernetes'
+definition names and a path per resource; cached by ETag and hash. Over raw HTTP and through the
+real kubectl (`kubectl explain`, and `kubectl apply` trusting the server with validation)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kcpsim import KcpSim
+from tests.integration.kcpsim.helpers import Raw
+from tests.integration.kcpsim.kubectl import kubectl
+
+META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+COMPONENT = "#/components/schemas/"
+
+
+def document(raw: Raw, key: str, base: str = "") -> dict[str, Any]:
+    listing = raw("GET", f"{base}/openapi/v3")
+    assert listing.status_code == 200, listing.text
+    url = listing.json()["paths"][key]["serverRelativeURL"]
+    answer = raw("GET", f"{base}{url}")
+    assert answer.status_code == 200, answer.text
+    body: dict[str, Any] = answer.json()
+    return body
+
+
+def test_the_discovery_document_points_at_each_built_in_group_version_by_hash(raw: Raw) -> None:
+    paths = raw("GET", "/openapi/v3").json()["paths"]
+    for key in ("api/v1", "apis/rbac.authorization.k8s.io/v1", "apis/coordination.k8s.io/v1"):
+        url = paths[key]["serverRelativeURL"]
+        assert url.startswith(f"/openapi/v3/{key}?hash=")
+        served = raw("GET", url)
+        assert served.headers["ETag"] == f'"{url.split("hash=")[1]}"'
+
+
+def test_built_in_kinds_carry_their_kubernetes_names_kinds_and_list_extensions(raw: Raw) -> None:
+    schemas = document(raw, "api/v1")["components"]["schemas"]
+    configmap = schemas["io.k8s.api.core.v1.ConfigMap"]
+    assert configmap["x-kubernetes-group-version-kind"] == [{"group": "", "kind": "ConfigMap", "version": "v1"}]
+    assert configmap["properties"]["metadata"]["allOf"] == [{"$ref": COMPONENT + META + "ObjectMeta"}]
+    assert configmap["properties"]["data"]["additionalProperties"]["type"] == "string"
+    owners = schemas[META + "ObjectMeta"]["properties"]["ownerReferences"]
+    assert owners["x-kubernetes-patch-merge-key"] == "uid"
+    assert owners["x-kubernetes-patch-strategy"] == "merge"
+    assert (owners["x-kubernetes-list-type"], owners["x-kubernetes-list-map-keys"]) == ("map", ["uid"])
+    conditions = schemas["io.k8s.api.core.v1.NamespaceStatus"]["properties"]["conditions"]
+    assert conditions["x-kubernetes-list-map-keys"] == ["type"]
+    rbac = document(raw, "apis/rbac.authorization.k8s.io/v1")["components"]["schemas"]
+    assert rbac["io.k8s.api.rbac.v1.PolicyRule"]["required"] == ["verbs"]
+    assert rbac["io.k8s.api.rbac.v1.RoleBindingList"]["x-kubernetes-group-version-kind"][0]["kind"] == "RoleBindingList"
+
+
+def test_paths_show_scope_and_only_the_subresources_that_exist(raw: Raw) -> None:
+    paths = document(raw, "api/v1")["paths"]
+    assert "/api/v1/namespaces/{namespace}/configmaps/{name}" in paths
+    assert "/api/v1/configmaps/{name}" not in paths  # namespaced: no cluster-wide object path
+    assert "/api/v1/namespaces/{name}/status" in paths  # cluster-scoped, with status
+    assert not [p for p in paths if p.startswith("/api/v1/namespaces/{namespace}/configmaps/{name}/")]
+    assert not [p for p in paths if p.endswith("/scale")]
+    patch = paths["/api/v1/namespaces/{namespace}/configmaps/{name}"]["patch"]
+    # What kubectl looks for before leaving validation to the server:
+    assert patch["x-kubernetes-group-version-kind"] == {"group": "", "kind": "ConfigMap", "version": "v1"}
+    assert {"fieldValidation", "dryRun", "fieldManager", "force"} <= {p["name"] for p in patch["parameters"]}
+    assert "application/strategic-merge-patch+json" in patch["requestBody"]["content"]
+
+
+def test_documents_are_cached_by_etag_and_hash(raw: Raw) -> None:
+    url = raw("GET", "/openapi/v3").json()["paths"]["api/v1"]["serverRelativeURL"]
+    current = raw("GET", url)
+    assert current.headers["Cache-Control"] == "public, immutable"
+    again = raw.client.get(url, headers={"If-None-Match": current.headers["ETag"]})
+    assert again.status_code == 304 and again.content == b""
+    stale = raw.client.get("/openapi/v3/api/v1?hash=0123", follow_redirects=False)
+    assert (stale.status_code, stale.headers["Location"]) == (301, url)
+    plain = raw("GET", "/openapi/v3/api/v1")
+    assert plain.status_code == 200 and plain.headers["Cache-Control"] != "public, immutable"
+    assert raw("GET", "/openapi/v3/apis/nothing.example/v1").status_code == 404
+
+
+def test_a_new_crd_changes_the_discovery_document_and_is_published_from_its_schema(raw: Raw) -> None:
+    before = raw("GET", "/openapi/v3")
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.io"},
+        "spec": {
+            "group": "example.io",
+            "scope": "Cluster",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}},
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    assert raw("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd).status_code == 201
+    after = raw("GET", "/openapi/v3")
+    assert after.headers["ETag"] != before.headers["ETag"]
+    widgets = document(raw, "apis/example.io/v1")
+    widget = widgets["components"]["schemas"]["io.example.v1.Widget"]
+    assert widget["properties"]["spec"]["properties"]["size"] == {"type": "integer"}
+    assert widget["properties"]["metadata"]["allOf"] == [{"$ref": COMPONENT + META + "ObjectMeta"}]
+    assert widget["x-kubernetes-group-version-kind"] == [{"group": "example.io", "kind": "Widget", "version": "v1"}]
+    assert set(widgets["paths"]) == {
+        "/apis/example.io/v1/widgets",
+        "/apis/example.io/v1/widgets/{name}",
+        "/apis/example.io/v1/widgets/{name}/status",
+    }
+    patch = widgets["paths"]["/apis/example.io/v1/widgets/{name}"]["patch"]
+    assert "application/strategic-merge-patch+json" not in patch["requestBody"]["content"]
+
+
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        ("configmap", ["KIND:       ConfigMap", "data\t<map[string]string>"]),
+        ("namespace.status.conditions", ["FIELD: conditions <[]NamespaceCondition>", "type\t<string> -required-"]),
+        ("roles.rules", ["GROUP:      rbac.authorization.k8s.io", "verbs\t<[]string> -required-"]),
+    ],
+)
+def test_kubectl_explain_reads_the_built_in_schemas(
+    kcpsim: KcpSim, tmp_path: Path, field: str, expected: list[str]
+) -> None:
+    kubeconfig = kcpsim.write_kubeconfigs(tmp_path)["service"]
+    result = kubectl(kubeconfig, "explain", field, cache=tmp_path)
+    assert result.returncode == 0, result.stderr
+    for line in expected:
+        assert line in result.stdout
