@@ -81,7 +81,7 @@ def _gvk(rdef: ResourceDef, version: str, kind: str) -> dict[str, str]:
     return {"group": rdef.group, "kind": kind, "version": version}
 
 
-def _custom_schema(rdef: ResourceDef, version: str) -> dict[str, Any]:
+def custom_schema(rdef: ResourceDef, version: str) -> dict[str, Any]:
     """A custom resource's structural schema with the object's envelope, as apiextensions publishes it."""
     schema = copy.deepcopy(rdef.schema_for(version)) or {
         "type": "object",
@@ -118,7 +118,7 @@ def schemas(rdefs: Iterable[ResourceDef], version: str) -> dict[str, Any]:
         name = definition_name(rdef, version)
         if not name:
             continue
-        kind_schema = copy.deepcopy(BUILTIN_SCHEMAS[name]) if rdef.builtin else _custom_schema(rdef, version)
+        kind_schema = copy.deepcopy(BUILTIN_SCHEMAS[name]) if rdef.builtin else custom_schema(rdef, version)
         out[name] = {**kind_schema, "x-kubernetes-group-version-kind": [_gvk(rdef, version, rdef.kind)]}
         out[name + "List"] = {
             **LIST_SCHEMA(name, f"A list of {rdef.kind} objects."),
