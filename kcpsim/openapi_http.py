@@ -4,20 +4,22 @@ Answers as kube-openapi's handlers do: every document carries its hash as a quot
 matching `If-None-Match` gets 304; the discovery document points at each group-version document
 by `serverRelativeURL` with `?hash=`, a request with the current hash is cacheable for good
 (`Cache-Control: public, immutable`), one with an outdated hash is redirected (301) to the current
-one. JSON only: a client that accepts nothing but protobuf gets 406 (client-go then falls back,
-see docs/kcpsim.md). Documents are built once per set of served resources and kept while it lasts.
+one. v3 documents are JSON; `/openapi/v2` is JSON or, as client-go asks for it, protobuf
+(openapi_proto.py); anything else gets 406. Documents are built once per set of served resources and kept while it lasts.
 """
 
 from __future__ import annotations
 
 import datetime
+import hashlib
 from collections import OrderedDict
 from typing import Any
 
 import attrs
+import msgspec
 from aiohttp import web
 
-from kcpsim import errors, openapi_docs
+from kcpsim import errors, openapi_docs, openapi_proto
 from kcpsim.resources import ResourceDef
 
 _CACHED_SETS = 64
@@ -30,6 +32,7 @@ class Documents:
     by_key: dict[str, tuple[bytes, str]] = attrs.field(factory=dict)
     discovery: tuple[bytes, str] | None = None
     v2: tuple[bytes, str] | None = None
+    v2_proto: tuple[bytes, str] | None = None
 
     def group_versions(self) -> dict[str, tuple[bytes, str]]:
         if self.discovery is None:
@@ -47,6 +50,12 @@ class Documents:
             self.v2 = openapi_docs.encode(openapi_docs.v2_document(self.served, self.verbs_for))
         return self.v2
 
+    def swagger_proto(self) -> tuple[bytes, str]:
+        if self.v2_proto is None:
+            data = openapi_proto.document(msgspec.json.decode(self.swagger()[0]))
+            self.v2_proto = data, hashlib.sha512(data).hexdigest().upper()
+        return self.v2_proto
+
 
 _cache: OrderedDict[tuple[Any, ...], Documents] = OrderedDict()
 
@@ -62,18 +71,26 @@ def documents(served: list[ResourceDef], verbs_for: openapi_docs.VerbsFor | None
     return found
 
 
-def _accepts_json(accept: str) -> bool:
+_JSON = "application/json"
+
+
+def _negotiate(accept: str, offers: tuple[str, ...]) -> str | None:
+    """The first offered media type the Accept header names, in its order (none: the first offer)."""
     if not accept.strip():
-        return True
+        return offers[0]
     for media_range in accept.split(","):
         media_type = media_range.split(";")[0].strip().lower()
-        if media_type in ("application/json", "application/*", "*/*"):
-            return True
-    return False
+        if media_type in ("*/*", "application/*"):
+            return offers[0]
+        if media_type in offers:
+            return media_type
+    return None
 
 
-def _serve(request: web.Request, data: bytes, digest: str, *, immutable: bool = False) -> web.Response:
-    headers = {"ETag": f'"{digest}"', "Content-Type": "application/json", "Vary": "Accept"}
+def _serve(
+    request: web.Request, data: bytes, digest: str, *, immutable: bool = False, media_type: str = _JSON
+) -> web.Response:
+    headers = {"ETag": f'"{digest}"', "Content-Type": media_type, "Vary": "Accept"}
     if immutable:
         expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=3650)
         headers |= {"Cache-Control": "public, immutable", "Expires": expires.strftime("%a, %d %b %Y %H:%M:%S GMT")}
@@ -84,17 +101,24 @@ def _serve(request: web.Request, data: bytes, digest: str, *, immutable: bool = 
     return web.Response(body=data, status=200, headers=headers)
 
 
-def _not_acceptable() -> web.Response:
-    return web.Response(status=406, text="406 Not Acceptable: only application/json is served\n")
+def _not_acceptable(offers: tuple[str, ...]) -> web.Response:
+    return web.Response(status=406, text=f"406 Not Acceptable: served as {', '.join(offers)}\n")
 
 
 def respond(request: web.Request, rest: list[str], docs: Documents) -> web.Response:
     """Answer a GET under `/openapi` (`rest` is the path after the cluster's prefix)."""
     if request.method != "GET":
         raise errors.method_not_allowed()
-    accepts = _accepts_json(request.headers.get("Accept", ""))
+    accept = request.headers.get("Accept", "")
     if rest == ["openapi", "v2"]:
-        return _serve(request, *docs.swagger()) if accepts else _not_acceptable()
+        offers = (_JSON, *openapi_proto.MEDIA_TYPES)
+        chosen = _negotiate(accept, offers)
+        if chosen is None:
+            return _not_acceptable(offers)
+        if chosen == _JSON:
+            return _serve(request, *docs.swagger())
+        # Either protobuf media type is answered with the one Go's MIME parser accepts (no "@").
+        return _serve(request, *docs.swagger_proto(), media_type=openapi_proto.MEDIA_TYPES[1])
     if rest == ["openapi", "v3"]:
         docs.group_versions()
         assert docs.discovery is not None
@@ -106,4 +130,6 @@ def respond(request: web.Request, rest: list[str], docs: Documents) -> web.Respo
     asked = request.query.get("hash", "")
     if asked and asked != found[1]:
         return web.Response(status=301, headers={"Location": f"{request.path}?hash={found[1]}"})
-    return _serve(request, *found, immutable=bool(asked)) if accepts else _not_acceptable()
+    if _negotiate(accept, (_JSON,)) is None:
+        return _not_acceptable((_JSON,))
+    return _serve(request, *found, immutable=bool(asked))

@@ -127,3 +127,21 @@ def test_kubectl_apply_and_create_validate_on_the_server(kcpsim: KcpSim, tmp_pat
     warned = kubectl(kubeconfig, "apply", "--validate=warn", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(bad))
     assert warned.returncode == 0, warned.stderr
     assert f"Warning: {unknown}" in warned.stderr
+
+
+REPO = Path(__file__).resolve().parents[3]
+TRY_IT = REPO / "docs" / "try-it-locally.md"
+
+
+def test_the_kubectl_commands_of_try_it_locally_need_no_validate_false(kcpsim: KcpSim, tmp_path: Path) -> None:
+    assert "--validate=false" not in TRY_IT.read_text()
+    kubeconfigs = kcpsim.write_kubeconfigs(tmp_path)
+    crds = ["charts/servlet/crds/publishedresources.yaml", "examples/certificates/crd-certificates.yaml"]
+    for files in (crds, ["examples/certificates/publishedresource.yaml"]):
+        published = kubectl(kubeconfigs["service"], "apply", *(f"-f={REPO / f}" for f in files), cache=tmp_path)
+        assert published.returncode == 0, published.stderr
+        assert "Warning" not in published.stderr
+    manifest = certificate("web", secretName="web-tls")
+    created = kubectl(kubeconfigs["team-a"], "apply", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(manifest))
+    assert created.returncode == 0, created.stderr
+    assert created.stdout.strip() == "certificate.certificates.example.corp/web created"

@@ -130,13 +130,51 @@ def test_a_new_crd_changes_the_discovery_document_and_is_published_from_its_sche
         ("configmap", ["KIND:       ConfigMap", "data\t<map[string]string>"]),
         ("namespace.status.conditions", ["FIELD: conditions <[]NamespaceCondition>", "type\t<string> -required-"]),
         ("roles.rules", ["GROUP:      rbac.authorization.k8s.io", "verbs\t<[]string> -required-"]),
+        ("team-a:certificates.spec", ["KIND:       Certificate", "commonName\t<string>"]),
+        ("team-a:workspaces", ["GROUP:      tenancy.kcp.io", "spec\t<Object>"]),
     ],
 )
-def test_kubectl_explain_reads_the_built_in_schemas(
-    kcpsim: KcpSim, tmp_path: Path, field: str, expected: list[str]
-) -> None:
-    kubeconfig = kcpsim.write_kubeconfigs(tmp_path)["service"]
+def test_kubectl_explain_reads_the_v3_schemas(kcpsim: KcpSim, tmp_path: Path, field: str, expected: list[str]) -> None:
+    where, _, field = field.rpartition(":")
+    kubeconfig = kcpsim.write_kubeconfigs(tmp_path)[where or "service"]
     result = kubectl(kubeconfig, "explain", field, cache=tmp_path)
+    assert result.returncode == 0, result.stderr
+    for line in expected:
+        assert line in result.stdout
+
+
+PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+
+
+def test_openapi_v2_is_one_swagger_document_in_json_or_protobuf(raw: Raw) -> None:
+    swagger = raw.client.get("/openapi/v2", headers={"Accept": "application/json"})
+    assert swagger.status_code == 200 and swagger.headers["Content-Type"] == "application/json"
+    body = swagger.json()
+    assert body["swagger"] == "2.0"
+    configmap = body["definitions"]["io.k8s.api.core.v1.ConfigMap"]
+    assert configmap["properties"]["metadata"]["$ref"] == "#/definitions/" + META + "ObjectMeta"
+    patch = body["paths"]["/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/roles/{name}"]["patch"]
+    assert "fieldValidation" in {p["name"] for p in patch["parameters"]}
+    # What client-go asks for, answered with the media type Go's MIME parser reads.
+    proto = raw.client.get("/openapi/v2", headers={"Accept": PROTOBUF})
+    assert proto.headers["Content-Type"] == "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    assert proto.content.startswith(b"\n\x032.0")  # field 1, swagger: "2.0"
+    assert proto.headers["ETag"] != swagger.headers["ETag"]
+    assert raw.client.get("/openapi/v2", headers={"Accept": "application/yaml"}).status_code == 406
+
+
+@pytest.mark.parametrize(
+    ("where", "field", "expected"),
+    [
+        ("service", "namespaces.status.conditions", ["RESOURCE: conditions <[]Object>", "type\t<string> -required-"]),
+        ("team-a", "certificates.spec", ["KIND:     Certificate", "commonName\t<string>"]),
+    ],
+)
+def test_kubectl_explain_reads_the_protobuf_openapi_v2(
+    kcpsim: KcpSim, tmp_path: Path, where: str, field: str, expected: list[str]
+) -> None:
+    kubeconfig = kcpsim.write_kubeconfigs(tmp_path)[where]
+    result = kubectl(kubeconfig, "explain", field, "--output=plaintext-openapiv2", cache=tmp_path)
     assert result.returncode == 0, result.stderr
     for line in expected:
         assert line in result.stdout
