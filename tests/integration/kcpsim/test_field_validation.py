@@ -145,3 +145,33 @@ def test_the_kubectl_commands_of_try_it_locally_need_no_validate_false(kcpsim: K
     created = kubectl(kubeconfigs["team-a"], "apply", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(manifest))
     assert created.returncode == 0, created.stderr
     assert created.stdout.strip() == "certificate.certificates.example.corp/web created"
+
+
+@pytest.mark.parametrize("where", ["service-cluster", "workspace", "virtual-workspace"])
+def test_kubectl_edit_saves_a_change_and_refuses_an_unknown_field(kcpsim: KcpSim, tmp_path: Path, where: str) -> None:
+    kubeconfig = _kubeconfig(kcpsim, tmp_path, where)
+    if where == "service-cluster":
+        manifest = configmap("edited") | {"metadata": {"name": "edited", "namespace": "default"}}
+        what, before, after, bogus = "configmap/edited", "a: b", "a: changed", "bogus: 1"
+    else:
+        manifest = certificate("edited")
+        what, before, after, bogus = (
+            "certificate/edited",
+            "commonName: edited.example",
+            "commonName: new.example",
+            "  bogus: 1",
+        )
+    writer = kcpsim.write_kubeconfigs(tmp_path)["team-a"] if where == "virtual-workspace" else kubeconfig
+    assert kubectl(writer, "apply", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(manifest)).returncode == 0
+    # kubectl runs KUBE_EDITOR on a YAML file of the object; sed plays the user.
+    edited = kubectl(kubeconfig, "edit", what, "-n", "default", cache=tmp_path, editor=f"sed -i 's/{before}/{after}/'")
+    assert edited.returncode == 0, edited.stderr
+    assert edited.stdout.strip().endswith("edited")
+    shown = kubectl(kubeconfig, "get", what, "-n", "default", "-o", "yaml", cache=tmp_path)
+    assert after in shown.stdout
+    # A field the schema does not know: kubectl's strict validation, done by the server, refuses it.
+    refused = kubectl(
+        kubeconfig, "edit", what, "-n", "default", cache=tmp_path, editor=f"sed -i 's/^  {after}/&\\n{bogus}/'"
+    )
+    assert refused.returncode == 1
+    assert "strict decoding error: unknown field" in refused.stderr + refused.stdout
