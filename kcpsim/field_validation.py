@@ -18,11 +18,12 @@ from typing import Any
 from aiohttp import web
 
 from kcpsim import errors
-from kcpsim.openapi_builtin import BUILTIN_SCHEMAS
-from kcpsim.openapi_docs import custom_schema, definition_name
+from kcpsim.openapi_builtin import BUILTIN_SCHEMAS, META
+from kcpsim.openapi_docs import definition_name
 from kcpsim.resources import ResourceDef
 
 _DIRECTIVES = ("Ignore", "Warn", "Strict")
+_STRING = {"type": "string"}
 
 
 def _resolve(schema: Any) -> Any:
@@ -88,9 +89,12 @@ def _schema(rdef: ResourceDef, version: str) -> tuple[Any, bool] | None:
     if rdef.builtin:
         name = definition_name(rdef, version)
         return (BUILTIN_SCHEMAS[name], True) if name else None
-    if rdef.schema_for(version) is None:
+    schema = rdef.schema_for(version)
+    if schema is None:
         return None
-    return custom_schema(rdef, version), False
+    # The object's envelope, as openapi_docs publishes it, without copying the schema on every write.
+    envelope = {"apiVersion": _STRING, "kind": _STRING, "metadata": {"$ref": META + "ObjectMeta"}}
+    return {**schema, "type": "object", "properties": {**(schema.get("properties") or {}), **envelope}}, False
 
 
 def check(request: web.Request, rdef: ResourceDef, version: str, body: Any, *, patch_type: str = "") -> list[str]:
@@ -102,7 +106,8 @@ def check(request: web.Request, rdef: ResourceDef, version: str, body: Any, *, p
     if found is None or patch_type == "json" or not isinstance(body, dict):
         return []
     schema, free_form = found
-    paths = unknown_fields(_without_directives(body), schema, free_form=free_form)
+    checked = _without_directives(body) if patch_type == "strategic" else body
+    paths = unknown_fields(checked, schema, free_form=free_form)
     fields = [field_path(path) for path in paths]
     if fields and directive == "Strict":
         listed = ", ".join(f'unknown field "{field}"' for field in fields)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from kcpsim import KcpSim
-from tests.integration.kcpsim.helpers import Raw
+from tests.integration.kcpsim.helpers import TEAM_A, Raw
 from tests.integration.kcpsim.kubectl import kubectl
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -178,3 +178,27 @@ def test_kubectl_explain_reads_the_protobuf_openapi_v2(
     assert result.returncode == 0, result.stderr
     for line in expected:
         assert line in result.stdout
+
+
+def test_workspaces_and_the_virtual_workspace_publish_bound_and_kcp_types(kcpsim: KcpSim, raw: Raw) -> None:
+    workspace = "/clusters/root:myorg:team-a"
+    listed = set(raw("GET", f"{workspace}/openapi/v3").json()["paths"])
+    assert {
+        "apis/tenancy.kcp.io/v1alpha1",
+        "apis/apis.kcp.io/v1alpha2",
+        "apis/certificates.example.corp/v1alpha1",
+    } <= listed
+    bound = document(raw, "apis/certificates.example.corp/v1alpha1", workspace)
+    assert "corp.example.certificates.v1alpha1.Certificate" in bound["components"]["schemas"]
+    assert "/apis/certificates.example.corp/v1alpha1/namespaces/{namespace}/certificates/{name}" in bound["paths"]
+    workspaces = document(raw, "apis/tenancy.kcp.io/v1alpha1", workspace)["components"]["schemas"]
+    assert workspaces["io.kcp.tenancy.v1alpha1.Workspace"]["properties"]["spec"]["x-kubernetes-preserve-unknown-fields"]
+    assert "apis/tenancy.kcp.io/v1alpha1" not in raw("GET", "/openapi/v3").json()["paths"]  # not a kcp cluster
+    vw = kcpsim.vw_url().removeprefix(kcpsim.base_url) + f"/clusters/{TEAM_A}"
+    in_vw = set(raw("GET", f"{vw}/openapi/v3").json()["paths"])
+    assert {"api/v1", "apis/certificates.example.corp/v1alpha1", "apis/apis.kcp.io/v1alpha1"} <= in_vw
+    core = document(raw, "api/v1", vw)["paths"]
+    assert "/api/v1/namespaces/{namespace}/secrets/{name}" in core  # claimed
+    assert not [path for path in core if "configmaps" in path]  # not claimed
+    bindings = document(raw, "apis/apis.kcp.io/v1alpha1", vw)["paths"]["/apis/apis.kcp.io/v1alpha1/apibindings/{name}"]
+    assert set(bindings) == {"get", "parameters"}  # read only through the virtual workspace
