@@ -27,7 +27,7 @@ _CACHED_SETS = 64
 
 @attrs.define
 class Documents:
-    served: list[ResourceDef]  # kept so the ids in the cache key stay unique while cached
+    served: list[ResourceDef]  # kept so the schema ids in the cache key stay unique while cached
     verbs_for: openapi_docs.VerbsFor
     by_key: dict[str, tuple[bytes, str]] = attrs.field(factory=dict)
     discovery: tuple[bytes, str] | None = None
@@ -60,8 +60,15 @@ class Documents:
 _cache: OrderedDict[tuple[Any, ...], Documents] = OrderedDict()
 
 
+def _fingerprint(rdef: ResourceDef) -> tuple[Any, ...]:
+    # The virtual workspace rebuilds its ResourceDefs per request, around the same stored schema
+    # objects: those are named by identity (kept alive by the cache entry, so never reused).
+    schemas = tuple(id(schema) for _, schema in rdef.schemas)
+    return (rdef.group, rdef.plural, rdef.kind, rdef.versions, rdef.namespaced, rdef.status, rdef.verbs, schemas)
+
+
 def documents(served: list[ResourceDef], verbs_for: openapi_docs.VerbsFor | None, *, scope: str) -> Documents:
-    key = (scope, *(id(rdef) for rdef in served))
+    key = (scope, *(_fingerprint(rdef) for rdef in served))
     found = _cache.get(key)
     if found is None:
         found = _cache[key] = Documents(served=list(served), verbs_for=verbs_for or openapi_docs.default_verbs)

@@ -122,6 +122,15 @@ def test_a_new_crd_changes_the_discovery_document_and_is_published_from_its_sche
     }
     patch = widgets["paths"]["/apis/example.io/v1/widgets/{name}"]["patch"]
     assert "application/strategic-merge-patch+json" not in patch["requestBody"]["content"]
+    # A change of the schema is published under a new hash.
+    stored = raw("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.io").json()
+    stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["color"] = {
+        "type": "string"
+    }
+    path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.io"
+    assert raw("PUT", path, stored).status_code == 200
+    changed = document(raw, "apis/example.io/v1")["components"]["schemas"]["io.example.v1.Widget"]
+    assert changed["properties"]["spec"]["properties"]["color"] == {"type": "string"}
 
 
 @pytest.mark.parametrize(
