@@ -20,7 +20,7 @@ import msgspec
 import yaml
 from aiohttp import web
 
-from kcpsim import admin, discovery, errors, metadata_only
+from kcpsim import admin, discovery, errors, field_validation, metadata_only, openapi_http
 from kcpsim.errors import StatusError
 from kcpsim.naming import is_cluster_name, is_cluster_path
 from kcpsim.requestlog import RequestRecord
@@ -302,17 +302,19 @@ class Server:
             if name:
                 raise errors.method_not_allowed()
             body = await self.body(request)
+            warnings = field_validation.check(request, rdef, version, body)
             obj = world.create(rdef, cluster, ns, body, version=version, manager=manager, dry_run=dry_run)
-            return json_response(world.render(rdef, obj, version), status=201)
+            return field_validation.with_warnings(json_response(world.render(rdef, obj, version), status=201), warnings)
         if call.verb == "update":
             if not name:
                 raise errors.method_not_allowed()
             self._check_existing_visible(rdef, cluster, ns, name, visible)
             body = await self.body(request)
+            warnings = field_validation.check(request, rdef, version, body)
             obj = world.update(
                 rdef, cluster, ns, name, body, version=version, manager=manager, subresource=sub, dry_run=dry_run
             )
-            return json_response(world.render(rdef, obj, version))
+            return field_validation.with_warnings(json_response(world.render(rdef, obj, version)), warnings)
         if call.verb == "patch":
             if not name:
                 raise errors.method_not_allowed()
@@ -324,6 +326,7 @@ class Server:
                 self._check_existing_visible(rdef, cluster, ns, name, visible)
             raw = await request.read()
             body = _decode(raw, yaml_ok=patch_type == "apply")
+            warnings = field_validation.check(request, rdef, version, body, patch_type=patch_type)
             obj = world.patch(
                 rdef,
                 cluster,
@@ -337,7 +340,7 @@ class Server:
                 force=query.get("force") in ("true", "1"),
                 dry_run=dry_run,
             )
-            return json_response(world.render(rdef, obj, version))
+            return field_validation.with_warnings(json_response(world.render(rdef, obj, version)), warnings)
         if call.verb == "delete":
             self._check_existing_visible(rdef, cluster, ns, name, visible)
             raw = await request.read()
@@ -399,7 +402,10 @@ class Server:
         served = self.served_defs(target)
         verbs_for = target.vw.verbs_for if target.vw is not None else None
         if not rest:
-            return json_response({"paths": ["/api", "/api/v1", "/apis", "/version"]})
+            return json_response({"paths": ["/api", "/api/v1", "/apis", "/openapi/v2", "/openapi/v3", "/version"]})
+        if rest[0] == "openapi":
+            scope = "vw" if target.vw is not None else "cluster"
+            return openapi_http.respond(request, rest, openapi_http.documents(served, verbs_for, scope=scope))
         if rest == ["version"]:
             return json_response(
                 {"major": "1", "minor": "31", "gitVersion": "v1.31.0+kcpsim", "platform": "linux/amd64"}

@@ -1,4 +1,4 @@
-"""Server-side printing: custom resources as a `meta.k8s.io/v1` Table, as `kubectl get` asks.
+"""Server-side printing: objects as a `meta.k8s.io/v1` Table, as `kubectl get` asks.
 
 A get or list of a custom resource (CRD, or APIResourceSchema in kcp) whose `Accept` header
 asks for `application/json;as=Table;g=meta.k8s.io;v=v1` (or `v1beta1`) is answered with a Table:
@@ -8,8 +8,8 @@ apiextensions-apiserver defaults them); each row holds the cells and the object 
 Cells are computed as kube-apiserver's table convertor does: a simple JSONPath per column,
 `string` columns printed, `integer`/`number`/`boolean` typed, `date` as a relative age (`5m`).
 
-Built-in resources and watches are answered as before (kubectl falls back to printing them
-itself), since kcpsim does not know the apiserver's built-in column sets.
+Built-in kinds get the apiserver's own column sets (tables_builtin.py). Watches, and kcp's own
+types (which kcpsim holds without a schema), are answered as plain JSON: kubectl prints them itself.
 """
 
 from __future__ import annotations
@@ -143,17 +143,35 @@ def cell(column: dict[str, Any], value: Any) -> Any:
     return None
 
 
+def _printer(rdef: ResourceDef, version: str) -> tuple[list[dict[str, Any]], Callable[[dict[str, Any]], list[Any]]]:
+    """The column definitions of a resource and how to compute one object's cells."""
+    from kcpsim.tables_builtin import PRINTERS  # it builds on this module's helpers
+
+    if rdef.builtin:
+        return PRINTERS[(rdef.group, rdef.kind)]
+    printer = columns(rdef, version)
+
+    def cells(obj: dict[str, Any]) -> list[Any]:
+        name = (obj.get("metadata") or {}).get("name", "")
+        return [name, *(cell(column, find(obj, column["jsonPath"])) for column in printer)]
+
+    return column_definitions(printer), cells
+
+
+def has_printer(rdef: ResourceDef) -> bool:
+    from kcpsim.tables_builtin import PRINTERS
+
+    return (rdef.group, rdef.kind) in PRINTERS if rdef.builtin else bool(rdef.schemas)
+
+
 def table(rdef: ResourceDef, version: str, body: dict[str, Any], *, include: str = "Metadata") -> dict[str, Any]:
     """An object or a list of `rdef` as a Table."""
-    printer = columns(rdef, version)
+    definitions, cells = _printer(rdef, version)
     is_list = "items" in body and body.get("kind", "").endswith("List")
     objects = body["items"] if is_list else [body]
     rows = []
     for obj in objects:
-        row: dict[str, Any] = {
-            "cells": [(obj.get("metadata") or {}).get("name", "")]
-            + [cell(column, find(obj, column["jsonPath"])) for column in printer]
-        }
+        row: dict[str, Any] = {"cells": cells(obj)}
         if include == "Object":
             row["object"] = obj
         elif include != "None":
@@ -168,7 +186,7 @@ def table(rdef: ResourceDef, version: str, body: dict[str, Any], *, include: str
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": {k: v for k, v in metadata.items() if k in ("resourceVersion", "continue")},
-        "columnDefinitions": column_definitions(printer),
+        "columnDefinitions": definitions,
         "rows": rows,
     }
 
@@ -195,7 +213,7 @@ def _resource(sim: KcpSim, path: str) -> tuple[ResourceDef, str] | None:
     else:
         assert target.cluster is not None
         rdef = sim.world.catalog.lookup(target.cluster, group, version, remainder[0])
-    return (rdef, version) if rdef is not None and rdef.schemas else None
+    return (rdef, version) if rdef is not None and has_printer(rdef) else None
 
 
 def middleware(sim: KcpSim) -> Middleware:

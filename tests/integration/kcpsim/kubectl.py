@@ -10,13 +10,18 @@ from pathlib import Path
 import pytest
 
 
-def kubectl(kubeconfig: Path, *args: str, cache: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """`kubectl --kubeconfig kubeconfig args...`; its discovery cache in `cache`, no proxies."""
+def kubectl(
+    kubeconfig: Path, *args: str, cache: Path, stdin: str | None = None, editor: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`kubectl --kubeconfig kubeconfig args...`; its discovery cache in `cache`, no proxies;
+    `editor` the command `kubectl edit` runs on the file (KUBE_EDITOR)."""
     binary = shutil.which("kubectl")
     if binary is None:
         pytest.skip("kubectl not on PATH")
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and k != "KUBECONFIG"}
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    if editor is not None:
+        env["KUBE_EDITOR"] = editor
     return subprocess.run(
         [binary, "--kubeconfig", str(kubeconfig), "--cache-dir", str(cache / "kubectl-cache"), *args],
         capture_output=True,

@@ -169,10 +169,8 @@ def test_a_default_added_later_shows_on_read(widgets: Raw) -> None:
 def test_kubectl_shows_the_refusal(kcpsim: KcpSim, widgets: Raw, tmp_path: Path) -> None:
     kubeconfig = kcpsim.write_kubeconfigs(tmp_path)["service"]
     manifest = {**widget("x", replicas=11), "metadata": {"name": "x", "namespace": "default"}}
-    # Client-side validation off: the server's answer is what is shown.
-    result = kubectl(
-        kubeconfig, "create", "--validate=false", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(manifest)
-    )
+    # kubectl leaves validation to the server (fieldValidation=Strict): its answer is what is shown.
+    result = kubectl(kubeconfig, "create", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(manifest))
     assert result.returncode == 1
     assert (
         'The Widget "x" is invalid: spec.replicas: Invalid value: 11: '
@@ -181,7 +179,6 @@ def test_kubectl_shows_the_refusal(kcpsim: KcpSim, widgets: Raw, tmp_path: Path)
     created = kubectl(
         kubeconfig,
         "create",
-        "--validate=false",
         "-f",
         "-",
         "-o",
