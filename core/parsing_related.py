@@ -27,6 +27,7 @@ from servlet.core.model import (
 )
 from servlet.core.namespace_safety import related_namespace_problem
 from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain
+from servlet.core.parsing_related_extras import EXTRA_FIELDS, parse_related_mutation
 from servlet.core.templates import TemplateError
 
 # Related identifiers end up in annotation keys of the local primary, which bound their length.
@@ -82,6 +83,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
             "object",
             "cleanup",
             "syncStatus",
+            *EXTRA_FIELDS,
         ),
         problems=problems,
     )
@@ -110,6 +112,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
         problems.append(
             Problem(field=f"{path}.syncStatus", message="is supported for origin service only (status flows up) yet")
         )
+    mutation = parse_related_mutation(related, path=path, problems=problems)
     if related.get("object") is not None and related.get("reference") is not None:
         problems.append(Problem(field=f"{path}.object", message="cannot be combined with reference; set one of them"))
         reference = None
@@ -128,6 +131,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
         projection=None if projection is None else projected_api(kind=kind, api=api, projection=projection),
         cleanup=cleanup is not False,
         sync_status=sync_status is True,
+        mutation=mutation,
     )
 
 

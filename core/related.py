@@ -50,6 +50,7 @@ from servlet.core.related_actions import (
     unconfirmed_error,
     unreadable_error,
 )
+from servlet.core.related_mutation import destination_identity, mutated_origin
 
 # Re-exported (listed in __all__): callers import the vocabulary of related objects from here.
 from servlet.core.related_objects import (
@@ -234,9 +235,9 @@ def _plan(
         # An absence is confirmed only to allow a deletion; an entry that never deletes takes it as is.
         seen = snapshot if item.cleanup or not snapshot.unconfirmed else attrs.evolve(snapshot, unconfirmed=frozenset())
         if item.origin is Origin.SERVICE:
-            actions.extend(_plan_service_origin(primaries, item, resolved, seen, held_back))
+            actions.extend(_plan_service_origin(primaries, item, resolved, seen, held_back, index=index))
         else:
-            actions.extend(plan_platform_origin(primaries, item, resolved, seen, held_back))
+            actions.extend(plan_platform_origin(primaries, item, resolved, seen, held_back, index=index))
     return actions
 
 
@@ -246,6 +247,8 @@ def _plan_service_origin(
     resolved: Resolved,
     snapshot: RelatedSnapshot,
     held_back: set[RelatedKey],
+    *,
+    index: int,
 ) -> list[Action]:
     state = read_service_state(primaries.local, item.identifier)
     if resolved.local is None:
@@ -289,9 +292,17 @@ def _plan_service_origin(
         # The workspace primary now names another object: the old copy, if ours, goes away.
         actions.extend(_delete_recorded_copy(primaries, item, state, snapshot))
 
-    desired = desired_content(item, source)
-    live = snapshot.get(Side.REMOTE, type_on(item, Side.REMOTE), destination)
     target = ref(primaries, Side.REMOTE, type_on(item, Side.REMOTE), destination)
+    mutated = mutated_origin(
+        item,
+        index=index,
+        source=source,
+        destination=destination_identity(target.resource, namespace=destination.namespace, name=destination.name),
+    )
+    if isinstance(mutated, Problem):
+        return [Error.of(mutated, target=target, identifier=item.identifier)]  # a failed step writes nothing
+    desired = desired_content(item, mutated)
+    live = snapshot.get(Side.REMOTE, type_on(item, Side.REMOTE), destination)
     if live is None:
         created_record = record_state(
             primaries,
@@ -333,7 +344,7 @@ def _plan_service_origin(
     content_change = patch.three_way_patch(last_known=last_known, desired=desired, live=live)
     if content_change:
         actions.append(PatchRelated(identifier=item.identifier, target=target, patch=guarded(content_change, live)))
-    status = status_update(item, source=source, live=live, target=target)
+    status = status_update(item, source=mutated, live=live, target=target)
     if status is not None:
         actions.append(status)
     # State after the write: a lost state write only repeats a harmless patch, while a state

@@ -12,6 +12,7 @@ from servlet.core.actions import Action, Conflict, CreateRelated, DeleteRelated,
 from servlet.core.keys import guarded, uid_of
 from servlet.core.model import Problem, RelatedResource, RemoteKey
 from servlet.core.related_actions import describe, ensure_namespace, ref, skeleton, unconfirmed_error, with_record
+from servlet.core.related_mutation import destination_identity, mutated_origin
 from servlet.core.related_objects import (
     Coordinates,
     PlatformState,
@@ -32,6 +33,8 @@ def plan_platform_origin(
     resolved: Resolved,
     snapshot: RelatedSnapshot,
     held_back: set[RelatedKey],
+    *,
+    index: int,
 ) -> list[Action]:
     """Create, patch or delete the local copy of the workspace object `item` names, and record it."""
     state = read_platform_state(primaries.local, item.identifier)
@@ -77,7 +80,11 @@ def plan_platform_origin(
             actions.append(DeleteRelated(identifier=item.identifier, target=target, uid=uid_of(live)))
         return with_record(primaries, item.identifier, actions, before=state, after=None)
 
-    desired = desired_content(item, source)
+    copy_identity = destination_identity(target.resource, namespace=wanted.copy.namespace, name=wanted.copy.name)
+    mutated = mutated_origin(item, index=index, source=source, destination=copy_identity)
+    if isinstance(mutated, Problem):
+        return [Error.of(mutated, target=target, identifier=item.identifier)]  # a failed step writes nothing
+    desired = desired_content(item, mutated)
     if live is None:
         bare = skeleton(
             type_on(item, Side.LOCAL),

@@ -43,6 +43,7 @@ from servlet.core.model import (
     SourceResource,
     ValueReference,
 )
+from servlet.core.mutation_steps import CelStep, Mutation, TemplateStep
 from servlet.core.plan import SyncContext
 from servlet.core.projection import Projected
 from servlet.core.world import World, WriteFailure
@@ -54,7 +55,9 @@ SERVLET = ServletIdentity("tom", "example.corp")
 LOCAL = ResourceType("example.com", "v1", "Widget", "widgets", True)
 SIZES = st.integers(min_value=0, max_value=3)
 # Related objects of a type of any group (SPEC 8): Databases, named by `spec.up` (born on the
-# service, copied up) and `spec.down` (born in the workspace, copied down) of a Widget.
+# service, copied up) and `spec.down` (born in the workspace, copied down) of a Widget. Each entry
+# mutates what it copies: a step reading the origin's whole metadata and one reading the copy's
+# identity, so a copy is current only with the mutated content, and quiet only if that is a fixed point.
 DATABASE = ResourceType("databases.example.org", "v1", "Database", "databases", True)
 DB_NAMES = ("d1", "d2")
 DB_NAME_OR_NONE = st.sampled_from((None, *DB_NAMES))
@@ -66,9 +69,21 @@ RELATED = tuple(
         reference=RelatedReference(name=ValueReference(path=f"spec.{identifier}")),
         api=RelatedAPI(DATABASE.group, DATABASE.version, DATABASE.plural, identity_hash="f00d"),
         resolved=DATABASE,
+        mutation=Mutation(
+            spec=(
+                CelStep("spec.origin", "self.metadata.name + '/' + string(size(self.metadata))"),
+                TemplateStep("spec.copy", "{{ .RemoteObject.metadata.namespace }}"),
+            )
+        ),
     )
     for identifier, origin in (("up", Origin.SERVICE), ("down", Origin.PLATFORM))
 )
+
+
+def _mutated_spec(origin: dict[str, Any], *, copy_namespace: str) -> dict[str, Any]:
+    """What the copy of a Database carries: its origin's spec as the related entries' steps change it."""
+    meta = {key: value for key, value in origin["metadata"].items() if key not in ("resourceVersion", "managedFields")}
+    return {**origin["spec"], "origin": f"{meta['name']}/{len(meta)}", "copy": copy_namespace}
 
 
 def _context(kind: str, plural: str, *, naming: Naming, related: tuple[RelatedResource, ...] = ()) -> SyncContext:
@@ -478,7 +493,8 @@ class SyncModel(RuleBasedStateMachine):
         origin = self.owner_databases.get((key.cluster, up)) if up else None
         if origin is not None and not is_deleting(origin):
             copied = self.world.get(_db_key(Side.REMOTE, key.cluster, key.namespace, up))
-            assert copied is not None and copied["spec"] == origin["spec"], f"{key}: Database {up} did not go up"
+            wanted = _mutated_spec(origin, copy_namespace=key.namespace)
+            assert copied is not None and copied["spec"] == wanted, f"{key}: Database {up} did not go up"
         source = self.world.get(_db_key(Side.REMOTE, key.cluster, key.namespace, down)) if down else None
         if source is None or (key.cluster, down) in self.owner_databases:
             return  # nothing to copy down, or the owner's Database holds the name (a conflict)
@@ -486,7 +502,8 @@ class SyncModel(RuleBasedStateMachine):
         assert local is not None, f"{key}: Database {down} did not come down"
         origin_key = remote_key_of(source)
         if metadata.links_to(local, servlet_name=SERVLET.name, remote=origin_key):
-            assert local["spec"] == source["spec"], f"{key}: the copy of Database {down} is not current"
+            wanted = _mutated_spec(source, copy_namespace=key.cluster)
+            assert local["spec"] == wanted, f"{key}: the copy of Database {down} is not current"
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -565,7 +582,9 @@ def test_a_tenants_database_synced_into_is_kept_when_its_service_origin_goes() -
     model.owner_writes_a_database(cluster, "d1", size=2, delete=False)
     model.tenant_writes("widgets", cluster, "default", "a", size=1, synced=True, forged=False, up="d1")
     model.quiet_point()
-    assert model.world.get(_db_key(Side.REMOTE, cluster, "default", "d1"))["spec"] == {"size": 2}
+    copied = model.world.get(_db_key(Side.REMOTE, cluster, "default", "d1"))["spec"]
+    assert copied == _mutated_spec(model.owner_databases[(cluster, "d1")], copy_namespace="default")
+    assert copied["size"] == 2
     model.owner_writes_a_database(cluster, "d1", size=2, delete=True)
     model.quiet_point()
     model.nothing_the_servlet_did_not_create_was_touched()
