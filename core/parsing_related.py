@@ -27,7 +27,7 @@ from servlet.core.model import (
 )
 from servlet.core.namespace_safety import related_namespace_problem
 from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain
-from servlet.core.parsing_related_extras import EXTRA_FIELDS, parse_related_mutation
+from servlet.core.parsing_related_extras import EXTRA_FIELDS, parse_related_extras
 from servlet.core.templates import TemplateError
 
 # Related identifiers end up in annotation keys of the local primary, which bound their length.
@@ -112,7 +112,6 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
         problems.append(
             Problem(field=f"{path}.syncStatus", message="is supported for origin service only (status flows up) yet")
         )
-    mutation = parse_related_mutation(related, path=path, problems=problems)
     if related.get("object") is not None and related.get("reference") is not None:
         problems.append(Problem(field=f"{path}.object", message="cannot be combined with reference; set one of them"))
         reference = None
@@ -120,6 +119,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
         reference = _parse_object(related.get("object"), path=f"{path}.object", problems=problems)
     else:
         reference = _parse_reference(related.get("reference"), path=f"{path}.reference", problems=problems)
+    mutation = parse_related_extras(related, reference=reference, path=path, problems=problems)
     if identifier is None or origin is None or (kind is None and api is None) or reference is None:
         return None
     return RelatedResource(

@@ -1,4 +1,4 @@
-"""Reading the fields of a `spec.related[]` entry added after the first forms: `mutation`.
+"""Reading what a `spec.related[]` entry gained after its first forms: `mutation`, paths into lists.
 
 Called once from `parsing_related.py`, with the parser's conventions: never raise, report
 every problem under the manifest's field path.
@@ -15,16 +15,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from servlet.core.model import Problem
+from servlet.core.model import Problem, RelatedReference, ValueReference
 from servlet.core.mutation_parsing import parse_mutation
 from servlet.core.mutation_steps import Mutation
+from servlet.core.related_lists import LIST_MARK
 
 # The fields of a related entry read here (the entry's reader reports any other as unknown).
 EXTRA_FIELDS = ("mutation",)
 
 
-def parse_related_mutation(related: Mapping[str, object], *, path: str, problems: list[Problem]) -> Mutation:
-    """The entry's `mutation`, empty when absent; every problem found is added to `problems`."""
+def parse_related_extras(
+    related: Mapping[str, object], *, reference: RelatedReference | None, path: str, problems: list[Problem]
+) -> Mutation:
+    """The entry's `mutation` (empty when absent), its reference checked for list paths; every
+    problem found is added to `problems`."""
+    if reference is not None:
+        _check_list_paths(reference, path=path, problems=problems)
     mutation = parse_mutation(related.get("mutation"), path=f"{path}.mutation", problems=problems)
     if mutation.status and related.get("syncStatus") is not True:
         problems.append(
@@ -34,3 +40,25 @@ def parse_related_mutation(related: Mapping[str, object], *, path: str, problems
             )
         )
     return mutation
+
+
+def _check_list_paths(reference: RelatedReference, *, path: str, problems: list[Problem]) -> None:
+    base = f"{path}.object" if reference.object_form else f"{path}.reference"
+    name_field = f"{base}.reference.path" if reference.object_form else f"{base}.name.path"
+    namespace_field = f"{base}.namespace.reference.path" if reference.object_form else f"{base}.namespace.path"
+    if isinstance(reference.name, ValueReference) and reference.name.path.count(LIST_MARK) > 1:
+        problems.append(
+            Problem(
+                field=name_field,
+                message=f"{reference.name.path!r} holds {LIST_MARK} more than once; the objects of the two sides are "
+                "paired by the position in one list",
+            )
+        )
+    if isinstance(reference.namespace, ValueReference) and LIST_MARK in reference.namespace.path:
+        problems.append(
+            Problem(
+                field=namespace_field,
+                message=f"{reference.namespace.path!r} runs through a list, but names the one namespace of the "
+                "related objects; only the name path may hold " + LIST_MARK,
+            )
+        )

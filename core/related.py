@@ -50,6 +50,7 @@ from servlet.core.related_actions import (
     unconfirmed_error,
     unreadable_error,
 )
+from servlet.core.related_lists import base_identifier, related_objects
 from servlet.core.related_mutation import destination_identity, mutated_origin
 
 # Re-exported (listed in __all__): callers import the vocabulary of related objects from here.
@@ -122,8 +123,9 @@ def plan_related_cleanup(
     """
     related = list(related)
     actions: list[Action] = []
-    for index, item in enumerate(related):
-        unusable = type_problem(item, index=index)
+    for entry in related_objects(related, remote=primaries.remote, local=primaries.local, every_recorded=True):
+        index, item = entry.index, entry.item
+        unusable = entry.problem or type_problem(item, index=index)
         if unusable is not None:
             # What the type cannot be read of cannot be proven ours: kept, and said so.
             actions.append(Error.of(unusable, target=primaries.local_ref, identifier=item.identifier))
@@ -157,7 +159,11 @@ def plan_related_cleanup(
 def _kept_where_asked(related: list[RelatedResource], actions: Iterable[Action]) -> tuple[Action, ...]:
     """`actions` without the deletions of entries with `cleanup: false`, whose copies always stay."""
     keep = {item.identifier for item in related if not item.cleanup}
-    return tuple(action for action in actions if not (isinstance(action, DeleteRelated) and action.identifier in keep))
+    return tuple(
+        action
+        for action in actions
+        if not (isinstance(action, DeleteRelated) and base_identifier(action.identifier) in keep)
+    )
 
 
 def related_reads(
@@ -170,8 +176,9 @@ def related_reads(
     """
     objects: dict[RelatedKey, None] = {}
     namespaces: dict[tuple[Side, str], None] = {}
-    for index, item in enumerate(related):
-        if type_problem(item, index=index) is not None:
+    for entry in related_objects(related, remote=remote, local=local):
+        index, item = entry.index, entry.item
+        if entry.problem is not None or type_problem(item, index=index) is not None:
             continue
         resolved = resolve(item, index=index, remote=remote, local=local)
         if isinstance(resolved, Problem):
@@ -209,7 +216,14 @@ def _plan(
     primaries: Primaries, related: Iterable[RelatedResource], snapshot: RelatedSnapshot, *, held_back: set[RelatedKey]
 ) -> list[Action]:
     actions: list[Action] = []
-    for index, item in enumerate(related):
+    for entry in related_objects(related, remote=primaries.remote, local=primaries.local):
+        index, item = entry.index, entry.item
+        if entry.problem is not None:
+            actions.append(Error.of(entry.problem, target=primaries.local_ref, identifier=item.identifier))
+            continue
+        if entry.dropped:
+            actions.extend(_forget_dropped(primaries, item, snapshot))
+            continue
         resolved = type_problem(item, index=index) or resolve(
             item, index=index, remote=primaries.remote, local=primaries.local
         )
@@ -239,6 +253,14 @@ def _plan(
         else:
             actions.extend(plan_platform_origin(primaries, item, resolved, seen, held_back, index=index))
     return actions
+
+
+def _forget_dropped(primaries: Primaries, item: RelatedResource, snapshot: RelatedSnapshot) -> list[Action]:
+    """A list position no longer named (`related_lists.py`): its copy goes if ours, then its record."""
+    deletions = list(plan_related_cleanup(primaries=primaries, related=[item], snapshot=snapshot))
+    if any(isinstance(action, Error) for action in deletions):
+        return deletions  # what cannot be read is kept, and so is the record that finds it
+    return [*deletions, record_state(primaries, item.identifier, None)]
 
 
 def _plan_service_origin(

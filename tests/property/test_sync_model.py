@@ -66,7 +66,7 @@ RELATED = tuple(
         identifier=identifier,
         origin=origin,
         kind=None,
-        reference=RelatedReference(name=ValueReference(path=f"spec.{identifier}")),
+        reference=RelatedReference(name=ValueReference(path=path)),
         api=RelatedAPI(DATABASE.group, DATABASE.version, DATABASE.plural, identity_hash="f00d"),
         resolved=DATABASE,
         mutation=Mutation(
@@ -76,7 +76,12 @@ RELATED = tuple(
             )
         ),
     )
-    for identifier, origin in (("up", Origin.SERVICE), ("down", Origin.PLATFORM))
+    for identifier, origin, path in (
+        ("up", Origin.SERVICE, "spec.up"),
+        ("down", Origin.PLATFORM, "spec.down"),
+        # A path into a list: one Database per item, paired by position on the two Widgets.
+        ("many", Origin.PLATFORM, "spec.many[*]"),
+    )
 )
 
 
@@ -257,6 +262,8 @@ class SyncModel(RuleBasedStateMachine):
         for field_name, names in (("up", ups), ("down", downs)):
             if names:
                 edited["spec"][field_name] = data.draw(st.sampled_from(names))
+        # Any names, in any order: items may name Databases that do not exist (yet).
+        edited["spec"]["many"] = data.draw(st.lists(st.sampled_from(DB_NAMES), max_size=2, unique=True))
         self.world.put(Side.REMOTE, edited)
 
     @rule(
@@ -490,12 +497,17 @@ class SyncModel(RuleBasedStateMachine):
     def _check_related_databases(self, key: Any, remote: dict[str, Any]) -> None:
         """Once quiet, the Databases a synced Widget names are copied with their origin's content."""
         up, down = remote["spec"].get("up"), remote["spec"].get("down")
+        for name in [down, *remote["spec"].get("many", [])]:
+            if name:
+                self._check_database_came_down(key, name)
         origin = self.owner_databases.get((key.cluster, up)) if up else None
         if origin is not None and not is_deleting(origin):
             copied = self.world.get(_db_key(Side.REMOTE, key.cluster, key.namespace, up))
             wanted = _mutated_spec(origin, copy_namespace=key.namespace)
             assert copied is not None and copied["spec"] == wanted, f"{key}: Database {up} did not go up"
-        source = self.world.get(_db_key(Side.REMOTE, key.cluster, key.namespace, down)) if down else None
+
+    def _check_database_came_down(self, key: Any, down: str) -> None:
+        source = self.world.get(_db_key(Side.REMOTE, key.cluster, key.namespace, down))
         if source is None or (key.cluster, down) in self.owner_databases:
             return  # nothing to copy down, or the owner's Database holds the name (a conflict)
         local = self.world.get(_db_key(Side.LOCAL, "", key.cluster, down))
@@ -601,4 +613,22 @@ def test_two_entries_naming_one_database_both_ways_settle_when_its_service_origi
     model.quiet_point()
     model.owner_writes_a_database(cluster, "d2", size=0, delete=True)
     model.quiet_point()
+    model.nothing_the_servlet_did_not_create_was_touched()
+
+
+def test_each_item_of_a_list_path_brings_its_own_database_down_and_takes_it_when_it_goes() -> None:
+    """The list-path entry spelled out: two items, two copies, each paired by its position; an
+    emptied list leaves none, and the tenant's Databases are untouched throughout."""
+    model = SyncModel()
+    cluster = CLUSTERS[0]
+    for name in DB_NAMES:
+        model.tenant_writes_a_database(cluster, "default", name, size=1, delete=False)
+    model.tenant_writes("widgets", cluster, "default", "a", size=1, synced=True, forged=False)
+    widget = model.world.get(model._remote_key(PRIMARY, cluster, "default", "a"))
+    model.world.put(Side.REMOTE, {**widget, "spec": {**widget["spec"], "many": list(reversed(DB_NAMES))}})
+    model.quiet_point()
+    assert {name for name in DB_NAMES if model.world.get(_db_key(Side.LOCAL, "", cluster, name))} == set(DB_NAMES)
+    model.tenant_writes("widgets", cluster, "default", "a", size=1, synced=True, forged=False)
+    model.quiet_point()
+    assert not [name for name in DB_NAMES if model.world.get(_db_key(Side.LOCAL, "", cluster, name))]
     model.nothing_the_servlet_did_not_create_was_touched()

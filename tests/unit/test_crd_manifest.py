@@ -658,3 +658,65 @@ def test_schema_and_parser_both_refuse_related_status_steps_without_sync_status(
     assert [problem.field for problem in parse_published_resource(broken).problems] == [
         "spec.related[3].mutation.status"
     ]
+
+
+def _with_path(value: Any, path: str) -> Any:
+    """`value` with each "{p}" in it replaced by `path`."""
+    if isinstance(value, dict):
+        return {key: _with_path(item, path) for key, item in value.items()}
+    return path if value == "{p}" else value
+
+
+def _path_rules(*keys: str) -> list[dict[str, str]]:
+    node: Any = SCHEMA["properties"]["spec"]["properties"]["related"]["items"]
+    for key in keys:
+        node = node["properties"][key]
+    return list(node["x-kubernetes-validations"])
+
+
+@pytest.mark.parametrize(
+    ("reference", "where", "rules", "path", "refused"),
+    [
+        ({"reference": {"name": {"path": "{p}"}}}, "reference.name.path", ("reference", "name"), "a[*].b[*]", True),
+        ({"reference": {"name": {"path": "{p}"}}}, "reference.name.path", ("reference", "name"), "a[*].b", False),
+        (
+            {"reference": {"name": {"path": "spec.x"}, "namespace": {"path": "{p}"}}},
+            "reference.namespace.path",
+            ("reference", "namespace"),
+            "status.namespaces[*]",
+            True,
+        ),
+        (
+            {"object": {"reference": {"path": "{p}"}}},
+            "object.reference.path",
+            ("object", "reference"),
+            "a[*].b[*]",
+            True,
+        ),
+        ({"object": {"reference": {"path": "{p}"}}}, "object.reference.path", ("object", "reference"), "a[*].b", False),
+        (
+            {"object": {"reference": {"path": "spec.x"}, "namespace": {"reference": {"path": "{p}"}}}},
+            "object.namespace.reference.path",
+            ("object", "namespace", "reference"),
+            "status.n[*]",
+            True,
+        ),
+    ],
+)
+def test_schema_and_parser_agree_on_paths_into_lists(
+    reference: dict[str, Any], where: str, rules: tuple[str, ...], path: str, refused: bool
+) -> None:
+    """The CEL rules on the path fields, evaluated with the servlet's CEL, refuse what the parser does."""
+    from servlet.core.cel import compile_expression, evaluate
+    from servlet.core.parsing import parse_published_resource
+
+    entry = _with_path(reference, path)
+    manifest = _set(FULL, "spec.related", [{"identifier": "x", "origin": "service", "kind": "Secret", **entry}])
+    fields = [problem.field for problem in parse_published_resource(manifest).problems]
+    failed = [
+        rule["message"]
+        for rule in _path_rules(*rules)
+        if evaluate(compile_expression(rule["rule"]), value=None, self={"path": path}, other=None) is not True
+    ]
+    assert (fields == [f"spec.related[0].{where}"]) is refused, fields
+    assert bool(failed) is refused, failed
