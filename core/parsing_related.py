@@ -108,9 +108,13 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
     for key, value in (("cleanup", cleanup), ("syncStatus", sync_status)):
         if not isinstance(value, bool):
             problems.append(Problem(field=f"{path}.{key}", message=f"must be true or false, not {describe(value)}"))
-    if sync_status is True and origin is Origin.PLATFORM:
+    if sync_status is True and origin is Origin.PLATFORM and related.get("kind") is not None:
         problems.append(
-            Problem(field=f"{path}.syncStatus", message="is supported for origin service only (status flows up) yet")
+            Problem(
+                field=f"{path}.syncStatus",
+                message="with origin platform writes the copy's status to the workspace object's status subresource, "
+                "which Secrets and ConfigMaps do not have",
+            )
         )
     if related.get("object") is not None and related.get("reference") is not None:
         problems.append(Problem(field=f"{path}.object", message="cannot be combined with reference; set one of them"))

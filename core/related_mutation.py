@@ -1,8 +1,9 @@
 """The mutation steps of a related entry (`spec.related[].mutation`): the origin object as it is synced.
 
-A related object travels from its origin to its destination, content and (with `syncStatus`)
-status alike, so both step lists change the origin object before anything of it is copied:
-`spec` steps change what the content is taken from, `status` steps the status that is copied.
+A related object's content travels from its origin to its destination: `spec` steps change the
+origin before its content is taken. `status` steps change the status `syncStatus` copies: the
+origin's, copied with the content (origin service), or the copy's, copied back up to the
+workspace object (origin platform), so they run on the object whose status is copied.
 The related planner calls this once per related object and plans on the result, so the
 three-way patch and the recorded last-known-state hold the mutated content, and the daemon and
 `servlet plan` agree.
@@ -25,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from servlet.core.json_values import without_null_members
-from servlet.core.model import LocalKey, Problem, RelatedResource, ResourceType
+from servlet.core.model import LocalKey, Origin, Problem, RelatedResource, ResourceType
 from servlet.core.mutation import apply_mutation
 from servlet.core.mutation_sync import local_identity, stable_view
 
@@ -43,7 +44,8 @@ def destination_identity(resource: ResourceType, *, namespace: str, name: str) -
 def mutated_origin(
     item: RelatedResource, *, index: int, source: Mapping[str, Any], destination: Mapping[str, Any]
 ) -> Mapping[str, Any] | Problem:
-    """`source` (the origin object) changed by the entry's spec steps, then its status by the status steps.
+    """`source` (the origin object) changed by the entry's spec steps, then (origin service, whose
+    status `syncStatus` copies) its status by the status steps.
 
     `destination` is the copy's identity (`destination_identity`). Without steps, `source` itself.
     """
@@ -58,15 +60,27 @@ def mutated_origin(
         if isinstance(changed, Problem):
             return changed
         mutated = {**changed, "status": source["status"]} if "status" in source else changed
-    if steps.status:
-        with_status = apply_mutation(
-            steps.status, stable_view(mutated), other=destination, field=f"{mutation_field(index)}.status"
-        )
-        if isinstance(with_status, Problem):
-            return with_status
-        kept = {key: value for key, value in mutated.items() if key != "status"}
-        if "status" in with_status:
-            # A null a step leaves means "absent", as for primaries: a merge patch cannot write one.
-            kept["status"] = without_null_members(with_status["status"])
-        mutated = kept
+    if item.origin is Origin.SERVICE:
+        return mutated_status(item, index=index, obj=mutated, other=destination)
     return mutated
+
+
+def mutated_status(
+    item: RelatedResource, *, index: int, obj: Mapping[str, Any], other: Mapping[str, Any]
+) -> Mapping[str, Any] | Problem:
+    """`obj`, the object whose status `syncStatus` copies, with its status changed by the status steps.
+
+    That object is the origin for origin service, the copy for origin platform (its status goes up
+    to the origin); `other` is the identity of the object the status is written to.
+    """
+    steps = item.mutation.status
+    if not steps:
+        return obj
+    with_status = apply_mutation(steps, stable_view(obj), other=other, field=f"{mutation_field(index)}.status")
+    if isinstance(with_status, Problem):
+        return with_status
+    kept = {key: value for key, value in obj.items() if key != "status"}
+    if "status" in with_status:
+        # A null a step leaves means "absent", as for primaries: a merge patch cannot write one.
+        kept["status"] = without_null_members(with_status["status"])
+    return kept

@@ -120,7 +120,7 @@ def resolve_related_types(published: PublishedResource, crds: Iterable[Manifest]
             item,
             resolved=item.resolved if item.api is None else _served(item.api, crds),
             resolved_projection=None if item.projection is None else _served(item.projection, crds),
-            status_subresource=_has_status_subresource(crds, _destination_api(item)),
+            status_subresource=_has_status_subresource(crds, _status_api(item)),
         )
         for item in related
     )
@@ -145,8 +145,9 @@ def related_crds(published: PublishedResource, crds: Iterable[Manifest]) -> list
     ]
 
 
-def _destination_api(item: RelatedResource) -> RelatedAPI | None:
-    return item.projection or item.api
+def _status_api(item: RelatedResource) -> RelatedAPI | None:
+    """The type whose status `syncStatus` writes: the copy's (origin service), the origin's (origin platform)."""
+    return item.api if item.origin is Origin.PLATFORM else item.projection or item.api
 
 
 def _has_status_subresource(crds: list[Manifest], api: RelatedAPI | None) -> bool:

@@ -720,3 +720,16 @@ def test_schema_and_parser_agree_on_paths_into_lists(
     ]
     assert (fields == [f"spec.related[0].{where}"]) is refused, fields
     assert bool(failed) is refused, failed
+
+
+@pytest.mark.parametrize("typed", [True, False], ids=["database", "secret"])
+def test_schema_and_parser_agree_on_platform_sync_status(typed: bool) -> None:
+    """Origin platform writes the copy's status to the workspace object's status subresource:
+    any type may have one, a Secret or ConfigMap never has."""
+    from servlet.core.parsing import parse_published_resource
+
+    kind = {"group": "databases.example.org", "version": "v1", "resource": "databases"} if typed else {"kind": "Secret"}
+    entry = {"identifier": "x", "origin": "platform", "syncStatus": True, **kind, "reference": {"name": {"path": "a"}}}
+    refused = _refused_by(entry)
+    fields = [problem.field for problem in parse_published_resource(_set(FULL, "spec.related", [entry])).problems]
+    assert (refused == [], fields == []) == (typed, typed), (refused, fields)
