@@ -1,8 +1,10 @@
 """Related Secrets and ConfigMaps of one primary object: what to write so they sync (SPEC 8).
 
-Its origin decides the direction: `service` objects flow up into the workspace, `platform`
-objects flow down (`related_platform.py`). The content (`data`, plus `type` or `binaryData`, plus copyable
-labels/annotations) is synced with the same three-way rule as primaries. The sync state always
+An entry whose name path runs through a list stands for one related object per item, each
+planned here as an entry of its own (`related_lists.py`). Its origin decides the direction:
+`service` objects flow up into the workspace, `platform` objects flow down (`related_platform.py`).
+The content (`data`, plus `type` or `binaryData`, plus copyable labels/annotations) is synced
+with the same three-way rule as primaries. The sync state always
 stays on the service cluster, in records on the local primary (`related_objects.py`): a workspace
 copy carries nothing of the servlet.
 
