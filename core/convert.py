@@ -22,7 +22,8 @@ from typing import Any
 from attrs import frozen
 
 from servlet.core.convert_checked import checked
-from servlet.core.convert_notes import ConversionNote, Notes, note_mutations
+from servlet.core.convert_mutation import convert_mutation
+from servlet.core.convert_notes import ConversionNote, Notes
 from servlet.core.convert_related import convert_related
 from servlet.core.fields import describe, is_dns1035
 from servlet.core.parsing import API_VERSION, KIND
@@ -148,7 +149,9 @@ def _spec(spec: Mapping[str, Any], notes: Notes) -> tuple[dict[str, Any], list[i
     related = convert_related(spec.get("related"), notes)
     if related:
         result["related"] = [entry for _, entry in related]
-    note_mutations(spec.get("mutation"), path="spec.mutation", notes=notes)
+    mutation = convert_mutation(spec.get("mutation"), path="spec.mutation", notes=notes)
+    if mutation is not None:
+        result["mutation"] = mutation
     return result, [index for index, _ in related]
 
 

@@ -2,7 +2,8 @@
 
 Called from `convert.py`, with its conventions: every field of an entry is carried over, mapped,
 or named in a note with the reason. The servlet relates Secrets and ConfigMaps found by a path in
-the primary object (with an optional regex); an entry it cannot express that way (another
+the primary object (with an optional regex; gjson's `items.#.name` becomes `items[*].name`, one
+object per item) and carries the entry's spec mutations; an entry it cannot express that way (another
 resource, a projection, a label selector, a template other than a plain path) is dropped whole,
 with the reason, since half of an entry would sync something else.
 
@@ -15,7 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from servlet.core.convert_notes import Notes, note_mutations
+from servlet.core.convert_mutation import convert_mutation, servlet_replacement
+from servlet.core.convert_notes import Notes
 from servlet.core.fields import describe
 
 _ORIGINS = {"service": "service", "kcp": "platform"}
@@ -36,6 +38,10 @@ _KNOWN = (
 )
 # `{{ .Object.spec.secretName }}`: a template that only reads one field is a path.
 _PLAIN_FIELD = re.compile(r"\{\{-?\s*\.Object\.([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)\s*-?\}\}")
+# gjson's `items.#.name`: the `name` of every item of `items`, which the servlet writes `items[*].name`.
+_EACH_ITEM = re.compile(
+    r"(?P<list>[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)\.#\.(?P<field>[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)"
+)
 # gjson's modifiers, wildcards, queries and escapes, which a JSONPath reads otherwise.
 _GJSON_ONLY = re.compile(r"[#|@*?\\]")
 
@@ -78,15 +84,24 @@ def _entry(entry: object, *, path: str, notes: Notes) -> dict[str, Any] | None:
         )
     if entry.get("watch") is not None:
         notes.add(f"{path}.watch", "not needed: the servlet watches related objects of both origins; dropped")
-    note_mutations(entry.get("mutation"), path=f"{path}.mutation", notes=notes)
+    mutation = convert_mutation(
+        entry.get("mutation"),
+        path=f"{path}.mutation",
+        notes=notes,
+        status_dropped="the servlet's status steps of a related entry change the status syncStatus copies, which "
+        "the api-syncagent's entries do not have; dropped",
+    )
     _note_literal_backslashes(entry.get("object"), path=f"{path}.object", notes=notes)
     origin = entry.get("origin")
-    return {
+    converted = {
         "identifier": entry.get("identifier"),
         "origin": _ORIGINS.get(origin, origin) if isinstance(origin, str) else origin,
         "kind": kind,
         "reference": reference,
     }
+    if mutation is not None:
+        converted["mutation"] = mutation
+    return converted
 
 
 _BACKSLASH_GROUP = re.compile(r"\\[0-9]")
@@ -163,7 +178,10 @@ def _value_reference(data: Mapping[str, Any], *, path: str) -> tuple[dict[str, A
     if not isinstance(reference, Mapping):
         return {}, f"{path} needs a reference (path and regex) to find the related object"
     value_path = reference.get("path")
-    if isinstance(value_path, str) and _GJSON_ONLY.search(value_path):
+    each = _EACH_ITEM.fullmatch(value_path) if isinstance(value_path, str) else None
+    if each is not None and not path.endswith(".namespace"):
+        value_path = f"{each['list']}[*].{each['field']}"  # one related object per item, as in the peer
+    elif isinstance(value_path, str) and _GJSON_ONLY.search(value_path):
         return {}, f"{path}.reference.path {describe(value_path)}: gjson modifiers and wildcards are not supported"
     unknown = sorted(str(key) for key in reference if key not in ("path", "regex"))
     if unknown:
@@ -176,23 +194,3 @@ def _value_reference(data: Mapping[str, Any], *, path: str) -> tuple[dict[str, A
     if regex is not None:
         converted["regex"] = regex
     return converted, None
-
-
-# Go's template variables: `$$`, `${name}`, `$name` (letters, digits and `_`; `$1x` is the name `1x`).
-_GO_VARIABLE = re.compile(r"\$(?:(?P<dollar>\$)|\{(?P<braced>[A-Za-z0-9_]+)\}|(?P<bare>[A-Za-z0-9_]+))")
-
-
-def servlet_replacement(go: str) -> str:
-    """A replacement Go's `ReplaceAllString` expands, spelled for the servlet: the same output.
-
-    `$1`, `${1}`, `$name` become `\\g<1>`, `\\g<name>`; `$$` is a `$`; a backslash, literal in Go,
-    is doubled. A `$` Go cannot read as a variable is literal in both."""
-    pieces: list[str] = []
-    end = 0
-    for match in _GO_VARIABLE.finditer(go):
-        pieces.append(go[end : match.start()].replace("\\", "\\\\"))
-        end = match.end()
-        name = match["braced"] or match["bare"]
-        pieces.append("$" if match["dollar"] else f"\\g<{name}>")
-    pieces.append(go[end:].replace("\\", "\\\\"))
-    return "".join(pieces)

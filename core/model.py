@@ -197,7 +197,8 @@ class RelatedResource:
     `resolved_projection`. `cleanup`: False keeps every copy, whatever becomes of its origin or
     primary (the servlet creates and updates copies, and never deletes one). `sync_status`: the
     origin's status is copied too; `status_subresource`, resolved with the types, says whether
-    the destination type writes it through a status subresource."""
+    the destination type writes it through a status subresource. `mutation`: steps that change
+    the origin object before it is copied (`related_mutation.py`)."""
 
     identifier: str
     origin: Origin
@@ -210,6 +211,7 @@ class RelatedResource:
     cleanup: bool = True
     sync_status: bool = False
     status_subresource: bool = False
+    mutation: Mutation = Mutation()
 
 
 @frozen

@@ -119,7 +119,7 @@ def _mutated_remote(
     if not steps:
         return remote
     other = local_identity(context.projected.local, LocalKey(local_ref.namespace, local_ref.name))
-    return apply_mutation(steps, _stable_view(remote, drop=("status",)), other=other, field=f"{MUTATION_FIELD}.spec")
+    return apply_mutation(steps, stable_view(remote, drop=("status",)), other=other, field=f"{MUTATION_FIELD}.spec")
 
 
 def _mutated_local(
@@ -129,8 +129,8 @@ def _mutated_local(
     if not steps or not context.projected.has_status_subresource:
         return local
     # The workspace object without what the servlet writes there, whether or not spec steps ran.
-    other = _stable_view(remote, drop=("status",))
-    mutated = apply_mutation(steps, _stable_view(local), other=other, field=f"{MUTATION_FIELD}.status")
+    other = stable_view(remote, drop=("status",))
+    mutated = apply_mutation(steps, stable_view(local), other=other, field=f"{MUTATION_FIELD}.status")
     if isinstance(mutated, Problem):
         return mutated
     with_status = {key: value for key, value in local.items() if key != "status"}
@@ -155,7 +155,7 @@ def unless_mutation_failed(first: list[Action], synced: list[Action]) -> list[Ac
     return failed or [*first, *synced]
 
 
-def _stable_view(obj: Mapping[str, Any], *, drop: tuple[str, ...] = ()) -> dict[str, Any]:
+def stable_view(obj: Mapping[str, Any], *, drop: tuple[str, ...] = ()) -> dict[str, Any]:
     view = {key: value for key, value in obj.items() if key not in drop}
     metadata = view.get("metadata")
     if is_mapping(metadata) and any(key in metadata for key in _VOLATILE_METADATA):

@@ -27,6 +27,7 @@ from servlet.core.model import (
 )
 from servlet.core.namespace_safety import related_namespace_problem
 from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain
+from servlet.core.parsing_related_extras import EXTRA_FIELDS, parse_related_extras
 from servlet.core.templates import TemplateError
 
 # Related identifiers end up in annotation keys of the local primary, which bound their length.
@@ -82,6 +83,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
             "object",
             "cleanup",
             "syncStatus",
+            *EXTRA_FIELDS,
         ),
         problems=problems,
     )
@@ -106,9 +108,13 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
     for key, value in (("cleanup", cleanup), ("syncStatus", sync_status)):
         if not isinstance(value, bool):
             problems.append(Problem(field=f"{path}.{key}", message=f"must be true or false, not {describe(value)}"))
-    if sync_status is True and origin is Origin.PLATFORM:
+    if sync_status is True and origin is Origin.PLATFORM and related.get("kind") is not None:
         problems.append(
-            Problem(field=f"{path}.syncStatus", message="is supported for origin service only (status flows up) yet")
+            Problem(
+                field=f"{path}.syncStatus",
+                message="with origin platform writes the copy's status to the workspace object's status subresource, "
+                "which Secrets and ConfigMaps do not have",
+            )
         )
     if related.get("object") is not None and related.get("reference") is not None:
         problems.append(Problem(field=f"{path}.object", message="cannot be combined with reference; set one of them"))
@@ -117,6 +123,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
         reference = _parse_object(related.get("object"), path=f"{path}.object", problems=problems)
     else:
         reference = _parse_reference(related.get("reference"), path=f"{path}.reference", problems=problems)
+    mutation = parse_related_extras(related, reference=reference, path=path, problems=problems)
     if identifier is None or origin is None or (kind is None and api is None) or reference is None:
         return None
     return RelatedResource(
@@ -128,6 +135,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
         projection=None if projection is None else projected_api(kind=kind, api=api, projection=projection),
         cleanup=cleanup is not False,
         sync_status=sync_status is True,
+        mutation=mutation,
     )
 
 

@@ -1,8 +1,10 @@
 """Related Secrets and ConfigMaps of one primary object: what to write so they sync (SPEC 8).
 
-Its origin decides the direction: `service` objects flow up into the workspace, `platform`
-objects flow down (`related_platform.py`). The content (`data`, plus `type` or `binaryData`, plus copyable
-labels/annotations) is synced with the same three-way rule as primaries. The sync state always
+An entry whose name path runs through a list stands for one related object per item, each
+planned here as an entry of its own (`related_lists.py`). Its origin decides the direction:
+`service` objects flow up into the workspace, `platform` objects flow down (`related_platform.py`).
+The content (`data`, plus `type` or `binaryData`, plus copyable labels/annotations) is synced
+with the same three-way rule as primaries. The sync state always
 stays on the service cluster, in records on the local primary (`related_objects.py`): a workspace
 copy carries nothing of the servlet.
 
@@ -50,6 +52,8 @@ from servlet.core.related_actions import (
     unconfirmed_error,
     unreadable_error,
 )
+from servlet.core.related_lists import base_identifier, related_objects
+from servlet.core.related_mutation import destination_identity, mutated_origin
 
 # Re-exported (listed in __all__): callers import the vocabulary of related objects from here.
 from servlet.core.related_objects import (
@@ -121,8 +125,9 @@ def plan_related_cleanup(
     """
     related = list(related)
     actions: list[Action] = []
-    for index, item in enumerate(related):
-        unusable = type_problem(item, index=index)
+    for entry in related_objects(related, remote=primaries.remote, local=primaries.local, every_recorded=True):
+        index, item = entry.index, entry.item
+        unusable = entry.problem or type_problem(item, index=index)
         if unusable is not None:
             # What the type cannot be read of cannot be proven ours: kept, and said so.
             actions.append(Error.of(unusable, target=primaries.local_ref, identifier=item.identifier))
@@ -156,7 +161,11 @@ def plan_related_cleanup(
 def _kept_where_asked(related: list[RelatedResource], actions: Iterable[Action]) -> tuple[Action, ...]:
     """`actions` without the deletions of entries with `cleanup: false`, whose copies always stay."""
     keep = {item.identifier for item in related if not item.cleanup}
-    return tuple(action for action in actions if not (isinstance(action, DeleteRelated) and action.identifier in keep))
+    return tuple(
+        action
+        for action in actions
+        if not (isinstance(action, DeleteRelated) and base_identifier(action.identifier) in keep)
+    )
 
 
 def related_reads(
@@ -169,8 +178,9 @@ def related_reads(
     """
     objects: dict[RelatedKey, None] = {}
     namespaces: dict[tuple[Side, str], None] = {}
-    for index, item in enumerate(related):
-        if type_problem(item, index=index) is not None:
+    for entry in related_objects(related, remote=remote, local=local):
+        index, item = entry.index, entry.item
+        if entry.problem is not None or type_problem(item, index=index) is not None:
             continue
         resolved = resolve(item, index=index, remote=remote, local=local)
         if isinstance(resolved, Problem):
@@ -208,7 +218,14 @@ def _plan(
     primaries: Primaries, related: Iterable[RelatedResource], snapshot: RelatedSnapshot, *, held_back: set[RelatedKey]
 ) -> list[Action]:
     actions: list[Action] = []
-    for index, item in enumerate(related):
+    for entry in related_objects(related, remote=primaries.remote, local=primaries.local):
+        index, item = entry.index, entry.item
+        if entry.problem is not None:
+            actions.append(Error.of(entry.problem, target=primaries.local_ref, identifier=item.identifier))
+            continue
+        if entry.dropped:
+            actions.extend(_forget_dropped(primaries, item, snapshot))
+            continue
         resolved = type_problem(item, index=index) or resolve(
             item, index=index, remote=primaries.remote, local=primaries.local
         )
@@ -234,10 +251,18 @@ def _plan(
         # An absence is confirmed only to allow a deletion; an entry that never deletes takes it as is.
         seen = snapshot if item.cleanup or not snapshot.unconfirmed else attrs.evolve(snapshot, unconfirmed=frozenset())
         if item.origin is Origin.SERVICE:
-            actions.extend(_plan_service_origin(primaries, item, resolved, seen, held_back))
+            actions.extend(_plan_service_origin(primaries, item, resolved, seen, held_back, index=index))
         else:
-            actions.extend(plan_platform_origin(primaries, item, resolved, seen, held_back))
+            actions.extend(plan_platform_origin(primaries, item, resolved, seen, held_back, index=index))
     return actions
+
+
+def _forget_dropped(primaries: Primaries, item: RelatedResource, snapshot: RelatedSnapshot) -> list[Action]:
+    """A list position no longer named (`related_lists.py`): its copy goes if ours, then its record."""
+    deletions = list(plan_related_cleanup(primaries=primaries, related=[item], snapshot=snapshot))
+    if any(isinstance(action, Error) for action in deletions):
+        return deletions  # what cannot be read is kept, and so is the record that finds it
+    return [*deletions, record_state(primaries, item.identifier, None)]
 
 
 def _plan_service_origin(
@@ -246,6 +271,8 @@ def _plan_service_origin(
     resolved: Resolved,
     snapshot: RelatedSnapshot,
     held_back: set[RelatedKey],
+    *,
+    index: int,
 ) -> list[Action]:
     state = read_service_state(primaries.local, item.identifier)
     if resolved.local is None:
@@ -289,9 +316,17 @@ def _plan_service_origin(
         # The workspace primary now names another object: the old copy, if ours, goes away.
         actions.extend(_delete_recorded_copy(primaries, item, state, snapshot))
 
-    desired = desired_content(item, source)
-    live = snapshot.get(Side.REMOTE, type_on(item, Side.REMOTE), destination)
     target = ref(primaries, Side.REMOTE, type_on(item, Side.REMOTE), destination)
+    mutated = mutated_origin(
+        item,
+        index=index,
+        source=source,
+        destination=destination_identity(target.resource, namespace=destination.namespace, name=destination.name),
+    )
+    if isinstance(mutated, Problem):
+        return [Error.of(mutated, target=target, identifier=item.identifier)]  # a failed step writes nothing
+    desired = desired_content(item, mutated)
+    live = snapshot.get(Side.REMOTE, type_on(item, Side.REMOTE), destination)
     if live is None:
         created_record = record_state(
             primaries,
@@ -333,7 +368,7 @@ def _plan_service_origin(
     content_change = patch.three_way_patch(last_known=last_known, desired=desired, live=live)
     if content_change:
         actions.append(PatchRelated(identifier=item.identifier, target=target, patch=guarded(content_change, live)))
-    status = status_update(item, source=source, live=live, target=target)
+    status = status_update(item, source=mutated, live=live, target=target)
     if status is not None:
         actions.append(status)
     # State after the write: a lost state write only repeats a harmless patch, while a state

@@ -1,5 +1,8 @@
 """Related objects of origin `platform`: the workspace's object flows down to a linked local copy (SPEC 8).
 
+With `syncStatus`, the copy's status flows up to the workspace object, through its status
+subresource: the service works on the copy, and the tenant sees the result on its own object.
+
 A local copy is owned when it carries the servlet's link labels to its origin; only such a copy
 is ever patched or deleted. The record of which copy a primary made lives on the local primary
 (`related_objects.py`); `related.py` decides when this plan runs and when a copy is no longer needed.
@@ -7,11 +10,24 @@ is ever patched or deleted. The record of which copy a primary made lives on the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from servlet.core import metadata, patch
-from servlet.core.actions import Action, Conflict, CreateRelated, DeleteRelated, Error, PatchRelated, Side
+from servlet.core.actions import (
+    Action,
+    Conflict,
+    CreateRelated,
+    DeleteRelated,
+    Error,
+    PatchRelated,
+    PatchRemoteStatus,
+    Side,
+)
 from servlet.core.keys import guarded, uid_of
 from servlet.core.model import Problem, RelatedResource, RemoteKey
 from servlet.core.related_actions import describe, ensure_namespace, ref, skeleton, unconfirmed_error, with_record
+from servlet.core.related_mutation import destination_identity, mutated_origin, mutated_status, mutation_field
 from servlet.core.related_objects import (
     Coordinates,
     PlatformState,
@@ -23,7 +39,7 @@ from servlet.core.related_objects import (
     is_deleting,
     read_platform_state,
 )
-from servlet.core.related_sides import desired_content, type_on
+from servlet.core.related_sides import desired_content, status_update, type_on
 
 
 def plan_platform_origin(
@@ -32,6 +48,8 @@ def plan_platform_origin(
     resolved: Resolved,
     snapshot: RelatedSnapshot,
     held_back: set[RelatedKey],
+    *,
+    index: int,
 ) -> list[Action]:
     """Create, patch or delete the local copy of the workspace object `item` names, and record it."""
     state = read_platform_state(primaries.local, item.identifier)
@@ -77,7 +95,11 @@ def plan_platform_origin(
             actions.append(DeleteRelated(identifier=item.identifier, target=target, uid=uid_of(live)))
         return with_record(primaries, item.identifier, actions, before=state, after=None)
 
-    desired = desired_content(item, source)
+    copy_identity = destination_identity(target.resource, namespace=wanted.copy.namespace, name=wanted.copy.name)
+    mutated = mutated_origin(item, index=index, source=source, destination=copy_identity)
+    if isinstance(mutated, Problem):
+        return [Error.of(mutated, target=target, identifier=item.identifier)]  # a failed step writes nothing
+    desired = desired_content(item, mutated)
     if live is None:
         bare = skeleton(
             type_on(item, Side.LOCAL),
@@ -103,13 +125,49 @@ def plan_platform_origin(
             )
         )
         return with_record(primaries, item.identifier, actions, before=state, after=None)
+    status = status_up(primaries, item, index=index, copy=live, origin=source, at=wanted.origin)
+    if isinstance(status, Error) and status.field.startswith(mutation_field(index)):
+        return [status]  # a failed step writes nothing
     change = patch.content_patch(desired=desired, live=live)
     if isinstance(change, Problem):
         return [*actions, Error.of(change, target=target, identifier=item.identifier)]
     if change.patch:
         actions.append(PatchRelated(identifier=item.identifier, target=target, patch=guarded(change.patch, live)))
+    if status is not None:
+        actions.append(status)
     # A linked copy not recorded yet (made before records existed, or its record was lost) is recorded now.
     return with_record(primaries, item.identifier, actions, before=state, after=wanted)
+
+
+def status_up(
+    primaries: Primaries,
+    item: RelatedResource,
+    *,
+    index: int,
+    copy: Mapping[str, Any],
+    origin: Mapping[str, Any],
+    at: Coordinates,
+) -> PatchRemoteStatus | Error | None:
+    """The workspace origin's status made equal to its local copy's (`syncStatus`), through its status
+    subresource: the service works on the copy and writes its status there. None when nothing is due."""
+    if not item.sync_status:
+        return None
+    origin_type = type_on(item, Side.REMOTE)
+    target = ref(primaries, Side.REMOTE, origin_type, at)
+    if not item.status_subresource:
+        # Written as content, the status would change the tenant's own object: never.
+        return Error(
+            target=target,
+            identifier=item.identifier,
+            field=f"spec.related[{index}].syncStatus",
+            reason=f"{origin_type.plural} have no status subresource, so the status of the local copy of related "
+            f"object {item.identifier!r} cannot be written to its workspace origin; the content still syncs",
+        )
+    identity = destination_identity(origin_type, namespace=at.namespace, name=at.name)
+    status_source = mutated_status(item, index=index, obj=copy, other=identity)
+    if isinstance(status_source, Problem):
+        return Error.of(status_source, target=target, identifier=item.identifier)
+    return status_update(item, source=status_source, live=origin, target=target)
 
 
 def delete_linked_copy(

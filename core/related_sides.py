@@ -66,7 +66,9 @@ def desired_content(item: RelatedResource, source: Mapping[str, Any]) -> dict[st
     origin = type_on(item, origin_side(item))
     destination = type_on(item, Side.REMOTE if origin_side(item) is Side.LOCAL else Side.LOCAL)
     content = related_content(source, origin)
-    if item.sync_status and not item.status_subresource and source.get("status") is not None:
+    # Origin platform: the status goes the other way (`related_platform.py`), never into the copy's content.
+    from_origin = item.sync_status and item.origin is Origin.SERVICE
+    if from_origin and not item.status_subresource and source.get("status") is not None:
         content["status"] = source["status"]  # an ordinary field of a type without status subresource
     if (origin, destination) == (CONFIGMAP_TYPE, SECRET_TYPE):
         return _configmap_to_secret(content)

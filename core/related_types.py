@@ -28,6 +28,10 @@ __all__ = ["Claim", "related_crds", "required_claims", "resolve_related_types"]
 
 Manifest = Mapping[str, Any]
 
+# How many related objects one entry may name per primary object (a path into a list, a selector):
+# each costs reads and a record in the local primary's annotations, and the tenant chooses how many.
+RELATED_OBJECTS_PER_PRIMARY_MAX = 64
+
 # Namespaced built-in types a related entry may name (their kcp claims need no identity hash).
 _BUILTIN = (
     ResourceType("", "v1", "Secret", "secrets", True),
@@ -116,7 +120,7 @@ def resolve_related_types(published: PublishedResource, crds: Iterable[Manifest]
             item,
             resolved=item.resolved if item.api is None else _served(item.api, crds),
             resolved_projection=None if item.projection is None else _served(item.projection, crds),
-            status_subresource=_has_status_subresource(crds, _destination_api(item)),
+            status_subresource=_has_status_subresource(crds, _status_api(item)),
         )
         for item in related
     )
@@ -141,8 +145,9 @@ def related_crds(published: PublishedResource, crds: Iterable[Manifest]) -> list
     ]
 
 
-def _destination_api(item: RelatedResource) -> RelatedAPI | None:
-    return item.projection or item.api
+def _status_api(item: RelatedResource) -> RelatedAPI | None:
+    """The type whose status `syncStatus` writes: the copy's (origin service), the origin's (origin platform)."""
+    return item.api if item.origin is Origin.PLATFORM else item.projection or item.api
 
 
 def _has_status_subresource(crds: list[Manifest], api: RelatedAPI | None) -> bool:

@@ -43,6 +43,7 @@ from servlet.core.model import (
     SourceResource,
     ValueReference,
 )
+from servlet.core.mutation_steps import CelStep, Mutation, TemplateStep
 from servlet.core.plan import SyncContext
 from servlet.core.projection import Projected
 from servlet.core.world import World, WriteFailure
@@ -54,7 +55,9 @@ SERVLET = ServletIdentity("tom", "example.corp")
 LOCAL = ResourceType("example.com", "v1", "Widget", "widgets", True)
 SIZES = st.integers(min_value=0, max_value=3)
 # Related objects of a type of any group (SPEC 8): Databases, named by `spec.up` (born on the
-# service, copied up) and `spec.down` (born in the workspace, copied down) of a Widget.
+# service, copied up) and `spec.down` (born in the workspace, copied down) of a Widget. Each entry
+# mutates what it copies: a step reading the origin's whole metadata and one reading the copy's
+# identity, so a copy is current only with the mutated content, and quiet only if that is a fixed point.
 DATABASE = ResourceType("databases.example.org", "v1", "Database", "databases", True)
 DB_NAMES = ("d1", "d2")
 DB_NAME_OR_NONE = st.sampled_from((None, *DB_NAMES))
@@ -63,12 +66,29 @@ RELATED = tuple(
         identifier=identifier,
         origin=origin,
         kind=None,
-        reference=RelatedReference(name=ValueReference(path=f"spec.{identifier}")),
+        reference=RelatedReference(name=ValueReference(path=path)),
         api=RelatedAPI(DATABASE.group, DATABASE.version, DATABASE.plural, identity_hash="f00d"),
         resolved=DATABASE,
+        mutation=Mutation(
+            spec=(
+                CelStep("spec.origin", "self.metadata.name + '/' + string(size(self.metadata))"),
+                TemplateStep("spec.copy", "{{ .RemoteObject.metadata.namespace }}"),
+            )
+        ),
     )
-    for identifier, origin in (("up", Origin.SERVICE), ("down", Origin.PLATFORM))
+    for identifier, origin, path in (
+        ("up", Origin.SERVICE, "spec.up"),
+        ("down", Origin.PLATFORM, "spec.down"),
+        # A path into a list: one Database per item, paired by position on the two Widgets.
+        ("many", Origin.PLATFORM, "spec.many[*]"),
+    )
 )
+
+
+def _mutated_spec(origin: dict[str, Any], *, copy_namespace: str) -> dict[str, Any]:
+    """What the copy of a Database carries: its origin's spec as the related entries' steps change it."""
+    meta = {key: value for key, value in origin["metadata"].items() if key not in ("resourceVersion", "managedFields")}
+    return {**origin["spec"], "origin": f"{meta['name']}/{len(meta)}", "copy": copy_namespace}
 
 
 def _context(kind: str, plural: str, *, naming: Naming, related: tuple[RelatedResource, ...] = ()) -> SyncContext:
@@ -242,6 +262,8 @@ class SyncModel(RuleBasedStateMachine):
         for field_name, names in (("up", ups), ("down", downs)):
             if names:
                 edited["spec"][field_name] = data.draw(st.sampled_from(names))
+        # Any names, in any order: items may name Databases that do not exist (yet).
+        edited["spec"]["many"] = data.draw(st.lists(st.sampled_from(DB_NAMES), max_size=2, unique=True))
         self.world.put(Side.REMOTE, edited)
 
     @rule(
@@ -475,18 +497,25 @@ class SyncModel(RuleBasedStateMachine):
     def _check_related_databases(self, key: Any, remote: dict[str, Any]) -> None:
         """Once quiet, the Databases a synced Widget names are copied with their origin's content."""
         up, down = remote["spec"].get("up"), remote["spec"].get("down")
+        for name in [down, *remote["spec"].get("many", [])]:
+            if name:
+                self._check_database_came_down(key, name)
         origin = self.owner_databases.get((key.cluster, up)) if up else None
         if origin is not None and not is_deleting(origin):
             copied = self.world.get(_db_key(Side.REMOTE, key.cluster, key.namespace, up))
-            assert copied is not None and copied["spec"] == origin["spec"], f"{key}: Database {up} did not go up"
-        source = self.world.get(_db_key(Side.REMOTE, key.cluster, key.namespace, down)) if down else None
+            wanted = _mutated_spec(origin, copy_namespace=key.namespace)
+            assert copied is not None and copied["spec"] == wanted, f"{key}: Database {up} did not go up"
+
+    def _check_database_came_down(self, key: Any, down: str) -> None:
+        source = self.world.get(_db_key(Side.REMOTE, key.cluster, key.namespace, down))
         if source is None or (key.cluster, down) in self.owner_databases:
             return  # nothing to copy down, or the owner's Database holds the name (a conflict)
         local = self.world.get(_db_key(Side.LOCAL, "", key.cluster, down))
         assert local is not None, f"{key}: Database {down} did not come down"
         origin_key = remote_key_of(source)
         if metadata.links_to(local, servlet_name=SERVLET.name, remote=origin_key):
-            assert local["spec"] == source["spec"], f"{key}: the copy of Database {down} is not current"
+            wanted = _mutated_spec(source, copy_namespace=key.cluster)
+            assert local["spec"] == wanted, f"{key}: the copy of Database {down} is not current"
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -565,7 +594,9 @@ def test_a_tenants_database_synced_into_is_kept_when_its_service_origin_goes() -
     model.owner_writes_a_database(cluster, "d1", size=2, delete=False)
     model.tenant_writes("widgets", cluster, "default", "a", size=1, synced=True, forged=False, up="d1")
     model.quiet_point()
-    assert model.world.get(_db_key(Side.REMOTE, cluster, "default", "d1"))["spec"] == {"size": 2}
+    copied = model.world.get(_db_key(Side.REMOTE, cluster, "default", "d1"))["spec"]
+    assert copied == _mutated_spec(model.owner_databases[(cluster, "d1")], copy_namespace="default")
+    assert copied["size"] == 2
     model.owner_writes_a_database(cluster, "d1", size=2, delete=True)
     model.quiet_point()
     model.nothing_the_servlet_did_not_create_was_touched()
@@ -582,4 +613,22 @@ def test_two_entries_naming_one_database_both_ways_settle_when_its_service_origi
     model.quiet_point()
     model.owner_writes_a_database(cluster, "d2", size=0, delete=True)
     model.quiet_point()
+    model.nothing_the_servlet_did_not_create_was_touched()
+
+
+def test_each_item_of_a_list_path_brings_its_own_database_down_and_takes_it_when_it_goes() -> None:
+    """The list-path entry spelled out: two items, two copies, each paired by its position; an
+    emptied list leaves none, and the tenant's Databases are untouched throughout."""
+    model = SyncModel()
+    cluster = CLUSTERS[0]
+    for name in DB_NAMES:
+        model.tenant_writes_a_database(cluster, "default", name, size=1, delete=False)
+    model.tenant_writes("widgets", cluster, "default", "a", size=1, synced=True, forged=False)
+    widget = model.world.get(model._remote_key(PRIMARY, cluster, "default", "a"))
+    model.world.put(Side.REMOTE, {**widget, "spec": {**widget["spec"], "many": list(reversed(DB_NAMES))}})
+    model.quiet_point()
+    assert {name for name in DB_NAMES if model.world.get(_db_key(Side.LOCAL, "", cluster, name))} == set(DB_NAMES)
+    model.tenant_writes("widgets", cluster, "default", "a", size=1, synced=True, forged=False)
+    model.quiet_point()
+    assert not [name for name in DB_NAMES if model.world.get(_db_key(Side.LOCAL, "", cluster, name))]
     model.nothing_the_servlet_did_not_create_was_touched()

@@ -132,8 +132,8 @@ def test_related_references_regexes_origins_and_the_deprecated_kind_map() -> Non
         ("11-related-foreign.yaml", "spec.related[0]", "dns.example.com/v1beta1/records are not supported yet"),
         ("12-related-template-side.yaml", "spec.related[0]", "templates for related objects are not supported yet"),
         ("13-related-selector.yaml", "spec.related[0]", "label selectors for related objects are not supported yet"),
-        ("07-mutation.yaml", "spec.mutation.spec[3]", "mutation (cel) not supported by the servlet yet"),
-        ("07-mutation.yaml", "spec.mutation.status[0]", "mutation (delete) not supported"),
+        ("07-mutation.yaml", "spec.mutation.spec[0].regex.replacement", "\\1 is literal text"),
+        ("16-related-list-mutation.yaml", "spec.related[0].mutation.status", "the status syncStatus copies"),
         ("01-smallest.yaml", "spec.naming.name", "the api-syncagent's default names copies with SHA3 hashes"),
     ],
 )
@@ -243,7 +243,7 @@ def test_standard_input_converts_and_json_lists_the_warnings() -> None:
     [item] = report["items"]
     assert item["metadata"]["name"] == "offer-backups-mutated"
     fields = {warning["field"] for warning in report["warnings"]}
-    assert "spec.mutation.spec[0]" in fields
+    assert "spec.mutation.spec[0].regex.replacement" in fields
     assert {warning["publishedResource"] for warning in report["warnings"]} == {"offer-backups-mutated"}
     assert report["errors"] == []
 
@@ -307,3 +307,40 @@ def test_go_style_replacements_become_the_servlets_and_rewrite_alike() -> None:
 )
 def test_each_go_replacement_form_is_spelled_for_the_servlet(go: str, servlet: str) -> None:
     assert servlet_replacement(go) == servlet
+
+
+def test_mutations_carry_over_step_by_step_with_go_replacements_respelled() -> None:
+    conversion = _converted("07-mutation.yaml")
+    assert conversion.manifest is not None
+    assert conversion.manifest["spec"]["mutation"] == {
+        "spec": [
+            # Go reads `\1` as literal text: carried over as that text, and said so.
+            {"regex": {"path": "spec.bucket", "pattern": "(.+)", "replacement": "tenant-\\\\1"}},
+            {"template": {"path": "spec.owner", "template": "{{ .LocalObject.metadata.namespace }}"}},
+            {"delete": {"path": "spec.debug"}},
+            {"cel": {"path": "spec.retentionDays", "expression": "value + 7"}},
+        ],
+        "status": [{"delete": {"path": "status.internalEndpoint"}}],
+    }
+
+
+def test_a_related_list_path_and_its_spec_mutation_carry_over() -> None:
+    conversion = _converted("16-related-list-mutation.yaml")
+    assert conversion.errors == () and conversion.manifest is not None
+    (entry,) = conversion.manifest["spec"]["related"]
+    assert entry["reference"] == {"name": {"path": "spec.members[*].credentialsSecret"}}
+    assert entry["mutation"] == {
+        "spec": [
+            {"delete": {"path": "data.debug-token"}},
+            {"regex": {"path": "metadata.labels.team", "pattern": "^(.+)$", "replacement": "tenant-\\g<1>"}},
+        ]
+    }
+
+
+def test_a_mutation_step_the_servlet_cannot_run_drops_its_whole_list_with_the_reason() -> None:
+    document = yaml.safe_load((FIXTURES / "07-mutation.yaml").read_text())
+    document["spec"]["mutation"]["spec"][1] = {"delete": {"path": "spec.items.#.name"}}
+    conversion = convert_published_resource(document)
+    assert conversion.manifest is not None
+    assert conversion.manifest["spec"]["mutation"] == {"status": [{"delete": {"path": "status.internalEndpoint"}}]}
+    assert "gjson modifiers" in _notes(conversion)["spec.mutation.spec[1]"]

@@ -214,6 +214,20 @@ FULL: dict[str, Any] = {
                 "kind": "Secret",
                 "cleanup": False,
                 "syncStatus": True,
+                "mutation": {
+                    "spec": [
+                        {"delete": {"path": "data.ca\\.crt"}},
+                        {"regex": {"path": "metadata.labels.tier", "pattern": "^(.*)$", "replacement": "\\1-copy"}},
+                        {"template": {"path": "metadata.labels.copy", "template": "{{ .RemoteObject.metadata.name }}"}},
+                        {"cel": {"path": "metadata.annotations.origin", "expression": "self.metadata.name"}},
+                    ],
+                    "status": [
+                        {"delete": {"path": "status.internal"}},
+                        {"regex": {"path": "status.phase", "pattern": "^Ready$", "replacement": "Up"}},
+                        {"template": {"path": "status.copy", "template": "{{ .RemoteObject.metadata.name }}"}},
+                        {"cel": {"path": "status.ready", "expression": "value == true"}},
+                    ],
+                },
                 "object": {
                     "template": {"template": "{{ .Object.metadata.name }}-kubeconfig"},
                     "namespace": {"reference": {"path": "metadata.uid", "regex": {"pattern": "", "replacement": "x"}}},
@@ -452,6 +466,16 @@ def _set(document: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         ("spec.related.0.reference.name", ..., ".spec.related[0].reference.name: required"),
         ("spec.related.0.reference.name.path", ..., ".spec.related[0].reference.name.path: required"),
         ("spec.related.1.reference.namespace.regex.flags", "i", "regex.flags: unknown field"),
+        (
+            "spec.related.3.mutation.spec.0.delete.pattern",
+            "x",
+            ".spec.related[3].mutation.spec[0].delete.pattern: unknown",
+        ),
+        (
+            "spec.related.3.mutation.status.3.cel.expression",
+            ...,
+            ".spec.related[3].mutation.status[3].cel.expression: req",
+        ),
         ("status.conditions.0.status", "Maybe", ".status.conditions[0].status: 'Maybe' is not one of"),
         ("status.conditions.0.observedGeneration", -1, "observedGeneration: below 0"),
         ("status.phase", "Ready", ".status.phase: unknown field"),
@@ -601,3 +625,111 @@ def test_the_manifest_installs_and_serves_published_resources_with_status(kcpsim
         assert patched["status"] == FULL["status"]
     finally:
         client.close()
+
+
+# The CEL rules of a related entry, evaluated here with the servlet's own CEL implementation
+# (the simulator's API server does not evaluate them; kcp's does).
+RELATED_RULES: list[dict[str, str]] = SCHEMA["properties"]["spec"]["properties"]["related"]["items"][
+    "x-kubernetes-validations"
+]
+
+
+def _refused_by(entry: dict[str, Any]) -> list[str]:
+    from servlet.core.cel import compile_expression, evaluate
+
+    return [
+        rule["message"]
+        for rule in RELATED_RULES
+        if evaluate(compile_expression(rule["rule"]), value=None, self=entry, other=None) is not True
+    ]
+
+
+def test_every_rule_of_a_related_entry_holds_for_the_full_examples_entries() -> None:
+    assert [_refused_by(entry) for entry in FULL["spec"]["related"]] == [[]] * len(FULL["spec"]["related"])
+
+
+def test_schema_and_parser_both_refuse_related_status_steps_without_sync_status() -> None:
+    from servlet.core.parsing import parse_published_resource
+
+    broken = _set(FULL, "spec.related.3.syncStatus", False)
+    assert _refused_by(broken["spec"]["related"][3]) == [
+        "mutation.status changes the status that syncStatus copies, so it needs syncStatus"
+    ]
+    assert [problem.field for problem in parse_published_resource(broken).problems] == [
+        "spec.related[3].mutation.status"
+    ]
+
+
+def _with_path(value: Any, path: str) -> Any:
+    """`value` with each "{p}" in it replaced by `path`."""
+    if isinstance(value, dict):
+        return {key: _with_path(item, path) for key, item in value.items()}
+    return path if value == "{p}" else value
+
+
+def _path_rules(*keys: str) -> list[dict[str, str]]:
+    node: Any = SCHEMA["properties"]["spec"]["properties"]["related"]["items"]
+    for key in keys:
+        node = node["properties"][key]
+    return list(node["x-kubernetes-validations"])
+
+
+@pytest.mark.parametrize(
+    ("reference", "where", "rules", "path", "refused"),
+    [
+        ({"reference": {"name": {"path": "{p}"}}}, "reference.name.path", ("reference", "name"), "a[*].b[*]", True),
+        ({"reference": {"name": {"path": "{p}"}}}, "reference.name.path", ("reference", "name"), "a[*].b", False),
+        (
+            {"reference": {"name": {"path": "spec.x"}, "namespace": {"path": "{p}"}}},
+            "reference.namespace.path",
+            ("reference", "namespace"),
+            "status.namespaces[*]",
+            True,
+        ),
+        (
+            {"object": {"reference": {"path": "{p}"}}},
+            "object.reference.path",
+            ("object", "reference"),
+            "a[*].b[*]",
+            True,
+        ),
+        ({"object": {"reference": {"path": "{p}"}}}, "object.reference.path", ("object", "reference"), "a[*].b", False),
+        (
+            {"object": {"reference": {"path": "spec.x"}, "namespace": {"reference": {"path": "{p}"}}}},
+            "object.namespace.reference.path",
+            ("object", "namespace", "reference"),
+            "status.n[*]",
+            True,
+        ),
+    ],
+)
+def test_schema_and_parser_agree_on_paths_into_lists(
+    reference: dict[str, Any], where: str, rules: tuple[str, ...], path: str, refused: bool
+) -> None:
+    """The CEL rules on the path fields, evaluated with the servlet's CEL, refuse what the parser does."""
+    from servlet.core.cel import compile_expression, evaluate
+    from servlet.core.parsing import parse_published_resource
+
+    entry = _with_path(reference, path)
+    manifest = _set(FULL, "spec.related", [{"identifier": "x", "origin": "service", "kind": "Secret", **entry}])
+    fields = [problem.field for problem in parse_published_resource(manifest).problems]
+    failed = [
+        rule["message"]
+        for rule in _path_rules(*rules)
+        if evaluate(compile_expression(rule["rule"]), value=None, self={"path": path}, other=None) is not True
+    ]
+    assert (fields == [f"spec.related[0].{where}"]) is refused, fields
+    assert bool(failed) is refused, failed
+
+
+@pytest.mark.parametrize("typed", [True, False], ids=["database", "secret"])
+def test_schema_and_parser_agree_on_platform_sync_status(typed: bool) -> None:
+    """Origin platform writes the copy's status to the workspace object's status subresource:
+    any type may have one, a Secret or ConfigMap never has."""
+    from servlet.core.parsing import parse_published_resource
+
+    kind = {"group": "databases.example.org", "version": "v1", "resource": "databases"} if typed else {"kind": "Secret"}
+    entry = {"identifier": "x", "origin": "platform", "syncStatus": True, **kind, "reference": {"name": {"path": "a"}}}
+    refused = _refused_by(entry)
+    fields = [problem.field for problem in parse_published_resource(_set(FULL, "spec.related", [entry])).problems]
+    assert (refused == [], fields == []) == (typed, typed), (refused, fields)

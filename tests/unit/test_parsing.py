@@ -377,9 +377,17 @@ def test_each_bad_spec_field_is_one_problem_at_its_path(spec: dict[str, Any], ex
             "spec.related[0].reference.kind: unknown field (known fields: name, namespace)",
         ),
         (
-            {"mutation": {}},
-            "spec.related[0].mutation: unknown field (known fields: identifier, origin, kind, group, version, resource, "
-            "identityHash, projection, reference, object, cleanup, syncStatus)",
+            {"watch": {}},
+            "spec.related[0].watch: unknown field (known fields: identifier, origin, kind, group, version, resource, "
+            "identityHash, projection, reference, object, cleanup, syncStatus, mutation)",
+        ),
+        (
+            {"mutation": {"spec": [{"delete": {}}]}},
+            "spec.related[0].mutation.spec[0].delete.path: is required",
+        ),
+        (
+            {"mutation": {"status": [{"delete": {"path": "status.x"}}]}},
+            "spec.related[0].mutation.status: changes the status that syncStatus copies, so it needs syncStatus: true",
         ),
     ],
 )

@@ -490,7 +490,7 @@ def test_the_status_subresource_is_read_from_the_destination_types_crd() -> None
     assert not plain.status_subresource
 
 
-def test_sync_status_is_refused_for_origin_platform_naming_the_field() -> None:
+def test_sync_status_of_a_platform_secret_is_refused_naming_the_field() -> None:
     problems = parse_published_resource(manifest(entry(kind="Secret", origin="platform", syncStatus=True))).problems
     assert [problem.field for problem in problems] == ["spec.related[0].syncStatus"]
 

@@ -54,8 +54,11 @@ def database_crd() -> dict[str, Any]:
     }
 
 
-def provide_databases_in_kcp(e2e: E2E) -> str:
+def provide_databases_in_kcp(e2e: E2E, *, status_subresource: bool = False) -> str:
     """Another APIExport in the org serves Databases; team-a binds it. Returns its identity hash."""
+    version: dict[str, Any] = {"name": "v1", "served": True, "storage": True, "schema": _DB_SPEC}
+    if status_subresource:
+        version["subresources"] = {"status": {}}
     world = e2e.world
     e2e.rest.create(
         world.in_org("/api/v1/namespaces/kcp-system/secrets"),
@@ -77,7 +80,7 @@ def provide_databases_in_kcp(e2e: E2E) -> str:
                 "group": DB_GROUP,
                 "names": _DB_NAMES,
                 "scope": "Namespaced",
-                "versions": [{"name": "v1", "served": True, "storage": True, "schema": _DB_SPEC}],
+                "versions": [version],
             },
         },
     )
