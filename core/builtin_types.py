@@ -30,7 +30,13 @@ from servlet.core.openapi_schema import structural_schema
 from servlet.core.versions import version_priority_key
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
-__all__ = ["BuiltinResource", "builtin_crds", "is_openapi_document", "resources_in_document"]
+__all__ = [
+    "BuiltinResource",
+    "builtin_crds",
+    "is_openapi_document",
+    "resources_from_discovery",
+    "resources_in_document",
+]
 
 # An object path: /api/v1[/namespaces/{namespace}]/plural/{name} or /apis/group/version/...
 _OBJECT_PATH = re.compile(
@@ -99,6 +105,55 @@ def resources_in_document(
                 plural=match["plural"],
                 namespaced=match["namespaced"] is not None,
                 subresources=tuple(sub for sub in _SUBRESOURCES if f"{path}/{sub}" in paths),
+                schema=schema,
+            )
+        )
+    return tuple(found), tuple(problems)
+
+
+def resources_from_discovery(
+    resource_list: Mapping[str, Any], document: Mapping[str, Any], *, kinds: Iterable[str], source: str
+) -> tuple[tuple[BuiltinResource, ...], tuple[Problem, ...]]:
+    """The resources of `kinds` as the server's discovery lists them, with their schemas from `document`.
+
+    `resource_list` is a group-version's APIResourceList (`/apis/<group>/<version>`): it names the
+    plural, the scope and the subresources (`roles/status`) where the document's paths only hint
+    at them. A kind discovery lists that the document does not define is a problem naming it.
+    """
+    group, _, version = str(resource_list.get("groupVersion") or "").rpartition("/")
+    wanted = set(kinds)
+    entries = [_mapping(entry) for entry in _sequence(resource_list.get("resources"))]
+    subresources: dict[str, set[str]] = {}
+    for entry in entries:
+        parent, _, sub = str(entry.get("name") or "").partition("/")
+        if sub:
+            subresources.setdefault(parent, set()).add(sub)
+    definitions = _mapping(_mapping(document.get("components")).get("schemas"))
+    found: list[BuiltinResource] = []
+    problems: list[Problem] = []
+    for entry in entries:
+        plural, kind = str(entry.get("name") or ""), entry.get("kind")
+        if "/" in plural or kind not in wanted or not isinstance(kind, str):
+            continue
+        definition = _definition_name(definitions, group=group, version=version, kind=kind)
+        if definition is None:
+            problems.append(
+                Problem(
+                    field=f"{source} components.schemas",
+                    message=f"has no definition of kind {kind!r} {group}/{version}, which discovery lists",
+                )
+            )
+            continue
+        schema, schema_problems = structural_schema(definitions, definition, field=f"{source} components.schemas")
+        problems.extend(schema_problems)
+        found.append(
+            BuiltinResource(
+                group=group,
+                version=version,
+                kind=kind,
+                plural=plural,
+                namespaced=entry.get("namespaced") is True,
+                subresources=tuple(sub for sub in _SUBRESOURCES if sub in subresources.get(plural, set())),
                 schema=schema,
             )
         )
