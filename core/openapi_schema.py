@@ -21,7 +21,7 @@ from typing import Any
 from servlet.core.model import Problem
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
-__all__ = ["REFERENCE_PREFIX", "structural_schema"]
+__all__ = ["MAX_DEPTH", "MAX_NODES", "REFERENCE_PREFIX", "structural_schema"]
 
 REFERENCE_PREFIX = "#/components/schemas/"
 
@@ -59,6 +59,10 @@ _KEPT = frozenset(
     }
 )
 _PRIMITIVES = frozenset({"string", "integer", "number"})
+# Bounds against a hostile document: references may fan out (each definition naming the next one
+# twice doubles the inlined size) and nest without end. Kubernetes' own kinds stay far below both.
+MAX_NODES = 200_000
+MAX_DEPTH = 100
 
 
 def structural_schema(
@@ -73,7 +77,7 @@ def structural_schema(
     if not isinstance(definition, Mapping):
         return {}, (Problem(field=f"{field}.{name}", message="no such definition in the OpenAPI document"),)
     resolver = _Resolver(definitions=definitions, field=field, problems=problems)
-    schema = resolver.definition(name, path=f"{field}.{name}", stack=())
+    schema = resolver.definition(name, path=f"{field}.{name}")
     properties = schema.get("properties")
     if isinstance(properties, dict) and "metadata" in properties:
         properties["metadata"] = {"type": "object"}
@@ -81,48 +85,46 @@ def structural_schema(
 
 
 class _Resolver:
+    """One pass over the definition: each node is merged with what it refers to, then resolved once."""
+
     def __init__(self, *, definitions: Mapping[str, Any], field: str, problems: list[Problem]) -> None:
         self._definitions = definitions
         self._field = field
         self._problems = problems
+        self._nodes = 0
+        self._too_big = False
 
-    def definition(self, name: str, *, path: str, stack: tuple[str, ...]) -> dict[str, Any]:
-        target = self._definitions.get(name)
-        if not isinstance(target, Mapping):
-            self._problems.append(
-                Problem(field=path, message=f"refers to '{name}', which the document does not define")
-            )
+    def definition(self, name: str, *, path: str) -> dict[str, Any]:
+        return self.node(_reference(name), path=path, stack=(), depth=0)
+
+    def node(self, raw: Mapping[str, Any], *, path: str, stack: tuple[str, ...], depth: int) -> dict[str, Any]:
+        self._nodes += 1
+        if self._beyond_limits(path=path, depth=depth):
             return {"x-kubernetes-preserve-unknown-fields": True}
-        if name in stack:
-            # A recursive definition cannot be inlined: keep what it holds without describing it.
-            recursive: dict[str, Any] = {"x-kubernetes-preserve-unknown-fields": True}
-            if target.get("type") == "object":
-                recursive["type"] = "object"
-            return recursive
-        return self.node(target, path=path, stack=(*stack, name))
-
-    def node(self, raw: Mapping[str, Any], *, path: str, stack: tuple[str, ...]) -> dict[str, Any]:
-        merged = self._merged(raw, path=path, stack=stack)
+        merged, stack = self._merged(raw, path=path, stack=stack, depth=depth)
         out: dict[str, Any] = {key: value for key, value in merged.items() if key in _KEPT}
         if merged.get("format") == "int-or-string" or _is_int_or_string(merged):
             out.pop("type", None)
             out.pop("format", None)
             out["x-kubernetes-int-or-string"] = True
             return out
+        below = depth + 1
         properties = merged.get("properties")
         if isinstance(properties, Mapping):
             out["properties"] = {
-                str(key): self.node(_mapping(value), path=f"{path}.properties.{key}", stack=stack)
+                str(key): self.node(_mapping(value), path=f"{path}.properties.{key}", stack=stack, depth=below)
                 for key, value in properties.items()
             }
             out.setdefault("type", "object")
         items = merged.get("items")
         if isinstance(items, Mapping):
-            out["items"] = self.node(items, path=f"{path}.items", stack=stack)
+            out["items"] = self.node(items, path=f"{path}.items", stack=stack, depth=below)
             out.setdefault("type", "array")
         additional = merged.get("additionalProperties")
         if isinstance(additional, Mapping):
-            out["additionalProperties"] = self.node(additional, path=f"{path}.additionalProperties", stack=stack)
+            out["additionalProperties"] = self.node(
+                additional, path=f"{path}.additionalProperties", stack=stack, depth=below
+            )
             out.setdefault("type", "object")
         elif additional is True and "properties" not in out:
             out["x-kubernetes-preserve-unknown-fields"] = True
@@ -132,30 +134,64 @@ class _Resolver:
             out["x-kubernetes-preserve-unknown-fields"] = True
         return out
 
-    def _merged(self, raw: Mapping[str, Any], *, path: str, stack: tuple[str, ...]) -> dict[str, Any]:
-        """`raw` with its `$ref` and `allOf` parts folded in; `raw`'s own keys win."""
+    def _beyond_limits(self, *, path: str, depth: int) -> bool:
+        """Whether the schema grew past the bounds; the first time, a problem says where."""
+        if self._nodes <= MAX_NODES and depth <= MAX_DEPTH:
+            return False
+        if not self._too_big:
+            self._too_big = True
+            limit = f"more than {MAX_NODES} nodes" if self._nodes > MAX_NODES else f"deeper than {MAX_DEPTH} levels"
+            self._problems.append(Problem(field=path, message=f"the resolved schema would be {limit}"))
+        return True
+
+    def _merged(
+        self, raw: Mapping[str, Any], *, path: str, stack: tuple[str, ...], depth: int
+    ) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """`raw` with the definitions it refers to (`$ref`, `allOf`) folded in, its own keys winning,
+        and the definitions entered on the way (their parts are resolved below them)."""
+        if self._beyond_limits(path=path, depth=depth):
+            return {}, stack
         merged: dict[str, Any] = {}
         reference = raw.get("$ref")
         if reference is not None:
-            merged.update(self._referenced(reference, path=path, stack=stack))
+            merged, stack = self._referenced(reference, path=path, stack=stack, depth=depth)
         for index, part in enumerate(_sequence(raw.get("allOf"))):
             part_path = f"{path}.allOf[{index}]"
             if not isinstance(part, Mapping):
                 self._problems.append(Problem(field=part_path, message="is not a schema object"))
                 continue
-            resolved = self._merged(part, path=part_path, stack=stack)
+            resolved, stack = self._merged(part, path=part_path, stack=stack, depth=depth + 1)
             merged = _combine(merged, resolved)
         own = {key: value for key, value in raw.items() if key not in ("$ref", "allOf")}
-        return _combine(merged, own)
+        return _combine(merged, own), stack
 
-    def _referenced(self, reference: object, *, path: str, stack: tuple[str, ...]) -> dict[str, Any]:
+    def _referenced(
+        self, reference: object, *, path: str, stack: tuple[str, ...], depth: int
+    ) -> tuple[dict[str, Any], tuple[str, ...]]:
+        where = f"{path}.$ref" if stack else path
         if not isinstance(reference, str) or not reference.startswith(REFERENCE_PREFIX):
             self._problems.append(
-                Problem(field=f"{path}.$ref", message=f"'{reference}' is not a reference to {REFERENCE_PREFIX}NAME")
+                Problem(field=where, message=f"'{reference}' is not a reference to {REFERENCE_PREFIX}NAME")
             )
-            return {"x-kubernetes-preserve-unknown-fields": True}
+            return {"x-kubernetes-preserve-unknown-fields": True}, stack
         name = reference.removeprefix(REFERENCE_PREFIX)
-        return self.definition(name, path=f"{path}.$ref", stack=stack)
+        target = self._definitions.get(name)
+        if not isinstance(target, Mapping):
+            self._problems.append(
+                Problem(field=where, message=f"refers to '{name}', which the document does not define")
+            )
+            return {"x-kubernetes-preserve-unknown-fields": True}, stack
+        if name in stack:
+            # A recursive definition cannot be inlined: keep what it holds without describing it.
+            recursive: dict[str, Any] = {"x-kubernetes-preserve-unknown-fields": True}
+            if target.get("type") == "object":
+                recursive["type"] = "object"
+            return recursive, stack
+        return self._merged(target, path=path, stack=(*stack, name), depth=depth + 1)
+
+
+def _reference(name: str) -> dict[str, str]:
+    return {"$ref": REFERENCE_PREFIX + name}
 
 
 def _combine(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
