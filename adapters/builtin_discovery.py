@@ -35,9 +35,9 @@ async def describe_builtin_types(
     kinds_by_group: dict[str, set[str]] = {}
     for group, kind in wanted:
         kinds_by_group.setdefault(group, set()).add(kind)
-    if not kinds_by_group:
-        return (), ()
-    listing = _mapping((await _get(http, "openapi/v3", what="OpenAPI v3 discovery")).get("paths"))
+    # Read only once some group is served: a PublishedResource whose CRD is not installed yet
+    # asks about a group nobody serves, and costs one discovery request.
+    listing: Mapping[str, Any] | None = None
     resources: list[BuiltinResource] = []
     problems: list[Problem] = []
     storage: dict[tuple[str, str], str] = {}
@@ -46,6 +46,8 @@ async def describe_builtin_types(
         for version in versions:
             key = f"api/{version}" if not group else f"apis/{group}/{version}"
             resource_list = await _get(http, key, what=f"discovery of {group or 'core'}/{version}")
+            if listing is None:
+                listing = _mapping((await _get(http, "openapi/v3", what="OpenAPI v3 discovery")).get("paths"))
             url = _mapping(listing.get(key)).get("serverRelativeURL")
             if not isinstance(url, str) or not url:
                 problems.append(Problem(field=f"/openapi/v3 paths[{key}]", message="is missing on the service cluster"))
