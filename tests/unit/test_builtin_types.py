@@ -15,7 +15,10 @@ from servlet.core.builtin_types import (
     resources_in_document,
 )
 from servlet.core.inventory import Document, build_inventory
+from servlet.core.keys import CLUSTER_ANNOTATION
+from servlet.core.model import ServletIdentity
 from servlet.core.openapi_schema import structural_schema
+from servlet.core.preview import plan_servlet
 
 REF = "#/components/schemas/"
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -220,3 +223,38 @@ def test_plan_input_may_hold_openapi_documents_and_a_real_crd_of_the_same_kind_w
     }
     both = build_inventory([Document(source="apps.json", content=document()), Document(source="crd", content=real)])
     assert both.crds == (real,)
+
+
+def _status_actions(*, with_status_path: bool) -> list[str]:
+    """The actions planned for a published Deployment whose local copy has a status."""
+    doc = document()
+    if not with_status_path:
+        del doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}/status"]
+    identity = ServletIdentity(name="tom", api_group="kube.example.corp")
+    published = {
+        "apiVersion": "services.kdp.k8c.io/v1alpha1",
+        "kind": "PublishedResource",
+        "metadata": {"name": "deployments"},
+        "spec": {"resource": {"apiGroup": "apps", "kind": "Deployment"}, "projection": {"kind": "KubeDeployment"}},
+    }
+    remote = {
+        "apiVersion": "kube.example.corp/v1",
+        "kind": "KubeDeployment",
+        "metadata": {"name": "web", "namespace": "default", "annotations": {CLUSTER_ANNOTATION: "c1"}},
+        "spec": {"replicas": 2},
+    }
+
+    def planned(*locals_: dict[str, Any]) -> dict[str, Any]:
+        documents = [doc, published, remote, *locals_]
+        inventory = build_inventory([Document(source=f"doc#{i}", content=d) for i, d in enumerate(documents)])
+        return plan_servlet(inventory=inventory, servlet=identity).to_dict()
+
+    (first,) = planned()["objects"]
+    (copy,) = [action["object"] for action in first["actions"] if action["type"] == "create"]
+    (second,) = planned({**copy, "status": {"replicas": 2}})["objects"]
+    return [action["type"] for action in second["actions"]]
+
+
+def test_status_flows_up_only_when_the_type_has_a_status_subresource() -> None:
+    assert "patchRemoteStatus" in _status_actions(with_status_path=True)
+    assert "patchRemoteStatus" not in _status_actions(with_status_path=False)
