@@ -61,7 +61,7 @@ _KEPT = frozenset(
 _PRIMITIVES = frozenset({"string", "integer", "number"})
 # Bounds against a hostile document: references may fan out (each definition naming the next one
 # twice doubles the inlined size) and nest without end. Kubernetes' own kinds stay far below both.
-MAX_NODES = 200_000
+MAX_NODES = 50_000
 MAX_DEPTH = 100
 
 
