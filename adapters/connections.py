@@ -307,6 +307,11 @@ class Connections:
         return self._service.client(self.service_url)
 
     @property
+    def service_http(self) -> httpx2.AsyncClient:
+        """The service cluster's plain HTTP client, for reads lightkube has no type for (OpenAPI)."""
+        return self._service.http(self.service_url)
+
+    @property
     def org(self) -> AsyncClient:
         return self._org.client(self.org_url)
 

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from servlet.adapters.builtin_discovery import describe_builtin_types
 from servlet.adapters.connections import ConfigurationError, Connections, Target
 from servlet.adapters.events import EventsAdapter
 from servlet.adapters.executor import Executor
@@ -37,6 +38,7 @@ from servlet.adapters.leases import LeasesAdapter
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
+from servlet.app.controllers.builtins import BuiltinTypes
 from servlet.app.controllers.caches import Cache, InformerPool
 from servlet.app.controllers.catalog import Catalog
 from servlet.app.controllers.leading import LeadingControllers, Options, Shared, SharedCaches
@@ -211,6 +213,12 @@ class Daemon:
         # A resource not served yet (the PublishedResource CRD installed after the servlet) is
         # listed again the moment its CRD appears or changes (established), not after a backoff.
         caches.crds.subscribe(lambda event: pool.retry_failing(f"service/{event.key.name}"))
+        builtins = BuiltinTypes(
+            published=caches.published,
+            crds=caches.crds,
+            describe=lambda wanted: describe_builtin_types(connections.service_http, wanted),
+            log=get_logger("builtins"),
+        )
         self.checks.add_liveness("watches", pool.alive)
         self.checks.add_readiness("caches", lambda: _synced(caches.all()))
         elector = self._elector(connections) if config.leader_election else None
@@ -230,7 +238,9 @@ class Daemon:
         shared = Shared(
             servlet_name=config.servlet.name,
             export_name=config.apiexport,
-            catalog=Catalog(published=caches.published, crds=caches.crds, servlet=config.servlet),
+            catalog=Catalog(
+                published=caches.published, crds=caches.crds, servlet=config.servlet, described=builtins.crds
+            ),
             caches=caches,
             pool=pool,
             sources=connections,
@@ -250,8 +260,10 @@ class Daemon:
             ),
             events=events,
             endpoint_slice=EndpointSliceUse(choice=chosen, org=workspace) if chosen else None,
+            builtins=builtins,
         )
         events.start()
+        describing: asyncio.Task[None] | None = None
         try:
             if elector is not None:
                 self.checks.add_liveness("leader-election", task_alive(elector.start()))
@@ -260,6 +272,7 @@ class Daemon:
             if await _first(stop, *(cache.wait_synced() for cache in caches.all())):
                 return
             _log.info("caches synced", caches=[cache.name for cache in caches.all()])
+            describing = asyncio.create_task(builtins.run(), name="builtin-types")
             while not stop.is_set():
                 if elector is not None:
                     if not elector.is_leader:
@@ -276,6 +289,10 @@ class Daemon:
                     self.metrics.set_leader(True)
                 await self._lead(shared, stop, elector)
         finally:
+            if describing is not None:
+                describing.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await describing
             if elector is not None:
                 await elector.stop(release=True)
             self.metrics.set_leader(False)

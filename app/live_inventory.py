@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
+from servlet.adapters.builtin_discovery import describe_builtin_types
 from servlet.adapters.connections import Connections, Target
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.app.live_reads import LiveReadError, Reader, ReadKey
@@ -43,7 +44,7 @@ from servlet.core.parsing import parse_published_resource
 from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE
 from servlet.core.projection import Projected
 from servlet.core.related_types import related_crds
-from servlet.core.resolution import find_crd, resolve
+from servlet.core.resolution import crd_identity, find_crd, published_identity, resolve
 from servlet.core.worker_choice import syncs_objects
 from servlet.core.world import World, WorldKey
 
@@ -267,6 +268,14 @@ async def read_live_inventory(
     identity = await reader.on(Target.ORG, reader.org.resolve_identity())
     published = await _list_published_resources(reader, selector=published_resource_selector)
     crds = await reader.on(Target.SERVICE, reader.service.list_objects(CRD_TYPE)) if published else []
+    # Built-in types named without a CRD, described from discovery and OpenAPI v3 as the daemon does.
+    builtins = {published_identity(obj) for obj in published} - {crd_identity(crd) for crd in crds}
+    if builtins:
+        described, problems = await reader.on(
+            Target.SERVICE, describe_builtin_types(connections.service_http, sorted(builtins))
+        )
+        crds = [*crds, *described]
+        reader.problems.extend(problems)
     export, schemas, chosen_slice = await asyncio.gather(
         reader.on(Target.ORG, reader.org.get_export(apiexport)),
         reader.on(Target.ORG, reader.org.list_schemas()),

@@ -1,7 +1,8 @@
 """Sorting a heap of manifests into what the servlet reads.
 
 `servlet plan` accepts any mix of CRDs, PublishedResources, an APIExport, schemas and objects of
-both sides; the live mode gathers the same things from the clusters. Both end up as an
+both sides, and OpenAPI v3 group-version documents, which describe built-in types as CRDs
+(`builtin_types.py`); the live mode gathers the same things from the clusters. Both end up as an
 `Inventory`, so one planner serves both. An object carrying `kcp.io/cluster` lives in a kcp
 workspace (remote); anything else lives on the service cluster (local).
 
@@ -15,6 +16,7 @@ from typing import Any
 
 from attrs import frozen
 
+from servlet.core.builtin_types import BuiltinResource, builtin_crds, is_openapi_document, resources_in_document
 from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.model import Problem
 
@@ -103,8 +105,14 @@ def build_inventory(documents: Iterable[Document]) -> Inventory:
     remote: list[Manifest] = []
     local: list[Manifest] = []
     problems: list[Problem] = []
+    builtins: list[BuiltinResource] = []
     for document in expand_lists(documents):
         content = document.content
+        if is_openapi_document(content) and isinstance(content, Mapping):
+            found, document_problems = resources_in_document(content, source=document.source)
+            builtins.extend(found)
+            problems.extend(document_problems)
+            continue
         problem = _problem_with(content)
         if problem is not None or not isinstance(content, Mapping):
             problems.append(Problem(field=document.source, message=f"the document {problem}"))
@@ -116,8 +124,16 @@ def build_inventory(documents: Iterable[Document]) -> Inventory:
             remote.append(content)
         else:
             local.append(content)
+    # A type with a CRD of its own is described by it, not by an OpenAPI document.
+    with_crd = {
+        (str(_spec(crd).get("group") or ""), str(_mapping(_spec(crd).get("names")).get("kind")))
+        for crd in by_kind[_CRD]
+    }
+    described = [
+        crd for crd in builtin_crds(builtins) if (crd["spec"]["group"], crd["spec"]["names"]["kind"]) not in with_crd
+    ]
     return Inventory(
-        crds=tuple(by_kind[_CRD]),
+        crds=(*by_kind[_CRD], *described),
         published_resources=tuple(by_kind[_PUBLISHED_RESOURCE]),
         api_exports=tuple(by_kind[_API_EXPORT]),
         schemas=tuple(by_kind[_SCHEMA]),
@@ -126,3 +142,11 @@ def build_inventory(documents: Iterable[Document]) -> Inventory:
         local_objects=tuple(local),
         problems=tuple(problems),
     )
+
+
+def _spec(manifest: Manifest) -> Mapping[str, Any]:
+    return _mapping(manifest.get("spec"))
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

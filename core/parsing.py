@@ -152,9 +152,13 @@ def _parse_resource(data: object, *, problems: list[Problem]) -> SourceResource 
     if resource is None:
         return None
     report_unknown(resource, path=path, known=("apiGroup", "kind", "version", "versions"), problems=problems)
-    api_group = read_string(resource, "apiGroup", path=path, problems=problems, required=True)
-    if api_group is not None and not is_dns1123_subdomain(api_group):
-        message = f"must be a DNS subdomain such as cert-manager.io, not {describe(api_group)}"
+    # "" names the core group (ConfigMap, Secret): present but empty, unlike a missing apiGroup.
+    core_group = resource.get("apiGroup") == ""
+    api_group = "" if core_group else read_string(resource, "apiGroup", path=path, problems=problems, required=True)
+    if api_group and not is_dns1123_subdomain(api_group):
+        message = (
+            f'must be a DNS subdomain such as cert-manager.io (or "" for the core group), not {describe(api_group)}'
+        )
         problems.append(Problem(field=f"{path}.apiGroup", message=message))
     kind = read_string(resource, "kind", path=path, problems=problems, required=True)
     if kind is not None:

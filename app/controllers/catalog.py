@@ -14,7 +14,7 @@ Deliberately not here: status writes and API requests.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from attrs import frozen
@@ -81,9 +81,18 @@ def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 class Catalog:
     """Entries for every PublishedResource in the cache, computed from the PublishedResource and CRD caches."""
 
-    def __init__(self, *, published: Cache, crds: Cache, servlet: ServletIdentity) -> None:
+    def __init__(
+        self,
+        *,
+        published: Cache,
+        crds: Cache,
+        servlet: ServletIdentity,
+        described: Callable[[], Sequence[dict[str, Any]]] = list,
+    ) -> None:
         self._published = published
         self._crds = crds
+        # CRDs of built-in types (`builtins.py`), after the real ones: a real CRD wins.
+        self._described = described
         self.servlet = servlet
         self._first: dict[str, tuple[str, ParseResult]] = {}  # uid -> the spec seen first, parsed
         self._memo: dict[str, tuple[tuple[str, ...], Entry]] = {}
@@ -92,13 +101,13 @@ class Catalog:
         return sorted(str(_metadata(obj).get("name") or "") for obj in self._published.objects())
 
     def entries(self) -> list[Entry]:
-        crds = self._crds.objects()
+        crds = self._all_crds()
         entries = [self._entry(obj, crds) for obj in self._published.objects()]
         return sorted(entries, key=lambda entry: entry.name)
 
     def entry(self, name: str) -> Entry | None:
         obj = self._published.get(self._published.key(name))
-        return None if obj is None else self._entry(obj, self._crds.objects())
+        return None if obj is None else self._entry(obj, self._all_crds())
 
     def names_for_crd(self, crd: Mapping[str, Any]) -> list[str]:
         """The PublishedResources that name this CRD (by group and kind)."""
@@ -115,6 +124,9 @@ class Catalog:
             self._first.pop(uid, None)
 
     # -- internals -----------------------------------------------------------------------------
+
+    def _all_crds(self) -> list[dict[str, Any]]:
+        return [*self._crds.objects(), *self._described()]
 
     def _entry(self, obj: Mapping[str, Any], crds: Sequence[dict[str, Any]]) -> Entry:
         meta = _metadata(obj)

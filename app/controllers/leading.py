@@ -24,6 +24,7 @@ from typing import Any
 from attrs import define, field, frozen
 
 from servlet.app.controllers import apiexport, schemas, syncmanager
+from servlet.app.controllers.builtins import BuiltinTypes
 from servlet.app.controllers.caches import Cache, InformerPool
 from servlet.app.controllers.catalog import Catalog
 from servlet.app.controllers.queues import QueueDepths, controller_queue
@@ -89,6 +90,8 @@ class Shared:
     events: EventRecorder | None = None
     # `--apiexportendpointslice`; None: the slice named like the export.
     endpoint_slice: syncmanager.EndpointSliceUse | None = None
+    # The CRDs of built-in types PublishedResources name; None: built-in types are not looked up.
+    builtins: BuiltinTypes | None = None
     # Workspaces last read from a VW URL that left the endpoint slice: kept for the process's life,
     # so a later term of leadership does not judge their copies orphans either.
     unreadable_workspaces: set[str] = field(factory=set)
@@ -199,6 +202,8 @@ class LeadingControllers:
             caches.exports.subscribe(self._on_export),
             caches.slices.subscribe(lambda _: self.sync_queue.add(syncmanager.KEY)),
         ]
+        if self._shared.builtins is not None:
+            self._unsubscribe.append(self._shared.builtins.subscribe(self._on_crd))
         for work in self.queues:
             work.start()
         for name in self._shared.catalog.names():

@@ -572,3 +572,31 @@ def test_a_schema_only_published_resource_is_planned_without_reading_its_objects
     assert [note["publishedResource"] for note in plan["schemaOnly"]] == ["publish-certmanager-certs"]
     read = [record.path for record in example.sim.requests.records() if record.virtual_workspace]
     assert not [path for path in read if "zertifikate" in path], read
+
+
+def test_a_built_in_type_is_planned_live_from_discovery_as_offline_from_its_openapi_document(example: Example) -> None:
+    roles = {
+        "apiVersion": "services.kdp.k8c.io/v1alpha1",
+        "kind": "PublishedResource",
+        "metadata": {"name": "roles"},
+        "spec": {
+            "resource": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "version": "v1"},
+            "projection": {"kind": "KubeRole"},
+        },
+    }
+    example.rest.create("/apis/services.kdp.k8c.io/v1alpha1/publishedresources", roles)
+    live = example.plan("-o", "json")
+    assert live.code == 0, live.stdout + live.stderr
+    (live_step,) = [step for step in live.json()["schemas"] if step["publishedResource"] == "roles"]
+    (version,) = live_step["spec"]["versions"]
+    assert live_step["spec"]["names"]["kind"] == "KubeRole" and "subresources" not in version
+    assert version["schema"]["properties"]["rules"]["items"]["required"] == ["verbs"]
+
+    # The same type offline, from the document a service owner saves with `kubectl get --raw`.
+    listing = example.rest.get("/openapi/v3")
+    assert listing is not None
+    document = example.rest.get(listing["paths"]["apis/rbac.authorization.k8s.io/v1"]["serverRelativeURL"])
+    assert document is not None
+    offline = offline_plan(example, [document, roles])
+    (offline_step,) = [step for step in offline["schemas"] if step["publishedResource"] == "roles"]
+    assert offline_step == live_step

@@ -443,7 +443,7 @@ def _set(document: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         ("spec", ..., ".spec: required"),
         ("spec.resource", ..., ".spec.resource: required"),
         ("spec.resource.kind", ..., ".spec.resource.kind: required"),
-        ("spec.resource.apiGroup", "", ".spec.resource.apiGroup: shorter than 1"),
+        ("spec.resource.apiGroup", 5, ".spec.resource.apiGroup: expected string"),
         ("spec.resource.version", 1, ".spec.resource.version: expected string"),
         ("spec.resource.versions", "v1", ".spec.resource.versions: expected array"),
         ("spec.projection.versions", ["v1"], ".spec.projection.versions: expected object"),

@@ -229,7 +229,10 @@ def test_any_shape_of_input_is_a_problem_not_an_exception(manifest: Any, expecte
         ),
         ({"resource": {"kind": "Certificate"}}, "spec.resource.apiGroup: is required"),
         ({"resource": {"apiGroup": "cert-manager.io"}}, "spec.resource.kind: is required"),
-        ({"resource": {"apiGroup": "", "kind": "A"}}, "spec.resource.apiGroup: must not be empty"),
+        (
+            {"resource": {"apiGroup": " ", "kind": "A"}},
+            'spec.resource.apiGroup: must be a DNS subdomain such as cert-manager.io (or "" for the core group), not " "',
+        ),
         ({"resource": {"apiGroup": ["a"], "kind": "A"}}, "spec.resource.apiGroup: must be a string, not a list"),
         ({"resource": {"apiGroup": "a.io", "kind": 5}}, "spec.resource.kind: must be a string, not 5"),
         (
@@ -283,7 +286,8 @@ def test_any_shape_of_input_is_a_problem_not_an_exception(manifest: Any, expecte
         ),
         (
             {"resource": {"apiGroup": "Cert_Manager", "kind": "A"}},
-            'spec.resource.apiGroup: must be a DNS subdomain such as cert-manager.io, not "Cert_Manager"',
+            'spec.resource.apiGroup: must be a DNS subdomain such as cert-manager.io (or "" for the core group), '
+            'not "Cert_Manager"',
         ),
         (
             {"resource": {"apiGroup": "a.io", "kind": "A", "version": "V1"}},
@@ -608,3 +612,13 @@ def test_a_related_namespace_from_status_the_primarys_namespace_or_a_constant_is
     )
     assert result.problems == ()
     assert _spec(result).related[0].reference.namespace is not None
+
+
+def test_an_empty_api_group_names_the_core_group_and_a_missing_one_is_still_required() -> None:
+    core = parse_published_resource(
+        {"metadata": {"name": "cms"}, "spec": {"resource": {"apiGroup": "", "kind": "ConfigMap"}}}
+    )
+    assert _spec(core).resource.api_group == ""
+    assert _problems({"metadata": {"name": "cms"}, "spec": {"resource": {"kind": "ConfigMap"}}}) == [
+        "spec.resource.apiGroup: is required"
+    ]

@@ -22,12 +22,16 @@ import attrs
 from kcpsim.harness.world import World
 from tests.chart.rendering import one, render, with_required
 
-# What the e2e suite publishes (CRDs of example.com and the bundled cert-manager example) and
+# What the e2e suite publishes (CRDs of example.com, the bundled cert-manager example, Roles and
+# ConfigMaps) and
 # the related kinds and types it syncs, as a service owner would list them in the chart's values.
 E2E_VALUES = with_required(
     publishedResources=[
         {"apiGroup": "example.com", "resources": ["widgets", "gadgets", "gizmos"]},
         {"apiGroup": "cert-manager.io", "resources": ["certificates"], "relatedKinds": ["Secret", "ConfigMap"]},
+        # Built-in types published without a CRD (test_builtin_types.py).
+        {"apiGroup": "rbac.authorization.k8s.io", "resources": ["roles"]},
+        {"apiGroup": "", "resources": ["configmaps"]},
     ],
     relatedResources=[{"apiGroup": "databases.example.org", "resources": ["databases"]}],
 )

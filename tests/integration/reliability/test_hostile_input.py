@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import time
 from typing import Any
 
 import pytest
 
+from servlet.core.openapi_schema import MAX_NODES
 from tests.integration.e2e.manifests import (
     LINK,
     default_local_name,
@@ -58,6 +60,7 @@ def _related(**fields: Any) -> dict[str, Any]:
 
 # (id, bad PublishedResource, expected field (prefix), words the message must contain)
 INVALID_PUBLISHED_RESOURCES: list[tuple[str, dict[str, Any], str, list[str]]] = [
+    ("api-group-blank", _with(_gadgets(), "spec.resource.apiGroup", " "), "spec.resource.apiGroup", ["core group"]),
     (
         "no-resource",
         {
@@ -655,3 +658,61 @@ def test_a_catastrophic_regex_on_a_long_tenant_value_is_planned_at_once() -> Non
     # The same pattern on a value it matches names the Secret, which is copied up.
     assert "createRelated" in actions_for(result, name="matching")
     assert "create" in actions_for(result, name="fine", cluster=GOOD_CLUSTER)
+
+
+# ---- OpenAPI v3 documents describing built-in types (issue 17) ----------------------------------
+REF = "#/components/schemas/"
+
+
+def _openapi(definitions: dict[str, Any], *, kind_definition: str = "D0") -> dict[str, Any]:
+    """A group-version document serving `Thing` (group things.example.org), whose schema is `kind_definition`."""
+    gvk = {"group": "things.example.org", "version": "v1", "kind": "Thing"}
+    definitions = copy.deepcopy(definitions)
+    definitions[kind_definition]["x-kubernetes-group-version-kind"] = [gvk]
+    path = "/apis/things.example.org/v1/namespaces/{namespace}/things/{name}"
+    return {
+        "openapi": "3.0.0",
+        "paths": {path: {"get": {"x-kubernetes-group-version-kind": gvk}}},
+        "components": {"schemas": definitions},
+    }
+
+
+def _chain(length: int, *, fan_out: int) -> dict[str, Any]:
+    """D0 -> D1 -> ... each naming the next `fan_out` times: inlined, fan_out ** length nodes."""
+    return {
+        f"D{i}": {"type": "object", "properties": {f"p{j}": {"$ref": f"{REF}D{i + 1}"} for j in range(fan_out)}}
+        for i in range(length)
+    } | {f"D{length}": {"type": "string"}}
+
+
+HOSTILE_DOCUMENTS: list[tuple[str, dict[str, Any], list[str]]] = [
+    (
+        "dangling-reference",
+        _openapi({"D0": {"type": "object", "properties": {"a": {"$ref": REF + "Nowhere"}}}}),
+        ["'Nowhere'", "does not define"],
+    ),
+    ("reference-fan-out-bomb", _openapi(_chain(40, fan_out=2)), [f"more than {MAX_NODES} nodes"]),
+    ("reference-chain-too-deep", _openapi(_chain(400, fan_out=1)), ["deeper than 100 levels"]),
+    ("reference-not-a-string", _openapi({"D0": {"type": "object", "properties": {"a": {"$ref": 7}}}}), ["'7'"]),
+]
+
+
+@pytest.mark.parametrize("document, words", [c[1:] for c in HOSTILE_DOCUMENTS], ids=[c[0] for c in HOSTILE_DOCUMENTS])
+def test_a_hostile_openapi_document_is_reported_in_a_bounded_time_and_the_rest_is_served(
+    document: dict[str, Any], words: list[str]
+) -> None:
+    started = time.monotonic()
+    result = plan([*good_world(), document, published_resource("bad", kind="Thing", api_group="things.example.org")])
+    assert time.monotonic() - started < 20, "a hostile document took too long to resolve"
+    mine = [e for e in result["errors"] if e["object"].startswith("doc#3")]
+    assert any(all(w in e["message"] for w in words) for e in mine), result["errors"]
+    # What could not be described keeps unknown fields: the type is still published, nothing is dropped.
+    assert any(step["publishedResource"] == "bad" for step in result["schemas"]), result["schemas"]
+    assert_good_still_served(result)
+
+
+def test_a_document_that_only_looks_like_openapi_is_an_input_error_not_a_crash() -> None:
+    lookalike = {"openapi": "3.0.0", "paths": ["not", "a", "mapping"]}
+    result = plan([*good_world(), lookalike])
+    assert [e["message"] for e in result["errors"] if e["object"] == "doc#3"] == ["the document has no apiVersion"]
+    assert_good_still_served(result)
