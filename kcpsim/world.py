@@ -22,9 +22,9 @@ from typing import Any
 import attrs
 
 from kcpsim import errors, patching
+from kcpsim.cel_rules import compiled_rules, rule_problems
 from kcpsim.defaulting import default_custom_resource, defaulted_for_read
 from kcpsim.naming import label_problem, subdomain_problem
-from kcpsim.openapi import transition_problems
 from kcpsim.patching import clone
 from kcpsim.resources import SERVICE_CLUSTER, Catalog, ResourceDef
 from kcpsim.store import Event, Obj, Store
@@ -258,6 +258,7 @@ class World:
             obj["status"] = {"phase": "Active"}
             obj.setdefault("spec", {"finalizers": ["kubernetes"]})
         obj = self._validate_schema(rdef, _defaults(rdef, obj), version)
+        self._check_rules(rdef, version, obj, None)
         self._stamp_cluster(cluster, obj)
         ctx = WriteContext(self, rdef, cluster, "CREATE", "", None, obj)
         for mutator in self.mutators:
@@ -365,11 +366,7 @@ class World:
                     ],
                 )
         new = self._validate_schema(rdef, _defaults(rdef, new), version)
-        schema = rdef.schema_for(version) or rdef.schema_for(rdef.versions[0])
-        if schema and subresource != "status":
-            problems = transition_problems(self.render(rdef, old, version), new, schema)
-            if problems:
-                raise errors.invalid(group=rdef.group, kind=rdef.kind, name=name, causes=problems)
+        self._check_rules(rdef, version, new, old)
         self._stamp_cluster(cluster, new)
         if rdef.generation and self._spec_changed(rdef, old, new):
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
@@ -593,6 +590,17 @@ class World:
         if problems:
             raise errors.invalid(group=rdef.group, kind=rdef.kind, name=_meta(obj).get("name", ""), causes=problems)
         return pruned
+
+    def _check_rules(self, rdef: ResourceDef, version: str, new: Obj, old: Obj | None) -> None:
+        """The schema's `x-kubernetes-validations` rules; `old` is the stored object on update."""
+        schema = rdef.schema_for(version) or rdef.schema_for(rdef.versions[0])
+        rules = compiled_rules(schema) if isinstance(schema, dict) else None
+        if rules is None:
+            return
+        previous = None if old is None else self.render(rdef, old, version)
+        problems = rule_problems(rules, new, previous, updating=old is not None)
+        if problems:
+            raise errors.invalid(group=rdef.group, kind=rdef.kind, name=_meta(new).get("name", ""), causes=problems)
 
     def _stamp_cluster(self, cluster: str, obj: Obj) -> None:
         meta = _meta(obj)
