@@ -28,6 +28,7 @@ from kcpsim.naming import label_problem, subdomain_problem
 from kcpsim.patching import clone
 from kcpsim.resources import SERVICE_CLUSTER, Catalog, ResourceDef
 from kcpsim.store import Event, Obj, Store
+from kcpsim.strategic import strategic_merge_patch
 from kcpsim.validation import validate_custom_resource
 
 NAMESPACE_KEY = "/namespaces"
@@ -452,7 +453,7 @@ class World:
         elif patch_type == "strategic":
             if not rdef.builtin:
                 raise errors.unsupported_media_type("application/strategic-merge-patch+json")
-            patched = patching.strategic_merge_patch(current, body)
+            patched = strategic_merge_patch(current, body, group=rdef.group, kind=rdef.kind)
         else:
             raise errors.unsupported_media_type(patch_type)
         if not isinstance(patched, dict):
