@@ -20,7 +20,7 @@ import msgspec
 import yaml
 from aiohttp import web
 
-from kcpsim import admin, discovery, errors, metadata_only
+from kcpsim import admin, discovery, errors, metadata_only, scale
 from kcpsim.errors import StatusError
 from kcpsim.naming import is_cluster_name, is_cluster_path
 from kcpsim.requestlog import RequestRecord
@@ -256,7 +256,7 @@ class Server:
             raise errors.resource_not_served()
         if rdef.namespaced and name and namespace is None:
             raise errors.resource_not_served()
-        if sub and (sub != "status" or not rdef.status):
+        if sub and not ((sub == "status" and rdef.status) or (sub == "scale" and rdef.scale_for(version))):
             raise errors.resource_not_served()
         if target.vw is not None:
             assert served is not None
@@ -283,6 +283,24 @@ class Server:
             if call.verb in ("get", "list", "watch")
             else None
         )
+        if sub == "scale":
+            assert target.cluster is not None
+            self._check_existing_visible(rdef, target.cluster, ns, name, visible)
+            content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+            answer = scale.answer(
+                world,
+                rdef,
+                target.cluster,
+                ns,
+                name,
+                version=version,
+                verb=call.verb,
+                body=_decode(await request.read(), yaml_ok=False) if call.verb in ("update", "patch") else None,
+                patch_type=_PATCH_TYPES.get(content_type),
+                manager=manager,
+                dry_run=dry_run,
+            )
+            return json_response(answer)
         if call.verb == "get":
             assert target.cluster is not None
             obj = world.get(rdef, target.cluster, ns, name)
