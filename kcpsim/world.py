@@ -32,6 +32,7 @@ from kcpsim.strategic import strategic_merge_patch
 from kcpsim.validation import validate_custom_resource
 
 NAMESPACE_KEY = "/namespaces"
+_POLICY_FINALIZERS = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}
 CLUSTER_ANNOTATION = "kcp.io/cluster"
 
 Mutator = Callable[["WriteContext"], None]
@@ -104,7 +105,6 @@ class World:
         self.controllers: list[Controller] = []
         self.converters: dict[tuple[str, str], tuple[Render, Callable[[ResourceDef, Obj, str, Obj | None], Obj]]] = {}
         self.terminating_namespaces: set[tuple[str, str]] = set()
-        self.orphan_uids: set[str] = set()  # owners deleted with propagationPolicy=Orphan
         self._pending: list[Event] = []
         self._settling = False
         self._tick_scheduled = False
@@ -485,8 +485,6 @@ class World:
     ) -> Obj:
         ns = namespace if rdef.namespaced else ""
         old = self.get(rdef, cluster, ns, name)
-        if propagation == "Orphan" and not dry_run:
-            self.orphan_uids.add(str(old["metadata"].get("uid")))
         meta = old["metadata"]
         pre = preconditions or {}
         if pre.get("uid") and pre["uid"] != meta.get("uid"):
@@ -511,8 +509,15 @@ class World:
         is_namespace = rdef.plural == "namespaces" and rdef.group == ""
         if meta.get("deletionTimestamp"):
             return old
-        if meta.get("finalizers") or is_namespace:
+        # Foreground and Orphan leave the owner to the garbage collector (gc.py), marked by a finalizer.
+        finalizers = list(meta.get("finalizers") or [])
+        policy_finalizer = _POLICY_FINALIZERS.get(propagation or "")
+        if policy_finalizer and not is_namespace and policy_finalizer not in finalizers:
+            finalizers.append(policy_finalizer)
+        if finalizers or is_namespace:
             new = clone(old)
+            if finalizers:
+                new["metadata"]["finalizers"] = finalizers
             new["metadata"]["deletionTimestamp"] = now()
             new["metadata"]["deletionGracePeriodSeconds"] = 0
             if is_namespace:
