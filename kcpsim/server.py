@@ -20,7 +20,7 @@ import msgspec
 import yaml
 from aiohttp import web
 
-from kcpsim import admin, discovery, errors, metadata_only, scale
+from kcpsim import admin, discovery, errors, metadata_only, protobuf, scale
 from kcpsim.errors import StatusError
 from kcpsim.naming import is_cluster_name, is_cluster_path
 from kcpsim.requestlog import RequestRecord
@@ -397,6 +397,8 @@ class Server:
 
     async def body(self, request: web.Request) -> Any:
         content_type = request.headers.get("Content-Type", "application/json").split(";")[0].strip()
+        if content_type == protobuf.MEDIA_TYPE:  # kubectl 1.32's `create configmap|secret|namespace`
+            return protobuf.decode(await request.read())
         if content_type not in ("application/json", "application/yaml", ""):
             raise errors.unsupported_media_type(content_type)
         return _decode(await request.read(), yaml_ok=content_type == "application/yaml")
