@@ -290,3 +290,20 @@ def test_kubectl_shows_the_broken_rule_and_the_refused_crd(kcpsim: KcpSim, widge
     assert applied.returncode == 1
     assert 'The CustomResourceDefinition "gadgets.example.io" is invalid: ' in applied.stderr
     assert f"{RULES_PATH}: Invalid value: " in applied.stderr and "compilation failed" in applied.stderr
+
+
+def test_an_apiresourceschema_whose_rule_does_not_compile_is_refused(raw: Raw) -> None:
+    schema = {"type": "object", "x-kubernetes-validations": [{"rule": "self.spec =="}]}
+    body = {
+        "apiVersion": "apis.kcp.io/v1alpha1",
+        "kind": "APIResourceSchema",
+        "metadata": {"name": "v1.widgets.example.io"},
+        "spec": {
+            "group": "example.io",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema}],
+        },
+    }
+    _, causes = _refusal(raw("POST", "/clusters/root:myorg/apis/apis.kcp.io/v1alpha1/apiresourceschemas", body))
+    assert [field for field, _, _ in causes] == ["spec.versions[0].schema.x-kubernetes-validations[0].rule"]
