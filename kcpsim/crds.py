@@ -2,21 +2,38 @@
 takes its custom resources with it (the `customresourcecleanup` finalizer).
 
 Served resources are derived from CRDs by `resources.Catalog`; this module only maintains CRD
-status and cleanup. It does not validate CRD specs beyond what the catalog needs.
+status and cleanup. Of CRD (and APIResourceSchema) specs it validates what the catalog needs and
+that every `x-kubernetes-validations` rule compiles, as the apiserver refuses a CRD whose rule
+does not.
 """
 
 from __future__ import annotations
 
+from kcpsim import errors
+from kcpsim.cel_rules import check_definition
 from kcpsim.patching import clone
-from kcpsim.resources import CRD_KEY, def_from_crd_like
+from kcpsim.resources import CRD_KEY, SCHEMA_KEY, def_from_crd_like
 from kcpsim.store import Event, Obj
-from kcpsim.world import Controller, World, now
+from kcpsim.world import Controller, World, WriteContext, now
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 
 def install(world: World) -> None:
     world.controllers.append(Controller(frozenset({CRD_KEY}), lambda events: _reconcile(world, events)))
+    world.mutators.append(_check_rules_compile)
+
+
+def _check_rules_compile(ctx: WriteContext) -> None:
+    if ctx.rdef.storage_key not in (CRD_KEY, SCHEMA_KEY) or ctx.subresource:
+        return
+    spec = ctx.new.get("spec") or {}
+    if ctx.old is not None and spec == (ctx.old.get("spec") or {}):
+        return  # the finalizer and status writes of the controllers above recompile nothing
+    problems = check_definition(spec.get("versions") or [], crd=ctx.rdef.storage_key == CRD_KEY)
+    if problems:
+        name = (ctx.new.get("metadata") or {}).get("name", "")
+        raise errors.invalid(group=ctx.rdef.group, kind=ctx.rdef.kind, name=name, causes=problems)
 
 
 def _crd_rdef(world: World, cluster: str):  # type: ignore[no-untyped-def]

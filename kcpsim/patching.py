@@ -1,11 +1,7 @@
 """The four patch types of the apiserver and field ownership for server-side apply.
 
 - JSON merge patch (RFC 7386) and JSON patch (RFC 6902), exact.
-- Strategic merge patch, simplified: a merge patch in which `metadata.finalizers` is merged as a
-  set and `metadata.ownerReferences` by `uid` (the merge keys built-in kinds use on metadata);
-  `$deleteFromPrimitiveList/<field>` and `$patch: delete` are understood, `$setElementOrder` and
-  `$retainKeys` are ignored. Whether it is allowed at all (built-in kinds only) is decided by the
-  caller.
+- Strategic merge patch: in strategic.py, with the merge keys of the built-in kinds.
 - Server-side apply: every manager owns the leaf fields it applied (lists are atomic leaves,
   except `metadata.finalizers`, a set whose items are owned one by one);
   applying a different value to a field another manager owns is a conflict unless `force=true`;
@@ -153,45 +149,6 @@ def json_patch(target: JSON, operations: JSON) -> JSON:
 
 
 _SET_LISTS = {("metadata", "finalizers")}
-_KEYED_LISTS = {("metadata", "ownerReferences"): "uid"}
-
-
-def strategic_merge_patch(target: JSON, patch: JSON, path: Path = ()) -> JSON:
-    """The simplified strategic merge described in the module docstring."""
-    if not isinstance(patch, dict):
-        return clone(patch)
-    if patch.get("$patch") == "delete":
-        return None
-    result = clone(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if key.startswith("$setElementOrder/") or key == "$retainKeys" or key == "$patch":
-            continue
-        if key.startswith("$deleteFromPrimitiveList/"):
-            field = key.split("/", 1)[1]
-            result[field] = [v for v in result.get(field) or [] if v not in (value or [])]
-            continue
-        sub = (*path, key)
-        if value is None:
-            result.pop(key, None)
-        elif sub in _SET_LISTS and isinstance(value, list):
-            current = list(result.get(key) or [])
-            result[key] = current + [v for v in value if v not in current]
-        elif sub in _KEYED_LISTS and isinstance(value, list):
-            merge_key = _KEYED_LISTS[sub]
-            by_key: dict[Any, Any] = {item.get(merge_key): item for item in result.get(key) or []}
-            for item in value:
-                if isinstance(item, dict) and item.get("$patch") == "delete":
-                    by_key.pop(item.get(merge_key), None)
-                else:
-                    by_key[item.get(merge_key)] = merge_patch(by_key.get(item.get(merge_key)), item)
-            result[key] = list(by_key.values())
-        else:
-            merged = strategic_merge_patch(result.get(key), value, sub)
-            if merged is None:
-                result.pop(key, None)
-            else:
-                result[key] = merged
-    return result
 
 
 # ---- field ownership -------------------------------------------------------------------------

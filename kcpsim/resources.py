@@ -36,6 +36,7 @@ class ResourceDef:
     generation: bool = True  # built-in core kinds do not track metadata.generation
     unconditional_update: bool = False  # PUT without resourceVersion allowed (built-ins only)
     verbs: tuple[str, ...] = ()  # discovery verbs when not the usual eight (create-only reviews)
+    scales: tuple[tuple[str, Any], ...] = ()  # (version, `subresources.scale`) of CRD versions with one
 
     @property
     def storage_key(self) -> str:
@@ -51,6 +52,10 @@ class ResourceDef:
 
     def schema_for(self, version: str) -> Any:
         return dict(self.schemas).get(version)
+
+    def scale_for(self, version: str) -> Any:
+        """The version's scale subresource (`specReplicasPath`, ...), None without one."""
+        return dict(self.scales).get(version)
 
 
 def _builtin(
@@ -179,6 +184,11 @@ def def_from_crd_like(spec: dict[str, Any], *, identity: str = "", crd: bool) ->
         identity=identity,
         schemas=schemas,
         printer_columns=tuple((v["name"], tuple(v.get("additionalPrinterColumns") or ())) for v in versions),
+        scales=tuple(
+            (v["name"], v["subresources"]["scale"])
+            for v in versions
+            if isinstance((v.get("subresources") or {}).get("scale"), dict)
+        ),
     )
 
 

@@ -20,7 +20,7 @@ import msgspec
 import yaml
 from aiohttp import web
 
-from kcpsim import admin, discovery, errors, field_validation, metadata_only, openapi_http
+from kcpsim import admin, discovery, errors, field_validation, metadata_only, openapi_http, protobuf, scale
 from kcpsim.errors import StatusError
 from kcpsim.naming import is_cluster_name, is_cluster_path
 from kcpsim.requestlog import RequestRecord
@@ -256,7 +256,7 @@ class Server:
             raise errors.resource_not_served()
         if rdef.namespaced and name and namespace is None:
             raise errors.resource_not_served()
-        if sub and (sub != "status" or not rdef.status):
+        if sub and not ((sub == "status" and rdef.status) or (sub == "scale" and rdef.scale_for(version))):
             raise errors.resource_not_served()
         if target.vw is not None:
             assert served is not None
@@ -283,6 +283,24 @@ class Server:
             if call.verb in ("get", "list", "watch")
             else None
         )
+        if sub == "scale":
+            assert target.cluster is not None
+            self._check_existing_visible(rdef, target.cluster, ns, name, visible)
+            content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+            answer = scale.answer(
+                world,
+                rdef,
+                target.cluster,
+                ns,
+                name,
+                version=version,
+                verb=call.verb,
+                body=_decode(await request.read(), yaml_ok=False) if call.verb in ("update", "patch") else None,
+                patch_type=_PATCH_TYPES.get(content_type),
+                manager=manager,
+                dry_run=dry_run,
+            )
+            return json_response(answer)
         if call.verb == "get":
             assert target.cluster is not None
             obj = world.get(rdef, target.cluster, ns, name)
@@ -382,6 +400,8 @@ class Server:
 
     async def body(self, request: web.Request) -> Any:
         content_type = request.headers.get("Content-Type", "application/json").split(";")[0].strip()
+        if content_type == protobuf.MEDIA_TYPE:  # kubectl 1.32's `create configmap|secret|namespace`
+            return protobuf.decode(await request.read())
         if content_type not in ("application/json", "application/yaml", ""):
             raise errors.unsupported_media_type(content_type)
         return _decode(await request.read(), yaml_ok=content_type == "application/yaml")

@@ -22,15 +22,17 @@ from typing import Any
 import attrs
 
 from kcpsim import errors, patching
+from kcpsim.cel_rules import compiled_rules, rule_problems
 from kcpsim.defaulting import default_custom_resource, defaulted_for_read
 from kcpsim.naming import label_problem, subdomain_problem
-from kcpsim.openapi import transition_problems
 from kcpsim.patching import clone
 from kcpsim.resources import SERVICE_CLUSTER, Catalog, ResourceDef
 from kcpsim.store import Event, Obj, Store
+from kcpsim.strategic import strategic_merge_patch
 from kcpsim.validation import validate_custom_resource
 
 NAMESPACE_KEY = "/namespaces"
+_POLICY_FINALIZERS = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}
 CLUSTER_ANNOTATION = "kcp.io/cluster"
 
 Mutator = Callable[["WriteContext"], None]
@@ -103,7 +105,6 @@ class World:
         self.controllers: list[Controller] = []
         self.converters: dict[tuple[str, str], tuple[Render, Callable[[ResourceDef, Obj, str, Obj | None], Obj]]] = {}
         self.terminating_namespaces: set[tuple[str, str]] = set()
-        self.orphan_uids: set[str] = set()  # owners deleted with propagationPolicy=Orphan
         self._pending: list[Event] = []
         self._settling = False
         self._tick_scheduled = False
@@ -258,6 +259,7 @@ class World:
             obj["status"] = {"phase": "Active"}
             obj.setdefault("spec", {"finalizers": ["kubernetes"]})
         obj = self._validate_schema(rdef, _defaults(rdef, obj), version)
+        self._check_rules(rdef, version, obj, None)
         self._stamp_cluster(cluster, obj)
         ctx = WriteContext(self, rdef, cluster, "CREATE", "", None, obj)
         for mutator in self.mutators:
@@ -365,11 +367,7 @@ class World:
                     ],
                 )
         new = self._validate_schema(rdef, _defaults(rdef, new), version)
-        schema = rdef.schema_for(version) or rdef.schema_for(rdef.versions[0])
-        if schema and subresource != "status":
-            problems = transition_problems(self.render(rdef, old, version), new, schema)
-            if problems:
-                raise errors.invalid(group=rdef.group, kind=rdef.kind, name=name, causes=problems)
+        self._check_rules(rdef, version, new, old)
         self._stamp_cluster(cluster, new)
         if rdef.generation and self._spec_changed(rdef, old, new):
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
@@ -455,7 +453,7 @@ class World:
         elif patch_type == "strategic":
             if not rdef.builtin:
                 raise errors.unsupported_media_type("application/strategic-merge-patch+json")
-            patched = patching.strategic_merge_patch(current, body)
+            patched = strategic_merge_patch(current, body, group=rdef.group, kind=rdef.kind)
         else:
             raise errors.unsupported_media_type(patch_type)
         if not isinstance(patched, dict):
@@ -487,8 +485,6 @@ class World:
     ) -> Obj:
         ns = namespace if rdef.namespaced else ""
         old = self.get(rdef, cluster, ns, name)
-        if propagation == "Orphan" and not dry_run:
-            self.orphan_uids.add(str(old["metadata"].get("uid")))
         meta = old["metadata"]
         pre = preconditions or {}
         if pre.get("uid") and pre["uid"] != meta.get("uid"):
@@ -513,8 +509,15 @@ class World:
         is_namespace = rdef.plural == "namespaces" and rdef.group == ""
         if meta.get("deletionTimestamp"):
             return old
-        if meta.get("finalizers") or is_namespace:
+        # Foreground and Orphan leave the owner to the garbage collector (gc.py), marked by a finalizer.
+        finalizers = list(meta.get("finalizers") or [])
+        policy_finalizer = _POLICY_FINALIZERS.get(propagation or "")
+        if policy_finalizer and not is_namespace and policy_finalizer not in finalizers:
+            finalizers.append(policy_finalizer)
+        if finalizers or is_namespace:
             new = clone(old)
+            if finalizers:
+                new["metadata"]["finalizers"] = finalizers
             new["metadata"]["deletionTimestamp"] = now()
             new["metadata"]["deletionGracePeriodSeconds"] = 0
             if is_namespace:
@@ -593,6 +596,17 @@ class World:
         if problems:
             raise errors.invalid(group=rdef.group, kind=rdef.kind, name=_meta(obj).get("name", ""), causes=problems)
         return pruned
+
+    def _check_rules(self, rdef: ResourceDef, version: str, new: Obj, old: Obj | None) -> None:
+        """The schema's `x-kubernetes-validations` rules; `old` is the stored object on update."""
+        schema = rdef.schema_for(version) or rdef.schema_for(rdef.versions[0])
+        rules = compiled_rules(schema) if isinstance(schema, dict) else None
+        if rules is None:
+            return
+        previous = None if old is None else self.render(rdef, old, version)
+        problems = rule_problems(rules, new, previous, updating=old is not None)
+        if problems:
+            raise errors.invalid(group=rdef.group, kind=rdef.kind, name=_meta(new).get("name", ""), causes=problems)
 
     def _stamp_cluster(self, cluster: str, obj: Obj) -> None:
         meta = _meta(obj)
