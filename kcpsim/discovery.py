@@ -100,6 +100,18 @@ def resource_list(
                     "verbs": ["get", "patch", "update"],
                 }
             )
+        if rdef.scale_for(version) is not None:
+            resources.append(
+                {
+                    "name": f"{rdef.plural}/scale",
+                    "singularName": "",
+                    "namespaced": rdef.namespaced,
+                    "group": "autoscaling",
+                    "version": "v1",
+                    "kind": "Scale",
+                    "verbs": ["get", "patch", "update"],
+                }
+            )
     if not resources:
         return None
     group_version = f"{group}/{version}" if group else version

@@ -272,11 +272,11 @@ def test_a_crd_whose_rule_does_not_compile_is_refused(raw: Raw, rule: dict[str, 
 def test_kubectl_shows_the_broken_rule_and_the_refused_crd(kcpsim: KcpSim, widgets: Raw, tmp_path: Path) -> None:
     kubeconfig = kcpsim.write_kubeconfigs(tmp_path)["service"]
     manifest = yaml.safe_dump({**_widget("w", min=5, max=2), "metadata": {"name": "w", "namespace": "default"}})
-    created = kubectl(kubeconfig, "create", "--validate=false", "-f", "-", cache=tmp_path, stdin=manifest)
+    created = kubectl(kubeconfig, "create", "-f", "-", cache=tmp_path, stdin=manifest)
     assert created.returncode == 1
     assert 'The Widget "w" is invalid: spec: Invalid value: "object": min exceeds max' in created.stderr, created.stderr
     fine = yaml.safe_dump({**_widget("w", size=5), "metadata": {"name": "w", "namespace": "default"}})
-    assert kubectl(kubeconfig, "create", "--validate=false", "-f", "-", cache=tmp_path, stdin=fine).returncode == 0
+    assert kubectl(kubeconfig, "create", "-f", "-", cache=tmp_path, stdin=fine).returncode == 0
     patched = kubectl(
         kubeconfig, "patch", "widget", "w", "-n", "default", "--type=merge", "-p", '{"spec":{"size":1}}', cache=tmp_path
     )
@@ -286,7 +286,7 @@ def test_kubectl_shows_the_broken_rule_and_the_refused_crd(kcpsim: KcpSim, widge
     broken["properties"]["spec"]["x-kubernetes-validations"] = [{"rule": "self.min =="}]
     crd = _crd(broken) | {"metadata": {"name": "gadgets.example.io"}}
     crd["spec"]["names"] = {"kind": "Gadget", "plural": "gadgets", "singular": "gadget", "listKind": "GadgetList"}
-    applied = kubectl(kubeconfig, "apply", "--validate=false", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(crd))
+    applied = kubectl(kubeconfig, "apply", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(crd))
     assert applied.returncode == 1
     assert 'The CustomResourceDefinition "gadgets.example.io" is invalid: ' in applied.stderr
     assert f"{RULES_PATH}: Invalid value: " in applied.stderr and "compilation failed" in applied.stderr

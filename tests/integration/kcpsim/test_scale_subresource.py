@@ -123,9 +123,10 @@ def test_a_resource_without_scale_has_no_scale_subresource(widgets: Raw) -> None
 
 
 def test_kubectl_scale_sets_the_replicas(kcpsim: KcpSim, widgets: Raw, tmp_path: Path) -> None:
+    # kubectl finds the subresource through discovery, as against a real apiserver.
     listing = widgets("GET", "/apis/example.io/v1").json()
-    if "widgets/scale" not in {resource["name"] for resource in listing["resources"]}:
-        pytest.skip("kubectl scale finds the subresource through discovery, which does not list widgets/scale yet")
+    scale = next(resource for resource in listing["resources"] if resource["name"] == "widgets/scale")
+    assert (scale["group"], scale["version"], scale["kind"]) == ("autoscaling", "v1", "Scale")
     kubeconfig = kcpsim.write_kubeconfigs(tmp_path)["service"]
     scaled = kubectl(kubeconfig, "scale", "widget", "w", "-n", "default", "--replicas=4", cache=tmp_path)
     assert scaled.returncode == 0, scaled.stderr

@@ -95,7 +95,7 @@ def test_kubectl_patch_apply_and_edit_merge_finalizers(
         "data": {"k": "v"},
     }
     applied = kubectl(
-        kubeconfig, "apply", "--validate=false", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(manifest)
+        kubeconfig, "apply", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(manifest)
     )
     assert applied.returncode == 0, applied.stderr
     # Another writer adds a finalizer; kubectl's patch (the default type is strategic) adds one more.
@@ -115,7 +115,7 @@ def test_kubectl_patch_apply_and_edit_merge_finalizers(
     # writer's finalizer keeps its place before them.
     manifest["metadata"]["finalizers"] = ["example.com/b", "example.com/a", "example.com/c"]
     applied = kubectl(
-        kubeconfig, "apply", "--validate=false", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(manifest)
+        kubeconfig, "apply", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(manifest)
     )
     assert applied.returncode == 0, applied.stderr
     finalizers = raw("GET", f"{CONFIGMAPS}/c").json()["metadata"]["finalizers"]
@@ -124,7 +124,7 @@ def test_kubectl_patch_apply_and_edit_merge_finalizers(
     editor.write_text("#!/bin/sh\nsed -i 's|- example.com/a$|- example.com/e|' \"$1\"\n")
     editor.chmod(0o755)
     monkeypatch.setenv("KUBE_EDITOR", str(editor))
-    edited = kubectl(kubeconfig, "edit", "configmap", "c", "-n", "default", "--validate=false", cache=tmp_path)
+    edited = kubectl(kubeconfig, "edit", "configmap", "c", "-n", "default", cache=tmp_path)
     assert edited.returncode == 0, edited.stderr
     finalizers = raw("GET", f"{CONFIGMAPS}/c").json()["metadata"]["finalizers"]
     assert finalizers == ["example.com/z", "example.com/b", "example.com/e", "example.com/c"]
