@@ -94,9 +94,7 @@ def test_kubectl_patch_apply_and_edit_merge_finalizers(
         "metadata": {"name": "c", "namespace": "default", "finalizers": ["example.com/a", "example.com/b"]},
         "data": {"k": "v"},
     }
-    applied = kubectl(
-        kubeconfig, "apply", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(manifest)
-    )
+    applied = kubectl(kubeconfig, "apply", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(manifest))
     assert applied.returncode == 0, applied.stderr
     # Another writer adds a finalizer; kubectl's patch (the default type is strategic) adds one more.
     patched = kubectl(
@@ -114,9 +112,7 @@ def test_kubectl_patch_apply_and_edit_merge_finalizers(
     # The next apply reorders its own finalizers and adds one ($setElementOrder); the other
     # writer's finalizer keeps its place before them.
     manifest["metadata"]["finalizers"] = ["example.com/b", "example.com/a", "example.com/c"]
-    applied = kubectl(
-        kubeconfig, "apply", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(manifest)
-    )
+    applied = kubectl(kubeconfig, "apply", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(manifest))
     assert applied.returncode == 0, applied.stderr
     finalizers = raw("GET", f"{CONFIGMAPS}/c").json()["metadata"]["finalizers"]
     assert finalizers == ["example.com/z", "example.com/b", "example.com/a", "example.com/c"]
