@@ -28,6 +28,10 @@ __all__ = ["Claim", "related_crds", "required_claims", "resolve_related_types"]
 
 Manifest = Mapping[str, Any]
 
+# The most related objects one primary may have, all entries together: each is read, held and
+# written for every plan of its primary, and a selector could otherwise find any number of them.
+RELATED_OBJECTS_PER_PRIMARY_MAX = 64
+
 # Namespaced built-in types a related entry may name (their kcp claims need no identity hash).
 _BUILTIN = (
     ResourceType("", "v1", "Secret", "secrets", True),

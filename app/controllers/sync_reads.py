@@ -24,17 +24,20 @@ from servlet.app.runtime.informer import ObjectKey
 from servlet.core.actions import Side
 from servlet.core.context import SyncContext
 from servlet.core.errors import Forbidden
+from servlet.core.filtering import selector_matches
 from servlet.core.gather import (
     UNREADABLE,
     Answer,
     LinkedCopies,
     NamespaceAt,
     ObjectAt,
+    ObjectsMatching,
     PlanInputs,
     Read,
     SameLocalName,
     gather_async,
 )
+from servlet.core.keys import string_map
 from servlet.core.ports import ServiceCluster, VirtualWorkspace
 from servlet.core.workspace_paths import LOGICAL_CLUSTER_TYPE, workspace_path_of
 
@@ -107,12 +110,30 @@ class SnapshotReader:
             ]
         if isinstance(read, NamespaceAt):
             return self._namespace_exists(read.side, read.cluster, read.name)
+        if isinstance(read, ObjectsMatching):
+            return self._matching(read)
         if read.resource == LOGICAL_CLUSTER_TYPE:
             return self._logical_clusters.get(read.cluster)
         object_at = ObjectKey(cluster=read.cluster, namespace=read.namespace, name=read.name)
         if read.side is Side.LOCAL and read.resource == self._context.projected.local:
             return self._local.get(object_at)
         return None
+
+    def _matching(self, read: ObjectsMatching) -> Answer:
+        """The objects a related entry's label selector finds, from the metadata-only cache of the
+        type: labels are metadata, so listing costs no request; the planner then reads the found ones."""
+        contents = self._related.find(read.side, read.resource)
+        if contents is None:
+            return UNREADABLE
+        cache = contents.cache
+        return [
+            obj
+            for key in cache.keys()
+            if key.cluster == read.cluster
+            and key.namespace == read.namespace
+            and (obj := cache.get(key)) is not None
+            and selector_matches(read.selector, string_map((obj.get("metadata") or {}).get("labels")))
+        ]
 
     async def _read_fresh(self, read: ObjectAt) -> Answer:
         """One object from its API server: confirms that a related origin the cache misses is gone."""
