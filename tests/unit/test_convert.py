@@ -131,7 +131,7 @@ def test_related_references_regexes_origins_and_the_deprecated_kind_map() -> Non
         ("10-related-owned.yaml", "spec.projection.apiGroup", "always the servlet's (--api-group)"),
         ("11-related-foreign.yaml", "spec.related[0]", "dns.example.com/v1beta1/records are not supported yet"),
         ("12-related-template-side.yaml", "spec.related[0]", "templates for related objects are not supported yet"),
-        ("13-related-selector.yaml", "spec.related[0]", "label selectors for related objects are not supported yet"),
+        ("13-related-selector.yaml", "spec.related[0]", "templates in a selector are not carried over"),
         ("07-mutation.yaml", "spec.mutation.spec[3]", "mutation (cel) not supported by the servlet yet"),
         ("07-mutation.yaml", "spec.mutation.status[0]", "mutation (delete) not supported"),
         ("01-smallest.yaml", "spec.naming.name", "the api-syncagent's default names copies with SHA3 hashes"),
@@ -307,3 +307,26 @@ def test_go_style_replacements_become_the_servlets_and_rewrite_alike() -> None:
 )
 def test_each_go_replacement_form_is_spelled_for_the_servlet(go: str, servlet: str) -> None:
     assert servlet_replacement(go) == servlet
+
+
+def test_a_selector_with_plain_labels_and_a_go_style_regex_rewrite_carries_over() -> None:
+    documents = list(yaml.safe_load_all((FIXTURES / "13-related-selector.yaml").read_text()))
+    peer = copy.deepcopy(documents[0])
+    peer["spec"]["related"][0]["object"]["selector"] = {
+        "matchLabels": {"issued-by": "shop-ca"},
+        "matchExpressions": [{"key": "tier", "operator": "Exists"}],
+        "rewrite": {"regex": {"pattern": "internal-(.+)", "replacement": "public-$1"}},
+    }
+
+    conversion = convert_published_resource(peer)
+
+    assert conversion.errors == () and conversion.manifest is not None
+    [entry] = conversion.manifest["spec"]["related"]
+    assert entry["object"] == {
+        "selector": {
+            "matchLabels": {"issued-by": "shop-ca"},
+            "matchExpressions": [{"key": "tier", "operator": "Exists"}],
+            "rewrite": {"regex": {"pattern": "internal-(.+)", "replacement": "public-\\g<1>"}},
+        }
+    }
+    assert "spec.related[0]" not in _notes(conversion)
