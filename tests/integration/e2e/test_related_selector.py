@@ -128,3 +128,31 @@ def test_workspace_configmaps_a_selector_finds_come_down_under_a_template_name(e
         copied = e2e.wait_local(CONFIGMAP, namespace=cluster, name=f"{name}-of-{local_name}")
         assert copied["data"] == {"name": name}
     assert e2e.local(CONFIGMAP, namespace=cluster, name=f"private-of-{local_name}") is None
+
+
+def test_two_secrets_rewritten_to_one_name_are_reported_on_the_published_resource_not_written(e2e: E2E) -> None:
+    serve_widgets_with(
+        e2e,
+        {
+            "identifier": "issued",
+            "origin": "service",
+            "kind": "Secret",
+            "object": {
+                "selector": {
+                    "matchLabels": {"issued-for": "{{ .Object.metadata.name }}"},
+                    "rewrite": {"regex": {"pattern": "^internal-(.+)-v\\d$", "replacement": "\\1"}},
+                }
+            },
+        },
+    )
+    cluster = e2e.world.cluster("team-a")
+    local_name = default_local_name(namespace="default", name="w")
+    e2e.world.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": cluster}})
+    for name in ("internal-web-v1", "internal-web-v2"):
+        e2e.world.apply(secret(name, namespace=cluster, data={"key": b64(name)}, labels={"issued-for": local_name}))
+    e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", size=1))
+
+    synced = e2e.wait_condition("widgets", "Synced", "False")
+    assert "spec.related[0].object.selector.rewrite" in synced["message"], synced
+    assert "'internal-web-v1' and 'internal-web-v2' to 'web'" in synced["message"], synced
+    assert e2e.remote("team-a", SECRET, namespace="default", name="web") is None
