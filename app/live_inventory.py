@@ -43,6 +43,7 @@ from servlet.core.model import PublishedResource, ResourceType, ServletIdentity
 from servlet.core.parsing import parse_published_resource
 from servlet.core.ports import CRD_TYPE, PUBLISHED_RESOURCE_TYPE
 from servlet.core.projection import Projected
+from servlet.core.related_sides import origin_side, type_on, type_problem
 from servlet.core.related_types import related_crds
 from servlet.core.resolution import crd_identity, find_crd, published_identity, resolve
 from servlet.core.worker_choice import syncs_objects
@@ -191,10 +192,28 @@ async def _objects(
     local_types = list(dict.fromkeys(item.projected.local for item in usable))
     remote_lists = await _gather(_list_remote(reader, resource, notes) for resource in remote_types)
     local_lists = await _gather(_list_local(reader, resource) for resource in local_types)
+    # Objects found by a label selector: their whole origin type is listed too (the daemon lists
+    # them once per reconcile), so the plan finds exactly what the daemon would.
+    selected = sorted(
+        {
+            (origin_side(entry), type_on(entry, origin_side(entry)))
+            for item in usable
+            for index, entry in enumerate(item.published.spec.related)
+            if entry.reference.selector is not None and type_problem(entry, index=index) is None
+        },
+        key=lambda pair: (pair[0].value, pair[1].api_version, pair[1].plural),
+    )
+    remote_lists.extend(
+        await _gather(_list_remote(reader, resource, notes) for side, resource in selected if side is Side.REMOTE)
+    )
+    local_lists.extend(
+        await _gather(_list_local(reader, resource) for side, resource in selected if side is Side.LOCAL)
+    )
     remote_objects: list[Object] = [obj for found in remote_lists for obj in found]
     local_objects: list[Object] = [obj for found in local_lists for obj in found]
     contexts = [SyncContext(servlet=servlet, published=item.published, projected=item.projected) for item in usable]
     listed = {(Side.LOCAL, resource.api_version, resource.kind) for resource in local_types}
+    listed.update((side, resource.api_version, resource.kind) for side, resource in selected)
     known: set[WorldKey] = set()
     for _ in range(_READ_ROUNDS):
         world = World(

@@ -3,9 +3,10 @@
 Called from `convert.py`, with its conventions: every field of an entry is carried over, mapped,
 or named in a note with the reason. The servlet relates Secrets and ConfigMaps found by a path in
 the primary object (with an optional regex; gjson's `items.#.name` becomes `items[*].name`, one
-object per item) and carries the entry's spec mutations; an entry it cannot express that way (another
-resource, a projection, a label selector, a template other than a plain path) is dropped whole,
-with the reason, since half of an entry would sync something else.
+object per item) or by a label selector with a rewrite, and carries the entry's spec mutations; an
+entry it cannot express that way (another resource, a projection, a template other than a plain
+path, a template in a selector) is dropped whole, with the reason, since half of an entry would
+sync something else.
 
 Deliberately not here: checking the converted entry (our parser does, in `convert_checked.py`).
 """
@@ -68,7 +69,10 @@ def _entry(entry: object, *, path: str, notes: Notes) -> dict[str, Any] | None:
         why_not = "resources of other APIExports (identityHash) are not supported yet"
     if why_not is None and entry.get("projection"):
         why_not = "the servlet has no projection for related objects: a copy keeps the kind of its origin"
-    reference, reference_why_not = _object(entry.get("object"), path=f"{path}.object")
+    found = entry.get("object")
+    by_labels = isinstance(found, Mapping) and found.get("selector") is not None
+    converter = _selector_object if by_labels else _object
+    reference, reference_why_not = converter(found, path=f"{path}.object")
     why_not = why_not or reference_why_not
     if why_not is not None:
         notes.add(path, f"entry dropped: {why_not}")
@@ -97,11 +101,51 @@ def _entry(entry: object, *, path: str, notes: Notes) -> dict[str, Any] | None:
         "identifier": entry.get("identifier"),
         "origin": _ORIGINS.get(origin, origin) if isinstance(origin, str) else origin,
         "kind": kind,
-        "reference": reference,
+        ("object" if by_labels else "reference"): reference,
     }
     if mutation is not None:
         converted["mutation"] = mutation
     return converted
+
+
+def _selector_object(data: Any, *, path: str) -> tuple[dict[str, Any], str | None]:
+    """`object.selector` with its `rewrite`, carried over where the servlet reads it the same way.
+
+    Templates in the selector run in the api-syncagent's context (`.LocalObject`, `.RemoteObject`),
+    which the servlet's has not; a rewrite template may read only `.Value` for the same reason."""
+    unknown = sorted(str(key) for key in data if key != "selector")
+    if unknown:
+        return (
+            {},
+            f"{path}: a selector entry with {', '.join(unknown)} is not supported (a namespace is never found by labels here)",
+        )
+    selector = data["selector"]
+    if not isinstance(selector, Mapping):
+        return {}, f"{path}.selector must be a map, not {describe(selector)}"
+    labels = selector.get("matchLabels") or {}
+    if not isinstance(labels, Mapping) or any("{{" in str(text) for pair in labels.items() for text in pair):
+        return {}, (
+            f"{path}.selector.matchLabels: templates in a selector are not carried over (the api-syncagent's "
+            "template context differs); write them with .Object, the origin side's primary"
+        )
+    converted: dict[str, Any] = {key: selector[key] for key in ("matchLabels", "matchExpressions") if key in selector}
+    rewrite = selector.get("rewrite")
+    regex = rewrite.get("regex") if isinstance(rewrite, Mapping) else None
+    template = rewrite.get("template") if isinstance(rewrite, Mapping) else None
+    if isinstance(regex, Mapping) and regex.get("pattern") and template is None:
+        replacement = servlet_replacement(str(regex.get("replacement") or ""))
+        converted["rewrite"] = {"regex": {"pattern": regex["pattern"], "replacement": replacement}}
+    elif isinstance(template, Mapping) and regex is None and not _OBJECTS_READ.search(str(template.get("template"))):
+        converted["rewrite"] = {"template": {"template": template.get("template")}}
+    else:
+        return {}, (
+            f"{path}.selector.rewrite: only a regex with a pattern or a template reading .Value alone is carried over"
+        )
+    return {"selector": converted}, None
+
+
+# The api-syncagent's related-template fields the servlet's templates do not have.
+_OBJECTS_READ = re.compile(r"\.(?:LocalObject|RemoteObject|Object)\b")
 
 
 _BACKSLASH_GROUP = re.compile(r"\\[0-9]")

@@ -16,6 +16,8 @@ The reads, and who needs them:
   the computed name is known before anything is written (a conflict writes nothing). An absent
   related origin whose copy would be deleted is read again `fresh` (from the API server): losing
   sight of an object (a claim the tenant rejected) empties a cache too, and is no deletion.
+- `ObjectsMatching`: the objects of one namespace a related entry's label selector finds (read
+  first: each found object is then read as an `ObjectAt`).
 - `NamespaceAt`: whether a namespace exists.
 - `ObjectAt` a workspace's `LogicalCluster`, with `spec.enableWorkspacePaths` only: the workspace
   path, for `.ClusterPath` and the copy's annotation (`workspace_paths.py`).
@@ -40,8 +42,9 @@ from servlet.core import metadata, naming
 from servlet.core.context import SyncContext
 from servlet.core.filtering import filter_admits
 from servlet.core.keys import is_deleting, local_key_of, metadata_of, remote_key_of, string, string_map
-from servlet.core.model import LocalKey, RemoteKey, ResourceType
+from servlet.core.model import LabelSelector, LocalKey, RemoteKey, ResourceType
 from servlet.core.related import Primaries, RelatedKey, RelatedSnapshot, absences_to_confirm, related_reads
+from servlet.core.related_selector import matching_names, selector_queries
 from servlet.core.targets import ObjectRef, Side
 from servlet.core.workspace_paths import LOGICAL_CLUSTER_NAME, LOGICAL_CLUSTER_TYPE, workspace_path_of
 
@@ -51,6 +54,7 @@ __all__ = [
     "LinkedCopies",
     "NamespaceAt",
     "ObjectAt",
+    "ObjectsMatching",
     "PlanInputs",
     "Read",
     "SameLocalName",
@@ -94,6 +98,18 @@ UNREADABLE = _Unreadable()
 
 
 @frozen
+class ObjectsMatching:
+    """The objects of `resource` in one namespace whose labels match `selector` (a related entry's
+    `object.selector`); answered by a sequence of objects (their metadata suffices) or UNREADABLE."""
+
+    side: Side
+    resource: ResourceType
+    cluster: str
+    namespace: str
+    selector: LabelSelector
+
+
+@frozen
 class NamespaceAt:
     side: Side
     cluster: str
@@ -107,9 +123,9 @@ class SameLocalName:
     local: LocalKey
 
 
-Read: TypeAlias = LinkedCopies | ObjectAt | NamespaceAt | SameLocalName
-# What a reader answers, position by position: a sequence of objects for LinkedCopies and
-# SameLocalName, an object, None or UNREADABLE for ObjectAt, a bool for NamespaceAt.
+Read: TypeAlias = LinkedCopies | ObjectAt | ObjectsMatching | NamespaceAt | SameLocalName
+# What a reader answers, position by position: a sequence of objects for LinkedCopies,
+# ObjectsMatching (or UNREADABLE) and SameLocalName, an object, None or UNREADABLE for ObjectAt, a bool for NamespaceAt.
 Answer: TypeAlias = Any
 Gathering: TypeAlias = Generator[tuple[Read, ...], Sequence[Answer], "PlanInputs"]
 
@@ -238,9 +254,24 @@ def _related(
 ) -> Generator[tuple[Read, ...], Sequence[Answer], RelatedSnapshot]:
     """The related objects; an absence that would lead to a deletion is confirmed by a fresh read."""
     related = context.published.spec.related
-    wanted = related_reads(related=related, remote=remote, local=local)
+    matched: dict[str, tuple[str, ...] | None] = {}
+    queries = selector_queries(related, remote=remote, local=local)
+    if queries:
+        lists = yield tuple(
+            ObjectsMatching(
+                query.side,
+                query.resource,
+                key.cluster if query.side is Side.REMOTE else "",
+                query.namespace,
+                query.selector,
+            )
+            for query in queries
+        )
+        for query, listed in zip(queries, lists):
+            matched[query.identifier] = None if listed is UNREADABLE else matching_names(query, listed)
+    wanted = related_reads(related=related, remote=remote, local=local, matched=matched)
     if not wanted.objects and not wanted.namespaces:
-        return RelatedSnapshot()
+        return RelatedSnapshot(matched=matched)
     reads: list[Read] = [_object_at(key, item) for item in wanted.objects]
     reads.extend(
         NamespaceAt(side, key.cluster if side is Side.REMOTE else "", name) for side, name in wanted.namespaces
@@ -249,7 +280,7 @@ def _related(
     count = len(wanted.objects)
     found = dict(zip(wanted.objects, answers[:count]))
     namespaces = frozenset(namespace for namespace, exists in zip(wanted.namespaces, answers[count:]) if exists)
-    snapshot = _snapshot(found, namespaces, unconfirmed=True)
+    snapshot = attrs.evolve(_snapshot(found, namespaces, unconfirmed=True), matched=matched)
     local_type = context.projected.local
     meta = metadata_of(local)
     primaries = Primaries(
@@ -271,7 +302,7 @@ def _related(
     if to_confirm:
         confirmed = yield tuple(attrs.evolve(_object_at(key, item), fresh=True) for item in to_confirm)
         found.update(zip(to_confirm, confirmed))
-    return _snapshot(found, namespaces, unconfirmed=False)
+    return attrs.evolve(_snapshot(found, namespaces, unconfirmed=False), matched=matched)
 
 
 def _object_at(key: RemoteKey, item: RelatedKey) -> ObjectAt:

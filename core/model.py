@@ -29,6 +29,7 @@ __all__ = [
     "RelatedKind",
     "RelatedReference",
     "RelatedResource",
+    "RelatedSelector",
     "RemoteKey",
     "ResourceFilter",
     "ResourceType",
@@ -164,14 +165,33 @@ class ValueReference:
 
 
 @frozen
+class RelatedSelector:
+    """`object.selector`: the related objects are those of the origin namespace whose labels match.
+
+    `match_labels` keys and values are templates evaluated on the origin side's primary (a plain
+    string is a template without actions). `rewrite` maps each found origin name to the
+    destination name: a regex rule, or a template (its source) that reads `.Value`."""
+
+    match_labels: tuple[tuple[str, str], ...]
+    match_expressions: tuple[SelectorRequirement, ...]
+    rewrite: RegexRule | str
+
+
+@frozen
 class RelatedReference:
     """Where a related object is found: a path (`ValueReference`) or a template (its source, `str`)
     for its name and, optionally, its namespace. `object_form`: written as `object` rather than
-    `reference`, which only changes the field paths problems name."""
+    `reference`, which only changes the field paths problems name.
+
+    `selector`: found by labels instead (`name` is then unused); the planner expands such an
+    entry into one entry per found object, whose `fixed` coordinates, (namespace, name) on the
+    remote then the local side, were computed by the expansion (`related_selector.py`)."""
 
     name: ValueReference | str
     namespace: ValueReference | str | None = None
     object_form: bool = False
+    selector: RelatedSelector | None = None
+    fixed: tuple[tuple[str, str], tuple[str, str]] | None = None
 
 
 @frozen

@@ -28,6 +28,7 @@ from servlet.core.model import (
 from servlet.core.namespace_safety import related_namespace_problem
 from servlet.core.naming import is_dns1123_label, is_dns1123_subdomain
 from servlet.core.parsing_related_extras import EXTRA_FIELDS, parse_related_extras
+from servlet.core.parsing_related_selector import parse_selector
 from servlet.core.templates import TemplateError
 
 # Related identifiers end up in annotation keys of the local primary, which bound their length.
@@ -255,7 +256,12 @@ def _parse_object(data: object, *, path: str, problems: list[Problem]) -> Relate
         return None
     report_unknown(found, path=path, known=(*_OBJECT_FORMS, "namespace"), problems=problems)
     before = len(problems)
-    name = _parse_object_form(found, path=path, problems=problems, namespace=False)
+    if found.get("selector") is not None and not any(found.get(form) is not None for form in ("reference", "template")):
+        selector = parse_selector(found["selector"], path=f"{path}.selector", problems=problems)
+        name: ValueReference | str | None = ""
+    else:
+        selector = None
+        name = _parse_object_form(found, path=path, problems=problems, namespace=False)
     namespace = None
     if found.get("namespace") is not None:
         namespace_data = as_mapping(found.get("namespace"), path=f"{path}.namespace", problems=problems)
@@ -264,7 +270,7 @@ def _parse_object(data: object, *, path: str, problems: list[Problem]) -> Relate
             namespace = _parse_object_form(namespace_data, path=f"{path}.namespace", problems=problems, namespace=True)
     if name is None or len(problems) > before:
         return None
-    return RelatedReference(name=name, namespace=namespace, object_form=True)
+    return RelatedReference(name=name, namespace=namespace, object_form=True, selector=selector)
 
 
 def _parse_object_form(
@@ -276,7 +282,10 @@ def _parse_object_form(
         return None
     (form,) = forms
     if form == "selector":
-        problems.append(Problem(field=f"{path}.selector", message="is not supported yet; use reference or template"))
+        # A namespace found by labels could be any namespace: the namespace rules allow none of that.
+        problems.append(
+            Problem(field=f"{path}.selector", message="is not supported for a namespace; use reference or template")
+        )
         return None
     if form == "reference":
         reference = _parse_value_reference(data["reference"], path=f"{path}.reference", problems=problems)

@@ -73,6 +73,7 @@ from servlet.core.related_objects import (
     state_content,
 )
 from servlet.core.related_platform import delete_linked_copy, plan_platform_origin
+from servlet.core.related_selector import expand
 from servlet.core.related_sides import desired_content, status_update, type_on, type_problem
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
@@ -97,8 +98,10 @@ def plan_related(
     *, primaries: Primaries, related: Iterable[RelatedResource], snapshot: RelatedSnapshot
 ) -> tuple[Action, ...]:
     """The actions that bring every related object of a live primary pair in sync, in order."""
-    related = list(related)
-    return _kept_where_asked(related, _plan(primaries, related, snapshot, held_back=set()))
+    expansion = expand(list(related), remote=primaries.remote, local=primaries.local, snapshot=snapshot)
+    refused = [Error.of(problem, identifier=item.identifier) for item, problem in expansion.errors]
+    planned = _plan(primaries, expansion.related, expansion.snapshot, held_back=set())
+    return _kept_where_asked(list(expansion.related), [*refused, *planned])
 
 
 def absences_to_confirm(
@@ -110,7 +113,8 @@ def absences_to_confirm(
     ones out of `unconfirmed`, failed ones in `unreadable`. Empty when no deletion waits on a read.
     """
     held_back: set[RelatedKey] = set()
-    _plan(primaries, related, snapshot, held_back=held_back)
+    expansion = expand(list(related), remote=primaries.remote, local=primaries.local, snapshot=snapshot)
+    _plan(primaries, expansion.related, expansion.snapshot, held_back=held_back)
     return frozenset(held_back)
 
 
@@ -123,7 +127,11 @@ def plan_related_cleanup(
     platform-origin local copies, named now or recorded, must carry the link to their origin.
     Copies already being deleted are left to finish; a copy that cannot be read is reported.
     """
-    related = list(related)
+    related = list(
+        expand(
+            list(related), remote=primaries.remote, local=primaries.local, snapshot=snapshot, recorded_only=True
+        ).related
+    )
     actions: list[Action] = []
     for entry in related_objects(related, remote=primaries.remote, local=primaries.local, every_recorded=True):
         index, item = entry.index, entry.item
@@ -169,16 +177,23 @@ def _kept_where_asked(related: list[RelatedResource], actions: Iterable[Action])
 
 
 def related_reads(
-    *, related: Iterable[RelatedResource], remote: Mapping[str, Any], local: Mapping[str, Any] | None
+    *,
+    related: Iterable[RelatedResource],
+    remote: Mapping[str, Any],
+    local: Mapping[str, Any] | None,
+    matched: Mapping[str, tuple[str, ...] | None] | None = None,
 ) -> RelatedReads:
     """Which related objects and namespaces the planner may look at for this primary pair.
 
     Unresolvable coordinates are skipped (nothing to read yet); so are the primaries' own
-    namespaces, which exist by definition.
+    namespaces, which exist by definition. `matched`: what the selector entries' lists found
+    (`related_selector.selector_queries`, read first).
     """
     objects: dict[RelatedKey, None] = {}
     namespaces: dict[tuple[Side, str], None] = {}
-    for entry in related_objects(related, remote=remote, local=local):
+    snapshot = RelatedSnapshot(matched=matched or {})
+    expanded = expand(list(related), remote=remote, local=local, snapshot=snapshot).related
+    for entry in related_objects(expanded, remote=remote, local=local):
         index, item = entry.index, entry.item
         if entry.problem is not None or type_problem(item, index=index) is not None:
             continue
@@ -310,6 +325,7 @@ def _plan_service_origin(
             record_state(primaries, item.identifier, None),
         ]
     destination = resolved.remote
+    found_origin = resolved.local if item.reference.fixed is not None else None
     same_place = state is not None and state.coordinates == destination
     actions: list[Action] = []
     if state is not None and not same_place:
@@ -336,6 +352,7 @@ def _plan_service_origin(
                 destination.name,
                 created=True,
                 content=state_content(desired, type_on(item, Side.REMOTE)),
+                origin=found_origin,
             ),
         )
         if isinstance(created_record, Error):
@@ -361,6 +378,7 @@ def _plan_service_origin(
         destination.name,
         created=created,
         content=state_content(desired, type_on(item, Side.REMOTE)),
+        origin=found_origin,
     )
     record = record_state(primaries, item.identifier, new_state) if new_state != state else None
     if isinstance(record, Error):

@@ -83,6 +83,10 @@ def _read_only(value: Mapping[RelatedKey, Mapping[str, Any]]) -> Mapping[Related
     return MappingProxyType(dict(value))
 
 
+def _read_only_matched(value: Mapping[str, tuple[str, ...] | None]) -> Mapping[str, tuple[str, ...] | None]:
+    return MappingProxyType(dict(value))
+
+
 @frozen
 class RelatedSnapshot:
     """What exists of the related objects and destination namespaces, as the caller read it.
@@ -97,6 +101,9 @@ class RelatedSnapshot:
     namespaces: frozenset[tuple[Side, str]] = frozenset()
     unreadable: frozenset[RelatedKey] = frozenset()
     unconfirmed: frozenset[RelatedKey] = frozenset()
+    # Per entry with a selector (by identifier): the origin names its labels found, sorted; None
+    # when the origin side could not be listed. An entry missing here found nothing to look at.
+    matched: Mapping[str, tuple[str, ...] | None] = field(factory=dict, converter=_read_only_matched)
 
     def get(self, side: Side, resource: ResourceType, coordinates: Coordinates) -> Mapping[str, Any] | None:
         return self.objects.get(RelatedKey(side, resource, coordinates.namespace, coordinates.name))
@@ -142,13 +149,19 @@ class ServiceState:
     name: str
     created: bool
     content: dict[str, Any]
+    # Where the origin is: recorded for objects found by a selector only, whose origin name
+    # cannot be computed again once the object no longer matches.
+    origin: Coordinates | None = None
 
     @property
     def coordinates(self) -> Coordinates:
         return Coordinates(self.namespace, self.name)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"namespace": self.namespace, "name": self.name, "created": self.created, "content": self.content}
+        data = {"namespace": self.namespace, "name": self.name, "created": self.created, "content": self.content}
+        if self.origin is not None:
+            data["origin"] = {"namespace": self.origin.namespace, "name": self.origin.name}
+        return data
 
 
 @frozen
@@ -215,8 +228,16 @@ def is_deleting(obj: Mapping[str, Any]) -> bool:
 def resolve_side(
     related: RelatedResource, *, index: int, primary: Mapping[str, Any], side: Side
 ) -> Coordinates | Problem | None:
-    """Coordinates of a related object on one side, evaluated on that side's primary."""
+    """Coordinates of a related object on one side, evaluated on that side's primary.
+
+    An entry with a selector has none of its own (it is expanded, `related_selector.py`); an
+    entry of that expansion has its coordinates `fixed`."""
     reference = related.reference
+    if reference.fixed is not None:
+        fixed_namespace, fixed_name = reference.fixed[0 if side is Side.REMOTE else 1]
+        return Coordinates(namespace=fixed_namespace, name=fixed_name)
+    if reference.selector is not None:
+        return None
     base = f"spec.related[{index}].{'object' if reference.object_form else 'reference'}"
     name_field = (
         f"{base}.{'template' if isinstance(reference.name, str) else 'reference' if reference.object_form else 'name'}"
@@ -224,6 +245,24 @@ def resolve_side(
     name = _value(reference.name, primary, side=side, field_path=name_field)
     if isinstance(name, Problem):
         return name
+    namespace = resolve_namespace(related, index=index, primary=primary, side=side)
+    if isinstance(namespace, Problem):
+        return namespace
+    if name is None or namespace is None:
+        return None
+    if not naming.is_dns1123_subdomain(name):
+        return Problem(
+            field=name_field, message=f"yields {name!r} on the {side.value} side, which is not a DNS-1123 subdomain"
+        )
+    return Coordinates(namespace=namespace, name=name)
+
+
+def resolve_namespace(
+    related: RelatedResource, *, index: int, primary: Mapping[str, Any], side: Side
+) -> str | Problem | None:
+    """The namespace of a related object on one side: `namespace` evaluated there, else the primary's."""
+    reference = related.reference
+    base = f"spec.related[{index}].{'object' if reference.object_form else 'reference'}"
     namespace: str | Problem | None
     if reference.namespace is not None:
         namespace = _value(reference.namespace, primary, side=side, field_path=f"{base}.namespace")
@@ -235,20 +274,12 @@ def resolve_side(
                 message=f"the {side.value} primary object is cluster-scoped, so the related {kind_name(related)} "
                 f"{related.identifier!r} needs a namespace reference",
             )
-    if isinstance(namespace, Problem):
-        return namespace
-    if name is None or namespace is None:
-        return None
-    if not naming.is_dns1123_label(namespace):
+    if isinstance(namespace, str) and not naming.is_dns1123_label(namespace):
         return Problem(
             field=f"{base}.namespace",
             message=f"yields {namespace!r} on the {side.value} side, which is not a DNS-1123 label",
         )
-    if not naming.is_dns1123_subdomain(name):
-        return Problem(
-            field=name_field, message=f"yields {name!r} on the {side.value} side, which is not a DNS-1123 subdomain"
-        )
-    return Coordinates(namespace=namespace, name=name)
+    return namespace
 
 
 def _value(
@@ -330,7 +361,13 @@ def read_service_state(local: Mapping[str, Any], identifier: str) -> ServiceStat
         isinstance(namespace, str) and isinstance(name, str) and isinstance(created, bool) and isinstance(content, dict)
     ):
         return None
-    return ServiceState(namespace=namespace, name=name, created=created, content=content)
+    origin = decoded.get("origin")
+    origin_at = (
+        Coordinates(origin["namespace"], origin["name"])
+        if isinstance(origin, dict) and all(isinstance(origin.get(key), str) for key in ("namespace", "name"))
+        else None
+    )
+    return ServiceState(namespace=namespace, name=name, created=created, content=content, origin=origin_at)
 
 
 def read_platform_state(local: Mapping[str, Any], identifier: str) -> PlatformState | None:

@@ -28,8 +28,9 @@ __all__ = ["Claim", "related_crds", "required_claims", "resolve_related_types"]
 
 Manifest = Mapping[str, Any]
 
-# How many related objects one entry may name per primary object (a path into a list, a selector):
-# each costs reads and a record in the local primary's annotations, and the tenant chooses how many.
+# How many related objects one primary may have: an entry through a list path may name at most this
+# many, and all entries together, selectors included, may find at most this many. Each is read,
+# held and recorded in the local primary's annotations, and the tenant chooses how many.
 RELATED_OBJECTS_PER_PRIMARY_MAX = 64
 
 # Namespaced built-in types a related entry may name (their kcp claims need no identity hash).

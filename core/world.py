@@ -23,16 +23,18 @@ from typing import Any, assert_never
 
 from servlet.core.actions import Action, AddFinalizer, Side, Write
 from servlet.core.context import SyncContext
+from servlet.core.filtering import selector_matches
 from servlet.core.gather import (
     UNREADABLE,
     Answer,
     LinkedCopies,
     NamespaceAt,
     ObjectAt,
+    ObjectsMatching,
     Read,
     SameLocalName,
 )
-from servlet.core.keys import CLUSTER_ANNOTATION, is_deleting, metadata_of, remote_key_of, string
+from servlet.core.keys import CLUSTER_ANNOTATION, is_deleting, metadata_of, remote_key_of, string, string_map
 from servlet.core.model import ResourceType
 from servlet.core.patch import apply_merge_patch
 from servlet.core.targets import NAMESPACE_TYPE
@@ -171,12 +173,26 @@ class World:
                 read.name,
             )
             return UNREADABLE if key in self.unreadable else self._read(key, resource)
+        if isinstance(read, ObjectsMatching):
+            return self._matching(read)
         if isinstance(read, NamespaceAt):
             if self.namespace_exists(read.side, read.cluster, read.name):
                 return True
             return self._read(namespace_key(read.side, read.cluster, read.name), NAMESPACE_TYPE) is not None
         assert isinstance(read, SameLocalName)
         return self.objects.same_local_name(context, read.local)
+
+    def _matching(self, read: ObjectsMatching) -> Answer:
+        """The objects a label selector finds in one namespace (UNREADABLE where reads are refused)."""
+        resource = read.resource
+        where = (read.side, resource.api_version, resource.kind, read.cluster, read.namespace)
+        if any(key[:5] == where for key in self.unreadable):
+            return UNREADABLE
+        return [
+            obj
+            for key, obj in self.objects.items()
+            if key[:5] == where and selector_matches(read.selector, string_map(metadata_of(obj).get("labels")))
+        ]
 
     def _read(self, key: WorldKey, resource: ResourceType) -> Object | None:
         found = self.objects.get(key)

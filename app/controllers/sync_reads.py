@@ -30,11 +30,13 @@ from servlet.core.gather import (
     LinkedCopies,
     NamespaceAt,
     ObjectAt,
+    ObjectsMatching,
     PlanInputs,
     Read,
     SameLocalName,
     gather_async,
 )
+from servlet.core.keys import remote_key_of
 from servlet.core.ports import ServiceCluster, VirtualWorkspace
 from servlet.core.workspace_paths import LOGICAL_CLUSTER_TYPE, workspace_path_of
 
@@ -84,9 +86,13 @@ class SnapshotReader:
         """Whether answering `read` may wait: fresh reads, related objects, LogicalClusters not read yet."""
         if isinstance(read, ObjectAt) and read.resource == LOGICAL_CLUSTER_TYPE:
             return read.cluster not in self._logical_clusters
+        if isinstance(read, ObjectsMatching):
+            return True
         return isinstance(read, ObjectAt) and (read.fresh or self._related.find(read.side, read.resource) is not None)
 
     async def _read(self, read: Read, watched: list[RelatedObjectKey]) -> Answer:
+        if isinstance(read, ObjectsMatching):
+            return await self._matching(read)
         if isinstance(read, ObjectAt) and read.resource == LOGICAL_CLUSTER_TYPE:
             return await self._logical_cluster(read)
         if isinstance(read, ObjectAt) and read.fresh:
@@ -107,12 +113,39 @@ class SnapshotReader:
             ]
         if isinstance(read, NamespaceAt):
             return self._namespace_exists(read.side, read.cluster, read.name)
+        if isinstance(read, ObjectsMatching):
+            return UNREADABLE  # always awaited (`_awaits`): never answered from a cache
         if read.resource == LOGICAL_CLUSTER_TYPE:
             return self._logical_clusters.get(read.cluster)
         object_at = ObjectKey(cluster=read.cluster, namespace=read.namespace, name=read.name)
         if read.side is Side.LOCAL and read.resource == self._context.projected.local:
             return self._local.get(object_at)
         return None
+
+    async def _matching(self, read: ObjectsMatching) -> Answer:
+        """The objects a related entry's label selector finds: one list request, filtered here.
+
+        The metadata-only caches of related types keep no labels (a tenant's labels must not grow
+        the servlet's memory), so the list is asked of the API server, with matchLabels as its
+        label selector on the service cluster. The planner then reads each found object as usual."""
+        try:
+            if read.side is Side.LOCAL:
+                return await self._service.list_objects(
+                    read.resource, namespace=read.namespace, labels=dict(read.selector.match_labels)
+                )
+            return [
+                obj
+                for obj in await self._vw.list_objects(read.resource)
+                if remote_key_of(obj).cluster == read.cluster and remote_key_of(obj).namespace == read.namespace
+            ]
+        except Forbidden as refused:
+            self._log.warning(
+                "cannot list related objects; their copies are kept",
+                workspace=read.cluster or None,
+                target=f"{read.resource.plural} in {read.namespace}",
+                reason=str(refused),
+            )
+            return UNREADABLE
 
     async def _read_fresh(self, read: ObjectAt) -> Answer:
         """One object from its API server: confirms that a related origin the cache misses is gone."""

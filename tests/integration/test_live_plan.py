@@ -600,3 +600,55 @@ def test_a_built_in_type_is_planned_live_from_discovery_as_offline_from_its_open
     offline = offline_plan(example, [document, roles])
     (offline_step,) = [step for step in offline["schemas"] if step["publishedResource"] == "roles"]
     assert offline_step == live_step
+
+
+def test_live_and_offline_plans_find_the_same_secrets_by_labels(example: Example) -> None:
+    published_path = "/apis/services.kdp.k8c.io/v1alpha1/publishedresources/publish-certmanager-certs"
+    example.rest.delete(published_path)
+    (published,) = load_yaml(EXAMPLES / "publishedresource.yaml")
+    published["spec"].setdefault("related", []).append(
+        {
+            "identifier": "issued",
+            "origin": "service",
+            "kind": "Secret",
+            "object": {
+                "selector": {
+                    "matchLabels": {"issued-for": "{{ .Object.metadata.name }}"},
+                    "rewrite": {"regex": {"pattern": "^issued-(.+)$", "replacement": "extra-\\1"}},
+                }
+            },
+        }
+    )
+    example.rest.create(service_path(published, "publishedresources"), published)
+    apply_schemas_and_export(example, example.plan("-o", "json").json())
+    create_users_objects(example)
+    apply_object_actions(example, example.plan("-o", "json").json())
+    namespace = example.cluster("team-a")
+    (certificate,) = _items(
+        example.rest,
+        f"/apis/cert-manager.io/v1/namespaces/{namespace}/certificates",
+        "cert-manager.io/v1",
+        "Certificate",
+    )
+    for name, issued_for in (("issued-ca", certificate["metadata"]["name"]), ("issued-other", "someone-else")):
+        example.rest.create(
+            f"/api/v1/namespaces/{namespace}/secrets",
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": name, "labels": {"issued-for": issued_for}},
+                "data": {"ca.crt": "Y2E="},
+            },
+        )
+
+    live = example.plan("-o", "json")
+
+    assert live.code == 0, live.stdout + live.stderr
+    assert comparable(live.json()) == comparable(offline_plan(example, dump_world(example)))
+    created = [
+        action["name"]
+        for obj in live.json()["objects"]
+        for action in obj["actions"]
+        if action["type"] == "createRelated"
+    ]
+    assert created == ["extra-ca"]

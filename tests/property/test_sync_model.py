@@ -34,9 +34,11 @@ from servlet.core.model import (
     Origin,
     PublishedResource,
     PublishedResourceSpec,
+    RegexRule,
     RelatedAPI,
     RelatedReference,
     RelatedResource,
+    RelatedSelector,
     ResourceFilter,
     ResourceType,
     ServletIdentity,
@@ -83,6 +85,38 @@ RELATED = tuple(
         ("many", Origin.PLATFORM, "spec.many[*]"),
     )
 )
+# Databases found by labels (issue 15): `ups` finds the service owner's labelled Databases and
+# renames them (d1 and dd1 both become sel1: a collision, which must write nothing); `downs` finds
+# the tenant's Databases labelled with the Widget's name and renames them so that one can land
+# on the owner's dd1 (a conflict, which must not overwrite it).
+SELECTED = (
+    attrs.evolve(
+        RELATED[0],
+        identifier="ups",
+        reference=RelatedReference(
+            name="",
+            object_form=True,
+            selector=RelatedSelector(
+                match_labels=(("bundle", "gold"),), match_expressions=(), rewrite=RegexRule("^d+(\\d)$", "sel\\1")
+            ),
+        ),
+    ),
+    attrs.evolve(
+        RELATED[1],
+        identifier="downs",
+        reference=RelatedReference(
+            name="",
+            object_form=True,
+            selector=RelatedSelector(
+                match_labels=(("share", "{{ .Object.metadata.name }}"),),
+                match_expressions=(),
+                rewrite="d{{ .Value }}",
+            ),
+        ),
+    ),
+)
+OWNER_DB_NAMES = ("d1", "dd1")
+TENANT_DB_NAMES = ("d1", "d2", "sel1")
 
 
 def _mutated_spec(origin: dict[str, Any], *, copy_namespace: str) -> dict[str, Any]:
@@ -107,13 +141,15 @@ def _context(kind: str, plural: str, *, naming: Naming, related: tuple[RelatedRe
 
 # Two PublishedResources publish the one local Widget type: their copies must never meet. The
 # second names copies by remote name only, so objects of two namespaces can collide.
-PRIMARY = _context("Widget", "widgets", naming=Naming(), related=RELATED)
+PRIMARY = _context("Widget", "widgets", naming=Naming(), related=(*RELATED, *SELECTED))
 TWIN = _context("Twin", "twins", naming=Naming(namespace="$remoteClusterName", name="$remoteName"))
 RESOURCES = {"widgets": PRIMARY, "twins": TWIN}
 
 
-def _database(namespace: str, name: str, *, size: int, cluster: str = "") -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+def _database(
+    namespace: str, name: str, *, size: int, cluster: str = "", labels: dict[str, str] | None = None
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels or {})}
     if cluster:
         meta["annotations"] = {"kcp.io/cluster": cluster}
     return {"apiVersion": DATABASE.api_version, "kind": DATABASE.kind, "metadata": meta, "spec": {"size": size}}
@@ -269,11 +305,14 @@ class SyncModel(RuleBasedStateMachine):
     @rule(
         cluster=st.sampled_from(CLUSTERS),
         namespace=st.sampled_from(NAMESPACES),
-        name=st.sampled_from(DB_NAMES),
+        name=st.sampled_from(TENANT_DB_NAMES),
         size=SIZES,
         delete=st.booleans(),
+        share=st.sampled_from((None, *NAMES)),
     )
-    def tenant_writes_a_database(self, cluster: str, namespace: str, name: str, size: int, delete: bool) -> None:
+    def tenant_writes_a_database(
+        self, cluster: str, namespace: str, name: str, size: int, delete: bool, share: str | None = None
+    ) -> None:
         """A tenant's own Database in the workspace: the origin of a copy down, or in the way of a copy up."""
         key = _db_key(Side.REMOTE, cluster, namespace, name)
         current = self.world.get(key)
@@ -284,12 +323,19 @@ class SyncModel(RuleBasedStateMachine):
             return
         if current is None:
             self.tenant_databases.add(key)
-        self.world.put(Side.REMOTE, _database(namespace, name, size=size, cluster=cluster))
+        labels = {"share": share} if share else {}
+        self.world.put(Side.REMOTE, _database(namespace, name, size=size, cluster=cluster, labels=labels))
 
     # -- the service owner -----------------------------------------------------------------------
 
-    @rule(cluster=st.sampled_from(CLUSTERS), name=st.sampled_from(DB_NAMES), size=SIZES, delete=st.booleans())
-    def owner_writes_a_database(self, cluster: str, name: str, size: int, delete: bool) -> None:
+    @rule(
+        cluster=st.sampled_from(CLUSTERS),
+        name=st.sampled_from(OWNER_DB_NAMES),
+        size=SIZES,
+        delete=st.sampled_from((False, False, True)),
+        labelled=st.sampled_from((True, True, False)),
+    )
+    def owner_writes_a_database(self, cluster: str, name: str, size: int, delete: bool, labelled: bool = False) -> None:
         """The operator's Database next to the copies (their namespace): the origin of a copy up."""
         current = self.world.get(_db_key(Side.LOCAL, "", cluster, name))
         if current is not None and (cluster, name) not in self.owner_databases:
@@ -299,8 +345,9 @@ class SyncModel(RuleBasedStateMachine):
                 self.world.remove(Side.LOCAL, current)
                 self.owner_databases.pop((cluster, name), None)
             return
+        labels = {"bundle": "gold"} if labelled else {}
         self.owner_databases[(cluster, name)] = copy.deepcopy(
-            self.world.put(Side.LOCAL, _database(cluster, name, size=size))
+            self.world.put(Side.LOCAL, _database(cluster, name, size=size, labels=labels))
         )
 
     @rule(cluster=st.sampled_from(CLUSTERS), name=st.sampled_from(NAMES), size=SIZES)
@@ -493,6 +540,7 @@ class SyncModel(RuleBasedStateMachine):
             claimed[where] = key
             if context is PRIMARY:
                 self._check_related_databases(key, remote)
+                self._check_selected_databases(key)
 
     def _check_related_databases(self, key: Any, remote: dict[str, Any]) -> None:
         """Once quiet, the Databases a synced Widget names are copied with their origin's content."""
@@ -516,6 +564,34 @@ class SyncModel(RuleBasedStateMachine):
         if metadata.links_to(local, servlet_name=SERVLET.name, remote=origin_key):
             wanted = _mutated_spec(source, copy_namespace=key.cluster)
             assert local["spec"] == wanted, f"{key}: the copy of Database {down} is not current"
+
+    def _check_selected_databases(self, key: Any) -> None:
+        """Once quiet, the owner's labelled Databases are copied up under their rewritten names,
+        unless two of them share a name (then none is); a tenant's labelled Database is copied
+        down where its name is free or its own copy."""
+        labelled = sorted(
+            name
+            for (cluster, name), obj in self.owner_databases.items()
+            if cluster == key.cluster and obj["metadata"]["labels"].get("bundle") == "gold" and not is_deleting(obj)
+        )
+        renamed = ["sel" + name[-1] for name in labelled]
+        if len(set(renamed)) == len(renamed):
+            for name, copy_name in zip(labelled, renamed):
+                copied = self.world.get(_db_key(Side.REMOTE, key.cluster, key.namespace, copy_name))
+                origin = self.owner_databases[(key.cluster, name)]
+                assert copied is not None and copied["spec"] == origin["spec"], f"{key}: {name} did not go up"
+        for db_key in self.tenant_databases:
+            source = self.world.get(db_key)
+            if db_key[3:5] != (key.cluster, key.namespace) or source is None:
+                continue
+            if source["metadata"]["labels"].get("share") != key.name:
+                continue
+            local = self.world.get(_db_key(Side.LOCAL, "", key.cluster, "d" + db_key[5]))
+            if (key.cluster, "d" + db_key[5]) in self.owner_databases:
+                continue  # the owner's Database holds the name: a conflict, never an overwrite
+            assert local is not None, f"{key}: the tenant's {db_key[5]} did not come down"
+            if metadata.links_to(local, servlet_name=SERVLET.name, remote=remote_key_of(source)):
+                assert local["spec"] == source["spec"], f"{key}: the copy of {db_key[5]} is not current"
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -632,3 +708,18 @@ def test_each_item_of_a_list_path_brings_its_own_database_down_and_takes_it_when
     model.quiet_point()
     assert not [name for name in DB_NAMES if model.world.get(_db_key(Side.LOCAL, "", cluster, name))]
     model.nothing_the_servlet_did_not_create_was_touched()
+
+
+def test_two_labelled_databases_renamed_to_one_name_write_nothing_and_settle() -> None:
+    """The collision rule, spelled out: `ups` renames both d1 and dd1 to sel1. Writing both would
+    make the two fight over one copy; neither is written, and the world is quiet."""
+    model = SyncModel()
+    cluster = CLUSTERS[0]
+    model.owner_writes_a_database(cluster, "d1", size=1, delete=False, labelled=True)
+    model.owner_writes_a_database(cluster, "dd1", size=2, delete=False, labelled=True)
+    model.tenant_writes("widgets", cluster, "default", "a", size=1, synced=True, forged=False)
+    model.quiet_point()
+    assert model.world.get(_db_key(Side.REMOTE, cluster, "default", "sel1")) is None
+    model.owner_writes_a_database(cluster, "dd1", size=2, delete=True)
+    model.quiet_point()
+    assert model.world.get(_db_key(Side.REMOTE, cluster, "default", "sel1"))["spec"] == {"size": 1}

@@ -131,7 +131,7 @@ def test_related_references_regexes_origins_and_the_deprecated_kind_map() -> Non
         ("10-related-owned.yaml", "spec.projection.apiGroup", "always the servlet's (--api-group)"),
         ("11-related-foreign.yaml", "spec.related[0]", "dns.example.com/v1beta1/records are not supported yet"),
         ("12-related-template-side.yaml", "spec.related[0]", "templates for related objects are not supported yet"),
-        ("13-related-selector.yaml", "spec.related[0]", "label selectors for related objects are not supported yet"),
+        ("13-related-selector.yaml", "spec.related[0]", "templates in a selector are not carried over"),
         ("07-mutation.yaml", "spec.mutation.spec[0].regex.replacement", "\\1 is literal text"),
         ("16-related-list-mutation.yaml", "spec.related[0].mutation.status", "the status syncStatus copies"),
         ("01-smallest.yaml", "spec.naming.name", "the api-syncagent's default names copies with SHA3 hashes"),
@@ -344,3 +344,26 @@ def test_a_mutation_step_the_servlet_cannot_run_drops_its_whole_list_with_the_re
     assert conversion.manifest is not None
     assert conversion.manifest["spec"]["mutation"] == {"status": [{"delete": {"path": "status.internalEndpoint"}}]}
     assert "gjson modifiers" in _notes(conversion)["spec.mutation.spec[1]"]
+
+
+def test_a_selector_with_plain_labels_and_a_go_style_regex_rewrite_carries_over() -> None:
+    documents = list(yaml.safe_load_all((FIXTURES / "13-related-selector.yaml").read_text()))
+    peer = copy.deepcopy(documents[0])
+    peer["spec"]["related"][0]["object"]["selector"] = {
+        "matchLabels": {"issued-by": "shop-ca"},
+        "matchExpressions": [{"key": "tier", "operator": "Exists"}],
+        "rewrite": {"regex": {"pattern": "internal-(.+)", "replacement": "public-$1"}},
+    }
+
+    conversion = convert_published_resource(peer)
+
+    assert conversion.errors == () and conversion.manifest is not None
+    [entry] = conversion.manifest["spec"]["related"]
+    assert entry["object"] == {
+        "selector": {
+            "matchLabels": {"issued-by": "shop-ca"},
+            "matchExpressions": [{"key": "tier", "operator": "Exists"}],
+            "rewrite": {"regex": {"pattern": "internal-(.+)", "replacement": "public-\\g<1>"}},
+        }
+    }
+    assert "spec.related[0]" not in _notes(conversion)

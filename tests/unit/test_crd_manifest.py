@@ -234,6 +234,29 @@ FULL: dict[str, Any] = {
                 },
             },
             {
+                "identifier": "issued",
+                "origin": "service",
+                "kind": "Secret",
+                "object": {
+                    "selector": {
+                        "matchLabels": {"issued-by": "{{ .Object.metadata.name }}"},
+                        "matchExpressions": [{"key": "tier", "operator": "In", "values": ["gold"]}],
+                        "rewrite": {"regex": {"pattern": "^internal-(.+)$", "replacement": "public-\\1"}},
+                    }
+                },
+            },
+            {
+                "identifier": "shared",
+                "origin": "platform",
+                "kind": "ConfigMap",
+                "object": {
+                    "selector": {
+                        "matchLabels": {"share": "yes"},
+                        "rewrite": {"template": {"template": "{{ .Value }}-of-{{ .Object.metadata.name }}"}},
+                    }
+                },
+            },
+            {
                 "identifier": "settings-copy",
                 "origin": "platform",
                 "kind": "ConfigMap",
@@ -476,6 +499,9 @@ def _set(document: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
             ...,
             ".spec.related[3].mutation.status[3].cel.expression: req",
         ),
+        ("spec.related.4.object.selector.rewrite", ..., ".spec.related[4].object.selector.rewrite: required"),
+        ("spec.related.4.object.selector.matchExpressions.0.operator", "Gt", "is not one of"),
+        ("spec.related.4.object.selector.rewrite.regex.pattern", "", "regex.pattern: shorter than 1"),
         ("status.conditions.0.status", "Maybe", ".status.conditions[0].status: 'Maybe' is not one of"),
         ("status.conditions.0.observedGeneration", -1, "observedGeneration: below 0"),
         ("status.phase", "Ready", ".status.phase: unknown field"),

@@ -356,7 +356,7 @@ def _object_entry(obj: dict[str, Any], **fields: Any) -> dict[str, Any]:
     [
         ({"reference": {"path": "a"}, "template": {"template": "b"}}, {}, "spec.related[0].object"),
         ({}, {}, "spec.related[0].object"),
-        ({"selector": {"matchLabels": {"a": "b"}}}, {}, "spec.related[0].object.selector"),
+        ({"selector": {"matchLabels": {"a": "b"}}}, {}, "spec.related[0].object.selector.rewrite"),
         ({"template": {"template": "{{ .Nope }}"}}, {}, "spec.related[0].object.template.template"),
         (
             {"template": {"template": "x"}, "namespace": {"template": {"template": "{{ .Object.spec.ns }}"}}},
@@ -370,7 +370,15 @@ def _object_entry(obj: dict[str, Any], **fields: Any) -> dict[str, Any]:
         ),
         ({"reference": {"path": "spec.x"}}, {"reference": {"name": {"path": "spec.x"}}}, "spec.related[0].object"),
     ],
-    ids=["two-forms", "no-form", "selector", "unknown-field", "tenant-namespace", "tenant-namespace-path", "both"],
+    ids=[
+        "two-forms",
+        "no-form",
+        "selector-without-rewrite",
+        "unknown-field",
+        "tenant-namespace",
+        "tenant-namespace-path",
+        "both",
+    ],
 )
 def test_impossible_object_forms_are_problems_naming_the_field(
     obj: dict[str, Any], fields: dict[str, Any], expected: str
