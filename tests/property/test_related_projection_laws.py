@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given, strategies as st
 
 from servlet.core.model import Origin, RelatedKind, RelatedReference, RelatedResource, ValueReference
-from servlet.core.parsing_related import projected_api
+from servlet.core.parsing_related_types import projected_api
 from servlet.core.related_sides import desired_content
 from servlet.core.targets import CONFIGMAP_TYPE, SECRET_TYPE
 

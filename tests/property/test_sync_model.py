@@ -579,7 +579,8 @@ class SyncModel(RuleBasedStateMachine):
             for name, copy_name in zip(labelled, renamed):
                 copied = self.world.get(_db_key(Side.REMOTE, key.cluster, key.namespace, copy_name))
                 origin = self.owner_databases[(key.cluster, name)]
-                assert copied is not None and copied["spec"] == origin["spec"], f"{key}: {name} did not go up"
+                wanted = _mutated_spec(origin, copy_namespace=key.namespace)
+                assert copied is not None and copied["spec"] == wanted, f"{key}: {name} did not go up"
         for db_key in self.tenant_databases:
             source = self.world.get(db_key)
             if db_key[3:5] != (key.cluster, key.namespace) or source is None:
@@ -591,7 +592,8 @@ class SyncModel(RuleBasedStateMachine):
                 continue  # the owner's Database holds the name: a conflict, never an overwrite
             assert local is not None, f"{key}: the tenant's {db_key[5]} did not come down"
             if metadata.links_to(local, servlet_name=SERVLET.name, remote=remote_key_of(source)):
-                assert local["spec"] == source["spec"], f"{key}: the copy of {db_key[5]} is not current"
+                wanted = _mutated_spec(source, copy_namespace=key.cluster)
+                assert local["spec"] == wanted, f"{key}: the copy of {db_key[5]} is not current"
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -722,4 +724,5 @@ def test_two_labelled_databases_renamed_to_one_name_write_nothing_and_settle() -
     assert model.world.get(_db_key(Side.REMOTE, cluster, "default", "sel1")) is None
     model.owner_writes_a_database(cluster, "dd1", size=2, delete=True)
     model.quiet_point()
-    assert model.world.get(_db_key(Side.REMOTE, cluster, "default", "sel1"))["spec"] == {"size": 1}
+    copied = model.world.get(_db_key(Side.REMOTE, cluster, "default", "sel1"))
+    assert copied["spec"] == _mutated_spec(model.owner_databases[(cluster, "d1")], copy_namespace="default")
