@@ -220,7 +220,8 @@ class BucketCoordinator:
             self._report_owned()
 
     def _lost(self, bucket: int) -> None:
-        _log.warning("lost a bucket lease", extra={"bucket": bucket, "identity": self.identity})
+        if bucket not in self._draining:  # a hand-back steps down too, and is no loss
+            _log.warning("lost a bucket lease", extra={"bucket": bucket, "identity": self.identity})
         self._report_owned()
 
     def _report_owned(self) -> None:
