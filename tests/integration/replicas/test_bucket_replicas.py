@@ -30,6 +30,7 @@ from servlet.adapters.kube import resource_class
 from servlet.app.runtime.leader import parse_time
 from servlet.core.buckets import owned_by
 from servlet.core.ports import LEASE_TYPE
+from tests.integration.kcpsim.kubectl import kubectl
 from tests.integration.replicas.replica import CONFIG_MAP, NAMESPACE, PREFIX, workspace_of
 
 REPO = Path(__file__).resolve().parents[3]
@@ -234,3 +235,18 @@ def test_a_joining_replica_takes_only_its_share_without_double_work(replicas: Re
     eventually(lambda: replicas.balanced({"r1", "r2"}), what="r3's buckets back with r1 and r2", timeout=LEASE_DURATION)
     assert time.time() - stopped_at < LEASE_DURATION
     assert_one_writer_at_a_time(replicas.records())
+
+
+def test_kubectl_shows_who_holds_each_bucket(replicas: Replicas, tmp_path: Path) -> None:
+    for identity in ("r1", "r2"):
+        replicas.start(identity)
+    held = eventually(lambda: replicas.balanced({"r1", "r2"}), what="two replicas sharing 8 buckets", timeout=20)
+    template = '{range .items[*]}{.metadata.name}={.spec.holderIdentity}{"\\n"}{end}'
+    shown = kubectl(replicas.kubeconfig, "-n", NAMESPACE, "get", "leases", "-o", f"jsonpath={template}", cache=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    holders = dict(line.split("=", 1) for line in shown.stdout.splitlines())
+    # The holders may move on between the two reads only if a replica died, and none did.
+    assert {name: holder for name, holder in holders.items() if "-bucket-" in name} == {
+        f"{PREFIX}-bucket-{bucket}": owner for bucket, owner in held.items()
+    }
+    assert sorted(holder for name, holder in holders.items() if "-member-" in name) == ["r1", "r2"]
