@@ -217,7 +217,9 @@ class Daemon:
         self.checks.add_readiness(
             "leadership", lambda: (elector is None or elector.leadership_known, "leadership not known yet")
         )
-        leading: Callable[[], bool] = (lambda: elector.is_leader) if elector else (lambda: True)
+        # By the clock, not the loop's flag: a leader resumed after a pause past its renew deadline
+        # writes nothing even before its election loop runs again.
+        leading: Callable[[], bool] = elector.holds_lease if elector else (lambda: True)
         executor = Executor(connections, can_write=leading)
         events = EventRecorder(
             writer=EventsAdapter(connections),
