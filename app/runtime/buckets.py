@@ -137,6 +137,8 @@ class BucketCoordinator:
                 await self.rebalance()
             except ApiFailure as exc:
                 _log.warning("could not read the bucket leases", extra={"error": str(exc)})
+            except Exception:  # the next round tries again; the bucket electors run on regardless
+                _log.exception("rebalancing the buckets failed unexpectedly")
             self._report_owned()
             await asyncio.sleep(self._timing.retry_period)
 
@@ -159,7 +161,9 @@ class BucketCoordinator:
         leases = await self._leases.list_leases(namespace=self.namespace)
         members, holders = self._read(leases, now)
         await self._forget_stale_members(leases, now)
-        if self.membership.is_leader:
+        # Its own membership by its own renewals: a replica that cannot stay a member hands back all.
+        members.discard(self.identity)
+        if self.membership.holds_lease():
             members.add(self.identity)
         intended = owned_by(assign(self.buckets, members, current=holders), self.identity) if members else frozenset()
         for bucket in sorted(intended - set(self._electors)):
