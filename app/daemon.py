@@ -11,7 +11,9 @@ The life of a process:
 4. Campaign for the Lease `<name>.<api group>` in `--namespace`. While leading, run the
    controllers that write (`controllers/leading.py`); the executor asks the elector before every
    write, so a lost lease stops writing at once, and the controllers are then stopped until the
-   lease is won again. Without leader election the controllers simply run.
+   lease is won again. Without leader election the controllers simply run. With `--buckets`,
+   every replica also runs the sync manager for the workspaces of the buckets it owns
+   (`runtime/buckets.py`), each write fenced by its bucket's Lease; the leader runs the rest.
 5. On SIGTERM (or SIGINT): stop taking work, let in-flight reconciles finish, release the Lease,
    stop the caches, exit 0.
 
@@ -39,13 +41,14 @@ from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
 from servlet.app.controllers.caches import Cache, InformerPool
 from servlet.app.controllers.catalog import Catalog
-from servlet.app.controllers.leading import LeadingControllers, Options, Shared, SharedCaches
+from servlet.app.controllers.leading import LeadingControllers, Options, Shared, SharedCaches, SyncControllers
 from servlet.app.controllers.queues import QueueDepths
 from servlet.app.controllers.syncmanager import EndpointSliceUse
 from servlet.app.daemon_config import (
     Connect,
     DaemonConfig,
     StartupError,
+    bucket_coordinator,
     check_endpoint_slice,
     connect,
     replica_identity,
@@ -89,6 +92,8 @@ class Daemon:
         self._connect = connect
         #: The controllers of the current term of leadership (None while not leading).
         self.controllers: LeadingControllers | None = None
+        #: With `--buckets`: the sync manager every replica runs, for its share of the workspaces.
+        self.sync: SyncControllers | None = None
         self.identity = identity or replica_identity()
         self.metrics = Metrics(version=servlet_version())
         self.checks = HealthChecks()
@@ -221,6 +226,8 @@ class Daemon:
         # writes nothing even before its election loop runs again.
         leading: Callable[[], bool] = elector.holds_lease if elector else (lambda: True)
         executor = Executor(connections, can_write=leading)
+        # `--buckets`: the sync workers' writes are fenced by their workspace's bucket instead.
+        buckets = bucket_coordinator(config, connections, self.identity, self._owned) if elector else None
         events = EventRecorder(
             writer=EventsAdapter(connections),
             monotonic=time.monotonic,
@@ -228,6 +235,7 @@ class Daemon:
             metrics=self.metrics,
             log=get_logger("events"),
             can_write=leading,
+            can_write_to=buckets.may_write if buckets else None,
         )
         shared = Shared(
             servlet_name=config.servlet.name,
@@ -254,6 +262,7 @@ class Daemon:
             endpoint_slice=EndpointSliceUse(choice=chosen, org=workspace) if chosen else None,
         )
         events.start()
+        sync: SyncControllers | None = None
         try:
             if elector is not None:
                 self.checks.add_liveness("leader-election", task_alive(elector.start()))
@@ -262,6 +271,12 @@ class Daemon:
             if await _first(stop, *(cache.wait_synced() for cache in caches.all())):
                 return
             _log.info("caches synced", caches=[cache.name for cache in caches.all()])
+            if buckets is not None:
+                self.sync = sync = SyncControllers(
+                    shared, buckets=buckets, executor=Executor(connections, can_write=lambda: True)
+                )
+                sync.start()
+                self.checks.add_liveness("buckets", task_alive(buckets.start()))
             while not stop.is_set():
                 if elector is not None:
                     if not elector.is_leader:
@@ -276,16 +291,22 @@ class Daemon:
                     if not elector.is_leader:
                         continue  # lost again before this term began
                     self.metrics.set_leader(True)
-                await self._lead(shared, stop, elector)
+                await self._lead(shared, stop, elector, sync)
         finally:
+            if sync is not None:
+                await sync.stop(timeout=SHUTDOWN_GRACE)
+            if buckets is not None:
+                await buckets.stop(release=True)  # after the writes in flight: the others take over at once
             if elector is not None:
                 await elector.stop(release=True)
             self.metrics.set_leader(False)
             await events.stop()
             await pool.stop_all()
 
-    async def _lead(self, shared: Shared, stop: asyncio.Event, elector: LeaderElector | None) -> None:
-        controllers = LeadingControllers(shared)
+    async def _lead(
+        self, shared: Shared, stop: asyncio.Event, elector: LeaderElector | None, sync: SyncControllers | None
+    ) -> None:
+        controllers = LeadingControllers(shared, sync)
         controllers.start()
         self.controllers = controllers
         _log.info("controllers started")
@@ -314,6 +335,10 @@ class Daemon:
             on_lost=lost,
         )
         return self.elector
+
+    def _owned(self, buckets: frozenset[int]) -> None:
+        if self.sync is not None:
+            self.sync.owned(buckets)
 
     # -- observability -------------------------------------------------------------------------
 
