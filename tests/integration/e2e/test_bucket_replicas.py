@@ -28,6 +28,8 @@ from tests.integration.e2e.manifests import (
 BUCKETS = 4
 LEASE_DURATION = 4.0
 TIMING = ("--lease-duration", "4", "--lease-renew-deadline", "3", "--lease-retry-period", "0.5")
+# Their logical clusters fall into buckets 1, 2 and 3 of 4, so every replica holding two buckets
+# has at least one of them to sync.
 WORKSPACES = tuple(f"team-{index}" for index in range(1, 7))
 REPLICAS = ("replica-1", "replica-2")
 NOT_WORK = ("/leases", "/events")
