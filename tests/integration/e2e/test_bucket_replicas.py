@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from kcpsim import Topology
+from kcpsim.harness.process import ServletProcess
 from kcpsim.harness.world import SERVLET_NAMESPACE, Call
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
@@ -33,6 +34,7 @@ TIMING = ("--lease-duration", "4", "--lease-renew-deadline", "3", "--lease-retry
 WORKSPACES = tuple(f"team-{index}" for index in range(1, 7))
 REPLICAS = ("replica-1", "replica-2")
 NOT_WORK = ("/leases", "/events")
+LEADER_ONLY = ("apiresourceschema", "apiexport", "status")
 LEASES = f"/apis/coordination.k8s.io/v1/namespaces/{SERVLET_NAMESPACE}/leases"
 
 
@@ -77,6 +79,16 @@ def _assert_one_writer_at_a_time(e2e: E2E) -> None:
                     )
 
 
+def _leader_reconciles(servlet: ServletProcess) -> list[str]:
+    """The samples of `servlet_reconciles_total` of the controllers only the leader runs."""
+    return [
+        line
+        for line in servlet.metrics().splitlines()
+        if line.startswith("servlet_reconciles_total{")
+        and any(f'controller="{controller}"' in line for controller in LEADER_ONLY)
+    ]
+
+
 def _create_and_wait(e2e: E2E, workspace: str, name: str, *, timeout: float = 30.0) -> None:
     e2e.create_remote(workspace, REMOTE_WIDGET, remote_object("Widget", name, namespace="default", size=1))
     e2e.wait_local(
@@ -109,6 +121,10 @@ def test_two_replicas_share_the_workspaces_and_one_takes_over_a_killed_ones(e2e:
     assert all(len(tokens) == 1 for tokens in writers.values()), f"writers per workspace: {writers}"
     assert set().union(*writers.values()) == set(REPLICAS), f"writers per workspace: {writers}"
     _assert_one_writer_at_a_time(e2e)
+    # Schemas, the APIExport and the PublishedResources' status: the leader's controllers alone.
+    follower = next(servlet for servlet in servlets.values() if servlet.metric("servlet_leader") == [0.0])
+    assert _leader_reconciles(follower) == [], "a follower reconciled the leader's controllers"
+    assert any(_leader_reconciles(servlet) for servlet in servlets.values()), "the leader reconciled nothing"
 
     # The second replica dies without handing anything back: the first takes over its workspaces.
     victims = [workspace for workspace, tokens in writers.items() if tokens == {"replica-2"}]
