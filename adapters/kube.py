@@ -107,6 +107,11 @@ class _SharedTlsClient(AsyncClient):
         self._timeout = timeout
         self._client = GenericAsyncClient(params, config, lazy=False, field_manager=field_manager)
 
+    def set_user_agent(self, user_agent: str) -> None:
+        # lightkube 1.x keeps its httpx client here and sends that client's default headers.
+        generic: Any = self._client
+        generic._client.headers["User-Agent"] = user_agent
+
 
 def async_client(
     config: KubeConfig | SingleConfig,
@@ -116,18 +121,23 @@ def async_client(
     transport: httpx2.AsyncBaseTransport | None = None,
     trust_env: bool = True,
     tls: ssl.SSLContext | None = None,
+    user_agent: str | None = None,
 ) -> AsyncClient:
     """A lightkube client for one base URL, writing as field manager `kdp-servlet`.
 
     `trust_env=False` ignores proxy and CA settings from the environment. `tls`: an SSL context
     from `tls_context()` of the same kubeconfig, shared with other clients instead of building one.
+    `user_agent` replaces httpx's, so a server's audit log can tell replicas apart.
     """
     chosen = single_config(config, server=server)
     if tls is None:
         tls = tls_context(chosen, trust_env=trust_env)
     timeouts = httpx2.Timeout(timeout)
     params = _SharedTlsParams(tls=tls, timeout=timeouts, trust_env=trust_env, transport=transport)
-    return _SharedTlsClient(chosen, params=params, timeout=timeouts, field_manager=FIELD_MANAGER)
+    client = _SharedTlsClient(chosen, params=params, timeout=timeouts, field_manager=FIELD_MANAGER)
+    if user_agent:
+        client.set_user_agent(user_agent)
+    return client
 
 
 def http_client(

@@ -1,4 +1,4 @@
-"""The `Leases` port over lightkube: get, create and replace one `coordination.k8s.io/v1` Lease.
+"""The `Leases` port over lightkube: get, create, replace, list and delete `coordination.k8s.io/v1` Leases.
 
 A replace is a PUT carrying the resourceVersion that was read, so of two candidates writing the
 same Lease the API server accepts one and answers the other 409 (Conflict): the election's
@@ -40,6 +40,12 @@ class LeasesAdapter:
         with api_errors(operation):
             replaced = await self._client.replace(wrap(resource_class(LEASE_TYPE), lease))
         return as_dict(replaced)
+
+    async def list_leases(self, *, namespace: str) -> list[dict[str, Any]]:
+        return await objects.list_objects(self._client, LEASE_TYPE, namespace=namespace)
+
+    async def delete_lease(self, *, namespace: str, name: str, uid: str) -> None:
+        await objects.delete_object(self._client, LEASE_TYPE, namespace=namespace, name=name, uid=uid)
 
 
 if TYPE_CHECKING:  # mypy proves the adapter fills its port

@@ -22,6 +22,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
+from servlet.adapters.memory_leases import MemoryLeases
 from servlet.adapters.memory_server import PARTIAL_API_VERSION, MemoryServer, Place, failure, label_matcher
 from servlet.core.actions import Action, Side, Write, secret_spellings
 from servlet.core.errors import AlreadyExists, ApiFailure, Forbidden, NotLeader
@@ -31,7 +32,6 @@ from servlet.core.ports import (
     APIEXPORT_TYPE,
     CRD_TYPE,
     ENDPOINT_SLICE_TYPE,
-    LEASE_TYPE,
     PUBLISHED_RESOURCE_TYPE,
     SCHEMA_TYPE,
     ActionExecutor,
@@ -195,25 +195,6 @@ class MemoryExecutor:
             raise
         self.executed.append(action)
         return None if action.write is Write.DELETE else written
-
-
-class MemoryLeases:
-    """`Leases` in memory, on the service cluster."""
-
-    def __init__(self, server: MemoryServer) -> None:
-        self._server = server
-        self._place = Place(Side.LOCAL, LEASE_TYPE)
-
-    async def get_lease(self, *, namespace: str, name: str) -> Object | None:
-        return self._server.read(self._place.key(namespace=namespace, name=name))
-
-    async def create_lease(self, lease: Mapping[str, Any]) -> Object:
-        return self._server.create(self._place, lease)
-
-    async def replace_lease(self, lease: Mapping[str, Any]) -> Object:
-        metadata = metadata_of(lease)
-        key = self._place.key(namespace=string(metadata.get("namespace")), name=string(metadata.get("name")))
-        return self._server.replace(self._place, key, lease)
 
 
 class MemoryCollection:

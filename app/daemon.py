@@ -11,7 +11,9 @@ The life of a process:
 4. Campaign for the Lease `<name>.<api group>` in `--namespace`. While leading, run the
    controllers that write (`controllers/leading.py`); the executor asks the elector before every
    write, so a lost lease stops writing at once, and the controllers are then stopped until the
-   lease is won again. Without leader election the controllers simply run.
+   lease is won again. Without leader election the controllers simply run. With `--buckets`,
+   every replica also runs the sync manager for the workspaces of the buckets it owns
+   (`runtime/buckets.py`), each write fenced by its bucket's Lease; the leader runs the rest.
 5. On SIGTERM (or SIGINT): stop taking work, let in-flight reconciles finish, release the Lease,
    stop the caches, exit 0.
 
@@ -41,13 +43,14 @@ from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
 from servlet.app.controllers.builtins import BuiltinTypes
 from servlet.app.controllers.caches import Cache, InformerPool
 from servlet.app.controllers.catalog import Catalog
-from servlet.app.controllers.leading import LeadingControllers, Options, Shared, SharedCaches
+from servlet.app.controllers.leading import LeadingControllers, Options, Shared, SharedCaches, SyncControllers
 from servlet.app.controllers.queues import QueueDepths
 from servlet.app.controllers.syncmanager import EndpointSliceUse
 from servlet.app.daemon_config import (
     Connect,
     DaemonConfig,
     StartupError,
+    bucket_coordinator,
     check_endpoint_slice,
     connect,
     replica_identity,
@@ -61,6 +64,7 @@ from servlet.app.observability.metrics import ApiTarget, Metrics
 from servlet.app.observability.probes import HealthChecks, ProbeServer, task_alive
 from servlet.app.runtime.informer import Informer
 from servlet.app.runtime.leader import LeaderElector
+from servlet.app.runtime.stopping import first_of, sleep_unless
 from servlet.app.runtime.workqueue import Backoff
 from servlet.core.errors import ApiFailure, Transient
 from servlet.core.ports import (
@@ -91,6 +95,8 @@ class Daemon:
         self._connect = connect
         #: The controllers of the current term of leadership (None while not leading).
         self.controllers: LeadingControllers | None = None
+        #: With `--buckets`: the sync manager every replica runs, for its share of the workspaces.
+        self.sync: SyncControllers | None = None
         self.identity = identity or replica_identity()
         self.metrics = Metrics(version=servlet_version())
         self.checks = HealthChecks()
@@ -167,7 +173,7 @@ class Daemon:
                 failures += 1
                 delay = _STARTUP_BACKOFF.delay(failures)
                 _log.warning("kcp is not reachable yet, retrying", error=str(exc), retry_in=delay)
-                await _sleep_unless(stop, delay)
+                await sleep_unless(stop, delay)
                 continue
             except ApiFailure as exc:
                 raise StartupError(
@@ -225,8 +231,12 @@ class Daemon:
         self.checks.add_readiness(
             "leadership", lambda: (elector is None or elector.leadership_known, "leadership not known yet")
         )
-        leading: Callable[[], bool] = (lambda: elector.is_leader) if elector else (lambda: True)
+        # By the clock, not the loop's flag: a leader resumed after a pause past its renew deadline
+        # writes nothing even before its election loop runs again.
+        leading: Callable[[], bool] = elector.holds_lease if elector else (lambda: True)
         executor = Executor(connections, can_write=leading)
+        # `--buckets`: the sync workers' writes are fenced by their workspace's bucket instead.
+        buckets = bucket_coordinator(config, connections, self.identity, self._owned) if elector else None
         events = EventRecorder(
             writer=EventsAdapter(connections),
             monotonic=time.monotonic,
@@ -234,6 +244,7 @@ class Daemon:
             metrics=self.metrics,
             log=get_logger("events"),
             can_write=leading,
+            can_write_to=buckets.may_write if buckets else None,
         )
         shared = Shared(
             servlet_name=config.servlet.name,
@@ -264,15 +275,22 @@ class Daemon:
         )
         events.start()
         describing: asyncio.Task[None] | None = None
+        sync: SyncControllers | None = None
         try:
             if elector is not None:
                 self.checks.add_liveness("leader-election", task_alive(elector.start()))
             else:
                 self.metrics.set_leader(True)
-            if await _first(stop, *(cache.wait_synced() for cache in caches.all())):
+            if await first_of(stop, *(cache.wait_synced() for cache in caches.all())):
                 return
             _log.info("caches synced", caches=[cache.name for cache in caches.all()])
             describing = asyncio.create_task(builtins.run(), name="builtin-types")
+            if buckets is not None:
+                self.sync = sync = SyncControllers(
+                    shared, buckets=buckets, executor=Executor(connections, can_write=lambda: True)
+                )
+                sync.start()
+                self.checks.add_liveness("buckets", task_alive(buckets.start()))
             while not stop.is_set():
                 if elector is not None:
                     if not elector.is_leader:
@@ -281,26 +299,32 @@ class Daemon:
                             lease=f"{config.namespace}/{config.servlet.fq_name}",
                             identity=self.identity,
                         )
-                    if await _first(stop, elector.became_leader.wait()):
+                    if await first_of(stop, elector.became_leader.wait()):
                         return
                     self._lost.clear()
                     if not elector.is_leader:
                         continue  # lost again before this term began
                     self.metrics.set_leader(True)
-                await self._lead(shared, stop, elector)
+                await self._lead(shared, stop, elector, sync)
         finally:
             if describing is not None:
                 describing.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await describing
+            if sync is not None:
+                await sync.stop(timeout=SHUTDOWN_GRACE)
+            if buckets is not None:
+                await buckets.stop(release=True)  # after the writes in flight: the others take over at once
             if elector is not None:
                 await elector.stop(release=True)
             self.metrics.set_leader(False)
             await events.stop()
             await pool.stop_all()
 
-    async def _lead(self, shared: Shared, stop: asyncio.Event, elector: LeaderElector | None) -> None:
-        controllers = LeadingControllers(shared)
+    async def _lead(
+        self, shared: Shared, stop: asyncio.Event, elector: LeaderElector | None, sync: SyncControllers | None
+    ) -> None:
+        controllers = LeadingControllers(shared, sync)
         controllers.start()
         self.controllers = controllers
         _log.info("controllers started")
@@ -308,7 +332,7 @@ class Daemon:
             if elector is None:
                 await stop.wait()
             else:
-                await _first(stop, self._lost.wait())
+                await first_of(stop, self._lost.wait())
         finally:
             self.controllers = None
             await controllers.stop(timeout=SHUTDOWN_GRACE)
@@ -330,6 +354,10 @@ class Daemon:
         )
         return self.elector
 
+    def _owned(self, buckets: frozenset[int]) -> None:
+        if self.sync is not None:
+            self.sync.owned(buckets)
+
     # -- observability -------------------------------------------------------------------------
 
     def _make_informer(self, source: WatchSource[Any], label_selector: str | None, compact: bool) -> Informer:
@@ -348,24 +376,6 @@ class Daemon:
 def _synced(caches: tuple[Cache, ...]) -> tuple[bool, str]:
     waiting = [cache.name for cache in caches if not cache.synced]
     return (not waiting, f"caches not synced: {', '.join(waiting)}" if waiting else "")
-
-
-async def _first(stop: asyncio.Event, *waits: Any) -> bool:
-    """Wait until all of `waits` are done or `stop` is set; True when stopped first."""
-    stopping = asyncio.ensure_future(stop.wait())
-    work = asyncio.ensure_future(asyncio.gather(*waits))
-    try:
-        await asyncio.wait({stopping, work}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in (stopping, work):
-            task.cancel()
-        await asyncio.gather(stopping, work, return_exceptions=True)
-    return stop.is_set()
-
-
-async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), timeout=seconds)
 
 
 async def run_daemon(

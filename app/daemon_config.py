@@ -15,8 +15,10 @@ from importlib import metadata as package_metadata
 from attrs import frozen
 
 from servlet.adapters.connections import Connections, RequestObserver
+from servlet.adapters.leases import LeasesAdapter
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.app.observability.probes import Address
+from servlet.app.runtime.buckets import BucketCoordinator
 from servlet.app.runtime.leader import LeaseTiming
 from servlet.core.endpoint_slices import SliceChoice, slice_mismatch, slice_missing
 from servlet.core.model import ServletIdentity
@@ -45,6 +47,8 @@ class DaemonConfig:
     sync_workers: int = 4
     # `--apiexportendpointslice`: where the VW URLs come from; None: the slice named like the export.
     endpoint_slice: SliceChoice | None = None
+    # `--buckets`: replicas share the workspaces in this many buckets; 0: only the leader syncs.
+    buckets: int = 0
 
 
 class StartupError(Exception):
@@ -100,4 +104,23 @@ async def check_endpoint_slice(
         return slice_missing(choice, org_path=identity.path)
     return slice_mismatch(
         found, choice=choice, export_name=config.apiexport, org_path=identity.path, org_cluster=identity.name
+    )
+
+
+def bucket_coordinator(
+    config: DaemonConfig, connections: Connections, identity: str, on_owned: Callable[[frozenset[int]], None]
+) -> BucketCoordinator | None:
+    """With `--buckets`: this replica's share of the workspaces, through Leases named after the
+    leader's (`<name>.<api group>-bucket-<n>`, `-member-<hash>`); None without."""
+    if not config.buckets:
+        return None
+    return BucketCoordinator(
+        LeasesAdapter(connections.service),
+        prefix=config.servlet.fq_name,
+        namespace=config.namespace,
+        identity=identity,
+        buckets=config.buckets,
+        clock=utc_now,
+        timing=config.lease,
+        on_owned=on_owned,
     )

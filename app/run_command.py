@@ -91,6 +91,7 @@ def build_config(
     resync_period: float,
     sync_workers: int,
     endpoint_slice: str | None = None,
+    buckets: int = 0,
 ) -> DaemonConfig | list[Problem]:
     """The daemon's configuration from flag values, or every problem with them (each naming its flag)."""
     problems: list[Problem] = []
@@ -144,6 +145,12 @@ def build_config(
         problems.append(Problem(field="--resync-period", message=f"{resync_period} is negative (0 turns it off)"))
     if sync_workers < 1:
         problems.append(Problem(field="--sync-workers", message=f"{sync_workers} is less than 1"))
+    if buckets < 0:
+        problems.append(Problem(field="--buckets", message=f"{buckets} is negative (0 turns it off)"))
+    elif buckets and not leader_election:
+        problems.append(
+            Problem(field="--buckets", message="replicas share the workspaces only with --leader-election on")
+        )
     slice_choice = parse_slice_choice(endpoint_slice) if endpoint_slice else None
     if isinstance(slice_choice, Problem):
         problems.append(slice_choice)
@@ -164,6 +171,7 @@ def build_config(
         resync_period=resync_period or None,
         sync_workers=sync_workers,
         endpoint_slice=slice_choice,
+        buckets=buckets,
     )
 
 
@@ -239,6 +247,13 @@ def run_command(
     sync_workers: Annotated[
         int, _option("--sync-workers", "Objects of one PublishedResource reconciled at the same time.")
     ] = 4,
+    buckets: Annotated[
+        int,
+        _option(
+            "--buckets",
+            "Replicas share the workspaces in this many buckets, each syncing its share (0: only the leader syncs).",
+        ),
+    ] = 0,
 ) -> None:
     """Run the servlet: publish PublishedResources into kcp and sync objects both ways until SIGTERM."""
     config = build_config(
@@ -259,6 +274,7 @@ def run_command(
         resync_period=resync_period,
         sync_workers=sync_workers,
         endpoint_slice=apiexportendpointslice,
+        buckets=buckets,
     )
     if isinstance(config, list):
         # A usage error: exit code 2, the flags named, as for every other bad flag.

@@ -307,7 +307,7 @@ class VirtualWorkspaceLocation(Protocol):
 
 
 class Leases(Protocol):
-    """`coordination.k8s.io/v1` Leases on the service cluster, for leader election."""
+    """`coordination.k8s.io/v1` Leases on the service cluster, for leader election and the replicas' buckets."""
 
     async def get_lease(self, *, namespace: str, name: str) -> Object | None:
         """The Lease, None if it does not exist."""
@@ -319,4 +319,12 @@ class Leases(Protocol):
 
     async def replace_lease(self, lease: Mapping[str, Any]) -> Object:
         """Replace the Lease whole; Conflict when its resourceVersion is no longer the stored one."""
+        ...
+
+    async def list_leases(self, *, namespace: str) -> list[Object]:
+        """Every Lease in `namespace`: the replicas read each other's membership and bucket Leases."""
+        ...
+
+    async def delete_lease(self, *, namespace: str, name: str, uid: str) -> None:
+        """Delete the Lease if its uid is still `uid` (Conflict otherwise); NotFound when it is gone."""
         ...

@@ -27,6 +27,7 @@ class RequestRecord:
     duration: float
     started: float
     fault: str = ""  # which injected fault answered, if any
+    user_agent: str = ""  # tells apart the clients (replicas) sharing one server
 
     def as_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)

@@ -140,6 +140,7 @@ class Server:
                 duration=time.monotonic() - started,
                 started=wall,
                 fault=fault,
+                user_agent=request.headers.get("User-Agent", ""),
             )
         )
 

@@ -1,14 +1,17 @@
 """The sync worker's orphan scan: copies whose remote object is gone for good, reported or deleted.
 
 Orphans are decided by `core.orphans` from the worker's caches; this module reports each one once
-(log, `servlet_orphaned_objects`), and deletes them only with `--delete-orphans`.
+(log, `servlet_orphaned_objects`), and deletes them only with `--delete-orphans`. With `--buckets`
+it judges only the copies of workspaces whose bucket this replica owns.
 
 Deliberately not here: what an orphan is (the core) and when to scan (the worker's queue).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Set as AbstractSet
+from contextlib import AbstractAsyncContextManager
 
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.queues import Requeue
@@ -39,6 +42,8 @@ class OrphanScan:
         log: FieldLogger,
         delete: bool,
         unreadable_workspaces: AbstractSet[str] = frozenset(),
+        owns: Callable[[str], bool] = lambda cluster: True,
+        writing: Callable[[str], AbstractAsyncContextManager[None]] = lambda cluster: contextlib.nullcontext(),
     ) -> None:
         self._name = name
         self._context = context
@@ -53,6 +58,10 @@ class OrphanScan:
         # shared and kept current): their copies are not judged while none of their objects is seen.
         self._unreadable = unreadable_workspaces
         self._reported: set[tuple[str, str]] = set()
+        # With --buckets: only copies of this replica's workspaces are judged, and deleted in
+        # `writing` of their workspace; the other replicas judge the rest.
+        self._owns = owns
+        self._writing = writing
 
     async def scan(self, *, enabled: bool) -> None:
         if not enabled:
@@ -70,6 +79,7 @@ class OrphanScan:
             remote_keys=remote_keys,
             unreadable_workspaces={cluster for cluster in self._unreadable if cluster not in seen},
         )
+        orphans = tuple(orphan for orphan in orphans if self._owns(orphan.remote.cluster))
         self._metrics.set_orphaned_objects(published_resource=self._name, count=len(orphans))
         current = {(orphan.local.namespace, orphan.local.name) for orphan in orphans}
         for orphan in orphans:
@@ -91,8 +101,10 @@ class OrphanScan:
         if not self._delete:
             return
         remaining = len(orphans)
-        for action in delete_orphans(orphans=orphans, resource=context.projected.local):
-            await self._executor.execute(action)
+        deletions = delete_orphans(orphans=orphans, resource=context.projected.local)
+        for orphan, action in zip(orphans, deletions, strict=True):
+            async with self._writing(orphan.remote.cluster):
+                await self._executor.execute(action)
             self._local.deleting(ObjectKey(cluster="", namespace=action.target.namespace, name=action.target.name))
             remaining -= 1
             self._metrics.count_orphan_deleted(published_resource=self._name)

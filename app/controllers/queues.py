@@ -5,7 +5,8 @@ duration; a failure is logged once with the key and the error and counted by kin
 all queues of one controller (the sync workers share the label `sync`) is published as one sum.
 
 `Requeue` is how a reconcile says "nothing is wrong, but run me again later" (waiting for a cache
-or for kcp); `NotLeader` means the lease was lost mid-reconcile: neither is logged as an error.
+or for kcp); `NotLeader` means the lease was lost mid-reconcile, `BucketNotHeld` that the
+workspace's bucket was handed over mid-reconcile: none is logged as an error.
 
 Deliberately not here: what a key means or what a reconcile does.
 """
@@ -17,6 +18,7 @@ from typing import TypeVar
 
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics, ReconcileResult
+from servlet.app.runtime.buckets import BucketNotHeld
 from servlet.app.runtime.workqueue import Backoff, Handler, WorkQueue
 from servlet.core.errors import ApiFailure, NotLeader
 
@@ -39,7 +41,7 @@ def error_kind(error: BaseException) -> str:
     """A short fixed word for the errors metric (`notfound`, `conflict`, `transient`, ...)."""
     if isinstance(error, ApiFailure):
         return type(error).__name__.lower()
-    if isinstance(error, NotLeader):
+    if isinstance(error, (NotLeader, BucketNotHeld)):
         return "notleader"
     return "internal"
 
@@ -78,13 +80,14 @@ def controller_queue(
     backoff: Backoff = DEFAULT_BACKOFF,
     resync_every: float | None = None,
     resync_keys: Callable[[], Iterable[K]] | None = None,
+    accept: Callable[[K], bool] | None = None,
 ) -> WorkQueue[K]:
     """A work queue for `controller` whose reconciles are measured, counted and logged."""
 
     def done(key: K, error: BaseException | None, seconds: float) -> None:
         if error is None:
             result = ReconcileResult.SUCCESS
-        elif isinstance(error, (Requeue, NotLeader)):
+        elif isinstance(error, (Requeue, NotLeader, BucketNotHeld)):
             result = ReconcileResult.REQUEUE
             log.debug("reconcile will run again", key=str(key), reason=str(error))
         else:
@@ -107,4 +110,5 @@ def controller_queue(
         resync_keys=resync_keys,
         on_done=done,
         on_depth=depths.hook(controller=controller, queue=name),
+        accept=accept,
     )

@@ -32,8 +32,10 @@ class StatusBoard:
         self._schema_names: dict[str, str] = {}
         self._listeners: list[Callable[[str], None]] = []
 
-    def on_change(self, listener: Callable[[str], None]) -> None:
+    def on_change(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """Call `listener(name)` on every change; returns what stops that."""
         self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
 
     def report(self, name: str, *conditions: Condition, schema_name: str | None = None) -> None:
         """Record conditions (and the schema in use); listeners hear only about real changes."""

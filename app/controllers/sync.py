@@ -42,32 +42,27 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from attrs import define, field
-
-from servlet.app.controllers.caches import Cache, InformerPool
+from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.links import RelatedObjectKey, link_value
 from servlet.app.controllers.object_book import ObjectBook
 from servlet.app.controllers.orphan_scan import OrphanScan
-from servlet.app.controllers.queues import QueueDepths, Requeue, controller_queue
+from servlet.app.controllers.queues import Requeue, controller_queue
 from servlet.app.controllers.related_contents import RelatedCaches
-from servlet.app.controllers.status import StatusBoard
+from servlet.app.controllers.sync_env import SyncEnvironment
 from servlet.app.controllers.sync_events import SyncWakes
 from servlet.app.controllers.sync_execution import PlanExecution
 from servlet.app.controllers.sync_reads import SnapshotReader
 from servlet.app.controllers.sync_reports import CONTROLLER, SyncReporter
 from servlet.app.controllers.sync_tally import SyncTally
-from servlet.app.observability.events import EventRecorder
-from servlet.app.observability.logs import FieldLogger
-from servlet.app.observability.metrics import Metrics
 from servlet.app.runtime.informer import ObjectKey
 from servlet.app.runtime.workqueue import WorkQueue
-from servlet.core.actions import Conflict, Release, Side
+from servlet.core.actions import Conflict, Release
 from servlet.core.conditions import Condition, ConditionType
 from servlet.core.gather import admitted, computed_local_key
 from servlet.core.keys import remote_key_of
 from servlet.core.model import LocalKey, RemoteKey
 from servlet.core.plan import ObjectPlan, SyncContext, plan_object
-from servlet.core.ports import ActionExecutor, InvolvedObject, ServiceCluster, VirtualWorkspace, WatchSources
+from servlet.core.ports import InvolvedObject
 from servlet.core.related_sides import watched_types
 from servlet.core.releases import finalizer_releases
 from servlet.core.targets import NAMESPACE_TYPE
@@ -79,33 +74,6 @@ ORPHAN_SCAN_DELAY = 2.0
 # Plans executed in one reconcile before it yields to other objects: a fresh object with
 # related resources needs three; more means something keeps changing under the plan.
 PLANS_PER_RECONCILE = 8
-
-
-@define
-class SyncEnvironment:
-    """What every sync worker shares: identity, connections, caches, reporting, options."""
-
-    servlet_name: str
-    pool: InformerPool
-    sources: WatchSources[Any]
-    executor: ActionExecutor
-    service: ServiceCluster
-    vw: VirtualWorkspace
-    board: StatusBoard
-    metrics: Metrics
-    depths: QueueDepths
-    log: FieldLogger
-    local_namespaces: Cache
-    delete_orphans: bool = False
-    resync_period: float | None = None
-    workers: int = 4
-    events: EventRecorder | None = None
-    # One namespace creation at a time per namespace, across all workers: in a burst of new
-    # objects from a new workspace, the first creates the namespace and the others see it.
-    namespace_locks: dict[tuple[Side, ObjectKey], asyncio.Lock] = field(factory=dict)
-    # Workspaces last read from a VW URL (kcp shard) that left the endpoint slice: the sync
-    # manager adds to it, the orphan scans leave their copies alone.
-    unreadable_workspaces: set[str] = field(factory=set)
 
 
 def object_key(key: RemoteKey) -> ObjectKey:
@@ -173,6 +141,7 @@ class SyncWorker:
         self._execution = PlanExecution(
             context=context,
             executor=env.executor,
+            writing=env.writing,
             book=self._book,
             reporter=self._reporter,
             remote=self._remote,
@@ -193,6 +162,8 @@ class SyncWorker:
             log=self._log,
             delete=env.delete_orphans,
             unreadable_workspaces=env.unreadable_workspaces,
+            owns=env.owns,
+            writing=env.writing,
         )
         queue_name = f"sync/{name}"
         self.queue: WorkQueue[RemoteKey] = controller_queue(
@@ -205,6 +176,7 @@ class SyncWorker:
             workers=env.workers,
             resync_every=env.resync_period,
             resync_keys=self._remote_keys if env.resync_period else None,
+            accept=lambda key: env.owns(key.cluster),  # with --buckets, only this replica's share
         )
         self._orphan_queue: WorkQueue[str] = controller_queue(
             controller=CONTROLLER,
@@ -302,6 +274,16 @@ class SyncWorker:
             self._env.depths.forget(controller=CONTROLLER, queue=queue)
         self._env.metrics.forget_published_resource(self.name)
         self._log.info("sync worker stopped")
+
+    def claim(self, buckets: frozenset[int]) -> None:
+        """Queue every cached object of the workspaces in `buckets`, which this replica just got."""
+        coordinator = self._env.buckets
+        if not self._started or coordinator is None:
+            return  # a worker starting queues every key it may sync anyway
+        for key in self._remote_keys():
+            if coordinator.bucket_of(key.cluster) in buckets:
+                self.queue.add(key)
+        self._orphan_queue.add(ORPHANS_KEY)
 
     def releases(self) -> list[Release]:
         """Taking the servlet's finalizer off every remote object that has it, from the cache.

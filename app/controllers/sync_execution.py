@@ -1,6 +1,7 @@
 """Executing one plan of a sync worker: its writes one at a time in order, its reports apart.
 
-Each write goes to the executor and stops the plan at its first failure (the queue retries with
+Each write goes to the executor, inside `writing(workspace)` (with `--buckets`, the fence of the
+workspace's bucket, for the local copy's writes too), and stops the plan at its first failure (the queue retries with
 backoff). The answer is remembered in the cache the target belongs to (`Cache.wrote`), so the
 next plan starts from it, and in the reconcile's echoes (`object_book.Echoes`). Conflicts and
 errors are reported (`sync_reports.py`), never sent. Three writes get more care:
@@ -17,6 +18,8 @@ Deliberately not here: planning, reading, and sending (the executor, `adapters/e
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, assert_never
 
 from servlet.app.controllers.caches import Cache, resource_version
@@ -62,6 +65,7 @@ class PlanExecution:
         *,
         context: SyncContext,
         executor: ActionExecutor,
+        writing: Callable[[str], AbstractAsyncContextManager[None]],
         book: ObjectBook,
         reporter: SyncReporter,
         remote: Cache,
@@ -73,6 +77,7 @@ class PlanExecution:
     ) -> None:
         self._context = context
         self._executor = executor
+        self._writing = writing
         self._book = book
         self._reporter = reporter
         self._remote = remote
@@ -101,7 +106,8 @@ class PlanExecution:
         if isinstance(action, Patch):
             self._hold_back_in_a_fight(key, action)
         try:
-            result = await self._executor.execute(action)
+            async with self._writing(key.cluster):  # the local copy's writes belong to its workspace too
+                result = await self._executor.execute(action)
         except AlreadyExists as error:
             if not isinstance(action, Create):
                 raise
@@ -130,7 +136,8 @@ class PlanExecution:
         async with lock:
             if cache is not None and cache.get(key) is not None:
                 return
-            result = await self._executor.execute(action)
+            async with self._writing(remote.cluster):
+                result = await self._executor.execute(action)
             self._remember(remote, action, result)
             self._reporter.synced(remote, action)
 

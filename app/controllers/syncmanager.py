@@ -42,7 +42,8 @@ from servlet.app.controllers.apiexport import exported_schemas
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.catalog import Catalog, Entry
 from servlet.app.controllers.status import StatusBoard
-from servlet.app.controllers.sync import SyncEnvironment, SyncWorker
+from servlet.app.controllers.sync import SyncWorker
+from servlet.app.controllers.sync_env import SyncEnvironment
 from servlet.app.observability.logs import FieldLogger
 from servlet.core.actions import Release
 from servlet.core.apiexport import virtual_workspace_urls
@@ -125,6 +126,11 @@ class SyncManager:
         self._to_release: dict[str, _Releasing] = {}
         # Those taken off the objects of PublishedResources that still exist, for their condition.
         self._released: dict[str, _Releasing] = {}
+
+    def claim(self, buckets: frozenset[int]) -> None:
+        """With `--buckets`: every worker queues the objects of the buckets this replica just got."""
+        for worker in self.workers.values():
+            worker.claim(buckets)
 
     async def reconcile(self, _: str = KEY) -> None:
         export = self._exports.get(self._exports.key(self._export_name))
@@ -245,8 +251,11 @@ class SyncManager:
                 continue
             releases = releasing.releases
             while releases:
+                cluster = releases[-1].target.cluster
                 try:
-                    await self._env.executor.execute(releases[-1])
+                    if self._env.owns(cluster):  # with --buckets, the others release their own share
+                        async with self._env.writing(cluster):
+                            await self._env.executor.execute(releases[-1])
                 except NotFound:
                     pass  # the object is gone already
                 except Conflict:

@@ -8,7 +8,8 @@ part of a sync. Like client-go's recorder:
 - each object has a token bucket (`burst` Events, one more every `refill` seconds), so an object
   that fails in a loop does not flood its namespace; Events over the limit are dropped;
 - the queue holds `capacity` Events; when it is full, new ones are dropped, and so are those
-  still queued when this replica stopped leading (`can_write`), as every other write is.
+  still queued when this replica stopped leading (`can_write`), as every other write is; with
+  `--buckets`, an Event about a workspace's object asks `can_write_to(workspace)` instead.
 
 Every outcome is counted in `servlet_events_total{result}`. A write that fails is logged at
 debug level and dropped. A workspace that has not accepted the export's `events` claim answers
@@ -70,6 +71,7 @@ class EventRecorder:
         metrics: Metrics,
         log: FieldLogger,
         can_write: Callable[[], bool] = lambda: True,
+        can_write_to: Callable[[str], bool] | None = None,
         capacity: int = CAPACITY,
         burst: int = BURST,
         refill: float = REFILL_SECONDS,
@@ -77,6 +79,7 @@ class EventRecorder:
     ) -> None:
         self._writer = writer
         self._can_write = can_write
+        self._can_write_to = can_write_to
         self._monotonic = monotonic
         self._now = now
         self._metrics = metrics
@@ -130,10 +133,10 @@ class EventRecorder:
     async def _run(self) -> None:
         while True:
             event = await self._queue.get()
-            if not self._can_write():
+            cluster = event.regarding.cluster
+            if not (self._can_write_to(cluster) if cluster and self._can_write_to else self._can_write()):
                 self._metrics.count_event(result=EventResult.DROPPED)
                 continue
-            cluster = event.regarding.cluster
             if cluster and self._refused_until.get(cluster, 0.0) > self._monotonic():
                 self._metrics.count_event(result=EventResult.FAILED)
                 continue

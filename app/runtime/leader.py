@@ -98,6 +98,11 @@ class LeaderElector:
     def is_leader(self) -> bool:
         return self._leader
 
+    def holds_lease(self) -> bool:
+        """Leading, and renewed less than `renew_deadline` ago by the clock: asked before a write,
+        so a replica that was paused or cut off writes nothing, even before its loop runs again."""
+        return self._leader and not self._renew_deadline_passed()
+
     # -- running -------------------------------------------------------------------------------
 
     def start(self) -> asyncio.Task[None]:

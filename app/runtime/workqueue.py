@@ -57,7 +57,8 @@ class WorkQueue(Generic[K]):
     `on_done(key, error, seconds)` is called after every reconcile (error is None on success);
     `on_depth(n)` whenever the number of keys waiting to be processed changes. With
     `resync_every` and `resync_keys`, every key `resync_keys()` returns is added periodically, so
-    drift that no event announced is corrected.
+    drift that no event announced is corrected. With `accept`, a key it refuses is not queued, and
+    one queued before it was refused is dropped instead of handled (a replica's share of keys).
     """
 
     def __init__(
@@ -71,6 +72,7 @@ class WorkQueue(Generic[K]):
         resync_keys: Callable[[], Iterable[K]] | None = None,
         on_done: DoneHook[K] | None = None,
         on_depth: DepthHook | None = None,
+        accept: Callable[[K], bool] | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"a work queue needs at least one worker, got {workers}")
@@ -84,6 +86,7 @@ class WorkQueue(Generic[K]):
         self._resync_keys = resync_keys
         self._on_done = on_done
         self._on_depth = on_depth
+        self._accept = accept
 
         self._ready: asyncio.Queue[K] = asyncio.Queue()
         # Keys waiting to be processed: in `_ready`, or re-added while being processed.
@@ -101,7 +104,7 @@ class WorkQueue(Generic[K]):
 
     def add(self, key: K) -> None:
         """Queue `key` unless it is already waiting; ignored once shutdown has begun."""
-        if self._shutting_down or key in self._dirty:
+        if self._shutting_down or key in self._dirty or not self._accepts(key):
             return
         self._dirty.add(key)
         if key not in self._processing:
@@ -180,6 +183,9 @@ class WorkQueue(Generic[K]):
 
     # -- internals -----------------------------------------------------------------------------
 
+    def _accepts(self, key: K) -> bool:
+        return self._accept is None or self._accept(key)
+
     def _fire(self, key: K) -> None:
         self._timers.pop(key, None)
         self.add(key)
@@ -198,8 +204,12 @@ class WorkQueue(Generic[K]):
             key = await self._ready.get()
             if self._shutting_down:
                 return
-            self._busy.add(task)
             self._dirty.discard(key)
+            if not self._accepts(key):  # refused since it was queued: dropped, not handled
+                self._failures.pop(key, None)
+                self._report_depth()
+                continue
+            self._busy.add(task)
             self._processing.add(key)
             self._report_depth()
             started = loop.time()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import ssl
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,9 @@ class Call:
     path: str
     status: int
     message: str = ""  # the Status message of a refusal (403)
+    # When the request arrived and when it was answered (time.monotonic()): which writes overlapped.
+    started: float = 0.0
+    ended: float = 0.0
 
 
 class CallerLog:
@@ -63,13 +67,23 @@ class CallerLog:
         inner = sim.server.handle
 
         async def handle(request: Any) -> Any:
+            started = time.monotonic()
             response = await inner(request)
+            ended = time.monotonic()
             token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
             message = _refusal_message(response) if response.status == 403 else ""
             with self._lock:
                 token = self._owners.get(token, token)
                 self._calls.append(
-                    Call(token=token, method=request.method, path=request.path, status=response.status, message=message)
+                    Call(
+                        token=token,
+                        method=request.method,
+                        path=request.path,
+                        status=response.status,
+                        message=message,
+                        started=started,
+                        ended=ended,
+                    )
                 )
             return response
 

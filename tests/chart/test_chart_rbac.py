@@ -83,12 +83,19 @@ def test_each_published_resource_gets_the_sync_verbs_and_nothing_on_its_status()
     assert not [g for g in grants if g.group == "acme.cert-manager.io"]
 
 
-def test_the_leader_lease_is_granted_in_the_release_namespace_only() -> None:
-    grants = _grants(with_required(), namespace="platform-sync")
+@pytest.mark.parametrize(
+    ("values", "verbs"),
+    [
+        (with_required(), ("get", "list", "create", "update", "delete")),  # two replicas sharing buckets
+        (with_required(buckets=0), ("get", "create", "update")),
+        (with_required(replicaCount=1), ("get", "create", "update")),
+    ],
+    ids=["buckets", "no buckets", "one replica"],
+)
+def test_the_leases_are_granted_in_the_release_namespace_only(values: dict[str, Any], verbs: tuple[str, ...]) -> None:
+    grants = _grants(values, namespace="platform-sync")
     leases = {g for g in grants if g.resource == "leases"}
-    assert leases == {
-        Grant("coordination.k8s.io", "leases", verb, "platform-sync") for verb in ("get", "create", "update")
-    }
+    assert leases == {Grant("coordination.k8s.io", "leases", verb, "platform-sync") for verb in verbs}
     assert allows(grants, verb="update", group="coordination.k8s.io", resource="leases", namespace="platform-sync")
     assert not allows(grants, verb="update", group="coordination.k8s.io", resource="leases", namespace="kube-system")
 

@@ -160,6 +160,20 @@ def test_leader_election_follows_the_value(values: dict[str, Any], leader_electi
     assert _parsed_args(render(values))["leader_election"] is leader_election
 
 
+@pytest.mark.parametrize(
+    ("values", "buckets"),
+    [
+        (with_required(), 16),
+        (with_required(buckets=4), 4),
+        (with_required(buckets=0), 0),
+        (with_required(replicaCount=1), 0),
+        (with_required(replicaCount=1, leaderElection={"enabled": False}), 0),
+    ],
+)
+def test_several_replicas_share_the_workspaces_in_the_buckets_value(values: dict[str, Any], buckets: int) -> None:
+    assert _parsed_args(render(values))["buckets"] == buckets
+
+
 # Left to `extraArgs`: tuning with good defaults. Never set: --kubeconfig and --context (in the
 # cluster the ServiceAccount is the identity), --no-leader-election (the other spelling of one flag).
 TUNING = {"--lease-duration", "--lease-renew-deadline", "--lease-retry-period", "--resync-period", "--sync-workers"}

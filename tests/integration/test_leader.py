@@ -255,3 +255,19 @@ async def test_a_leader_whose_renew_hangs_steps_down_by_its_deadline_not_by_the_
     first, second, took, lost = await main()
     assert (first, second, lost) == (True, False, ["a"])
     assert took < 1.0
+
+
+async def test_a_leader_past_its_renew_deadline_may_not_write_even_before_its_loop_runs(kcpsim: KcpSim) -> None:
+    """What the executor asks before each write: a leader resumed after a long pause says no at once."""
+
+    async def body(e: Election) -> list[tuple[bool, bool]]:
+        a = e.candidate("a")
+        assert await a.attempt()
+        seen = [(a.is_leader, a.holds_lease())]
+        e.clock.advance(TIMING.renew_deadline - 1)
+        seen.append((a.is_leader, a.holds_lease()))
+        e.clock.advance(2)  # past the deadline, with no attempt in between (as after SIGSTOP)
+        seen.append((a.is_leader, a.holds_lease()))
+        return seen
+
+    assert await elect(kcpsim, body) == [(True, True), (True, True), (True, False)]

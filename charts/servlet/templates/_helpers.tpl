@@ -95,6 +95,15 @@ The related kinds named by any entry of publishedResources, as RBAC resource nam
 {{- end }}
 {{- end }}
 
+{{/* The --buckets the replicas run with: the value when several replicas elect a leader, else 0. */}}
+{{- define "servlet.buckets" -}}
+{{- if and (gt (int .Values.replicaCount) 1) .Values.leaderElection.enabled }}
+{{- int .Values.buckets }}
+{{- else }}
+{{- 0 }}
+{{- end }}
+{{- end }}
+
 {{/* Fail early on combinations the schema cannot express. */}}
 {{- define "servlet.validate" -}}
 {{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}

@@ -1,0 +1,25 @@
+"""Waiting in the daemon's loops that a stop request (SIGTERM) must cut short."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+
+async def first_of(stop: asyncio.Event, *waits: Any) -> bool:
+    """Wait until all of `waits` are done or `stop` is set; True when stopped first."""
+    stopping = asyncio.ensure_future(stop.wait())
+    work = asyncio.ensure_future(asyncio.gather(*waits))
+    try:
+        await asyncio.wait({stopping, work}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (stopping, work):
+            task.cancel()
+        await asyncio.gather(stopping, work, return_exceptions=True)
+    return stop.is_set()
+
+
+async def sleep_unless(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=seconds)

@@ -1,0 +1,142 @@
+"""Two `servlet run --buckets 4` replicas sharing the workspaces, proven from kcpsim's request log.
+
+Each replica has its own token, so the log says who wrote what, and when (arrival and answer).
+Short Lease timings (4 s duration) keep the test quick; the laws are the same at 15 s.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from kcpsim import Topology
+from kcpsim.harness.process import ServletProcess
+from kcpsim.harness.world import SERVLET_NAMESPACE, Call
+from tests.integration.e2e.env import E2E
+from tests.integration.e2e.manifests import (
+    GROUP,
+    REMOTE_WIDGET,
+    SERVLET,
+    WIDGET,
+    default_local_name,
+    published_resource,
+    remote_object,
+    widget_crd,
+)
+
+BUCKETS = 4
+LEASE_DURATION = 4.0
+TIMING = ("--lease-duration", "4", "--lease-renew-deadline", "3", "--lease-retry-period", "0.5")
+# Their logical clusters fall into buckets 1, 2 and 3 of 4, so every replica holding two buckets
+# has at least one of them to sync.
+WORKSPACES = tuple(f"team-{index}" for index in range(1, 7))
+REPLICAS = ("replica-1", "replica-2")
+NOT_WORK = ("/leases", "/events")
+LEADER_ONLY = ("apiresourceschema", "apiexport", "status")
+LEASES = f"/apis/coordination.k8s.io/v1/namespaces/{SERVLET_NAMESPACE}/leases"
+
+
+def _bucket_holders(e2e: E2E) -> dict[str, str]:
+    """The holder of each bucket Lease with one, from the Leases themselves."""
+    listed: dict[str, Any] = e2e.rest.get(LEASES) or {}
+    prefix = f"{SERVLET}.{GROUP}-bucket-"
+    return {
+        item["metadata"]["name"]: str(item["spec"].get("holderIdentity") or "")
+        for item in listed.get("items", [])
+        if item["metadata"]["name"].startswith(prefix) and (item.get("spec") or {}).get("holderIdentity")
+    }
+
+
+def _balanced(e2e: E2E) -> dict[str, str] | None:
+    holders = _bucket_holders(e2e)
+    counts = sorted(list(holders.values()).count(holder) for holder in set(holders.values()))
+    return holders if len(holders) == BUCKETS and counts == [BUCKETS // 2, BUCKETS // 2] else None
+
+
+def _writes_by_workspace(e2e: E2E) -> dict[str, list[Call]]:
+    """Every write of the replicas for a workspace: to it (its path names its logical cluster) or to
+    the local copies that came from it (in the namespace named after it)."""
+    clusters = {e2e.world.cluster(workspace): workspace for workspace in WORKSPACES}
+    found: dict[str, list[Call]] = {workspace: [] for workspace in WORKSPACES}
+    for replica in REPLICAS:
+        for call in e2e.simulated.callers.writes(token=replica, ignore=NOT_WORK):
+            for cluster, workspace in clusters.items():
+                if f"/clusters/{cluster}/" in call.path or f"/namespaces/{cluster}/" in call.path:
+                    found[workspace].append(call)
+    return found
+
+
+def _assert_one_writer_at_a_time(e2e: E2E) -> None:
+    for workspace, calls in _writes_by_workspace(e2e).items():
+        for first in calls:
+            for second in calls:
+                if first.token != second.token and first.started <= second.started:
+                    assert first.ended <= second.started, (
+                        f"{workspace}: {first.token} {first.method} {first.path} and {second.token} "
+                        f"{second.method} {second.path} overlap"
+                    )
+
+
+def _leader_reconciles(servlet: ServletProcess) -> list[str]:
+    """The samples of `servlet_reconciles_total` of the controllers only the leader runs."""
+    return [
+        line
+        for line in servlet.metrics().splitlines()
+        if line.startswith("servlet_reconciles_total{")
+        and any(f'controller="{controller}"' in line for controller in LEADER_ONLY)
+    ]
+
+
+def _create_and_wait(e2e: E2E, workspace: str, name: str, *, timeout: float = 30.0) -> None:
+    e2e.create_remote(workspace, REMOTE_WIDGET, remote_object("Widget", name, namespace="default", size=1))
+    e2e.wait_local(
+        WIDGET,
+        namespace=e2e.world.cluster(workspace),
+        name=default_local_name(namespace="default", name=name),
+        timeout=timeout,
+    )
+
+
+@pytest.mark.kcpsim_only("tells replicas apart in kcpsim's request log")
+@pytest.mark.parametrize("e2e", [Topology.with_workspaces(len(WORKSPACES), with_schema=False)], indirect=True)
+def test_two_replicas_share_the_workspaces_and_one_takes_over_a_killed_ones(e2e: E2E) -> None:
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
+    flags = (*TIMING, "--buckets", str(BUCKETS))
+    servlets = {replica: e2e.servlet(token=replica, extra=flags) for replica in REPLICAS}
+    e2e.eventually(lambda: _balanced(e2e), what="two replicas holding two buckets each")
+    for workspace in WORKSPACES:
+        e2e.wait_served(workspace, REMOTE_WIDGET)
+    shared_since = time.monotonic()
+    for workspace in WORKSPACES:
+        for name in ("one", "two"):
+            _create_and_wait(e2e, workspace, name)
+
+    # Every workspace is written by exactly one replica, and both replicas do work.
+    writers = {
+        workspace: {call.token for call in calls if call.started >= shared_since}
+        for workspace, calls in _writes_by_workspace(e2e).items()
+    }
+    assert all(len(tokens) == 1 for tokens in writers.values()), f"writers per workspace: {writers}"
+    assert set().union(*writers.values()) == set(REPLICAS), f"writers per workspace: {writers}"
+    _assert_one_writer_at_a_time(e2e)
+    # Schemas, the APIExport and the PublishedResources' status: the leader's controllers alone.
+    follower = next(servlet for servlet in servlets.values() if servlet.metric("servlet_leader") == [0.0])
+    assert _leader_reconciles(follower) == [], "a follower reconciled the leader's controllers"
+    assert any(_leader_reconciles(servlet) for servlet in servlets.values()), "the leader reconciled nothing"
+
+    # The second replica dies without handing anything back: the first takes over its workspaces.
+    victims = [workspace for workspace, tokens in writers.items() if tokens == {"replica-2"}]
+    servlets["replica-2"].kill()
+    killed = time.monotonic()
+    for workspace in victims:
+        _create_and_wait(e2e, workspace, "after-kill", timeout=LEASE_DURATION + 20)
+    took = time.monotonic() - killed
+    print(f"workspaces of a killed replica synced again after {took:.1f} s")
+    assert took <= LEASE_DURATION + 5, f"took {took:.1f} s over lease duration {LEASE_DURATION} s"
+    for workspace in victims:
+        after = [call.token for call in _writes_by_workspace(e2e)[workspace] if call.started >= killed]
+        assert after and set(after) == {"replica-1"}, f"{workspace} written after the kill by {after}"
+    _assert_one_writer_at_a_time(e2e)
+    assert servlets["replica-1"].alive()
