@@ -1,12 +1,14 @@
-"""Converting the peer's `spec.related` entries: what maps onto the servlet's related Secrets and ConfigMaps.
+"""Converting the peer's `spec.related` entries: what maps onto the servlet's related objects.
 
 Called from `convert.py`, with its conventions: every field of an entry is carried over, mapped,
-or named in a note with the reason. The servlet relates Secrets and ConfigMaps found by a path in
-the primary object (with an optional regex; gjson's `items.#.name` becomes `items[*].name`, one
-object per item) or by a label selector with a rewrite, and carries the entry's spec mutations; an
-entry it cannot express that way (another resource, a projection, a template other than a plain
-path, a template in a selector) is dropped whole, with the reason, since half of an entry would
-sync something else.
+or named in a note with the reason. The servlet relates objects of any type (`kind` for the core
+Secret and ConfigMap, else `group`/`version`/`resource` with `identityHash`, and a `projection`),
+found by a path in the primary object (with an optional regex; gjson's `items.#.name` becomes
+`items[*].name`, one object per item), by a template that reads only what the servlet's related
+templates offer (`.Object`), or by a label selector with a rewrite, and carries the entry's spec
+mutations; an entry it cannot express that way (a type without a version, a template reading
+`.Side`, `.ClusterName` or `.ClusterPath`, a template in a selector) is dropped whole, with the
+reason, since half of an entry would sync something else.
 
 Deliberately not here: checking the converted entry (our parser does, in `convert_checked.py`).
 """
@@ -20,6 +22,7 @@ from typing import Any
 from servlet.core.convert_mutation import convert_mutation, servlet_replacement
 from servlet.core.convert_notes import Notes
 from servlet.core.fields import describe
+from servlet.core.templates import TemplateError, parse_template
 
 _ORIGINS = {"service": "service", "kcp": "platform"}
 _CORE_KINDS = {"secrets": "Secret", "configmaps": "ConfigMap"}
@@ -64,11 +67,9 @@ def _entry(entry: object, *, path: str, notes: Notes) -> dict[str, Any] | None:
     if not isinstance(entry, Mapping):
         notes.add(path, f"must be a map, not {describe(entry)}; dropped")
         return None
-    kind, why_not = _kind(entry)
-    if why_not is None and entry.get("identityHash"):
-        why_not = "resources of other APIExports (identityHash) are not supported yet"
-    if why_not is None and entry.get("projection"):
-        why_not = "the servlet has no projection for related objects: a copy keeps the kind of its origin"
+    api, why_not = _type(entry)
+    projection, projection_why_not = _projection(entry.get("projection"), path=f"{path}.projection")
+    why_not = why_not or projection_why_not
     found = entry.get("object")
     by_labels = isinstance(found, Mapping) and found.get("selector") is not None
     converter = _selector_object if by_labels else _object
@@ -100,8 +101,9 @@ def _entry(entry: object, *, path: str, notes: Notes) -> dict[str, Any] | None:
     converted = {
         "identifier": entry.get("identifier"),
         "origin": _ORIGINS.get(origin, origin) if isinstance(origin, str) else origin,
-        "kind": kind,
-        ("object" if by_labels else "reference"): reference,
+        **api,
+        **({"projection": projection} if projection else {}),
+        ("object" if by_labels or "object" in reference else "reference"): reference.get("object", reference),
     }
     if mutation is not None:
         converted["mutation"] = mutation
@@ -170,16 +172,42 @@ def _note_literal_backslashes(data: object, *, path: str, notes: Notes) -> None:
             )
 
 
-def _kind(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """The related kind, or why the entry's resource is not one the servlet relates."""
-    kind, resource = entry.get("kind"), entry.get("resource")
-    if kind in _CORE_KINDS.values() and not resource:
-        return str(kind), None
+def _type(entry: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The related type as the servlet writes it (`kind` for the core Secret and ConfigMap, else
+    group, version, resource and identityHash), or why it cannot be written."""
+    kind, resource, identity = entry.get("kind"), entry.get("resource"), entry.get("identityHash")
     group, version = entry.get("group") or "", entry.get("version") or ""
-    if resource in _CORE_KINDS and group == "" and version in ("", "v1"):
-        return _CORE_KINDS[str(resource)], None
-    shown = "/".join(str(part) for part in (group or "core", version or "(preferred version)", resource or kind))
-    return None, f"related resources of {shown} are not supported yet (only Secrets and ConfigMaps)"
+    if not resource:
+        if kind in _CORE_KINDS.values() and not (group or version or identity):
+            return {"kind": kind}, None
+        return {}, f"names no type the servlet relates (kind {describe(kind)}; Secret or ConfigMap, else a resource)"
+    if resource in _CORE_KINDS and group == "" and version in ("", "v1") and not identity and kind is None:
+        return {"kind": _CORE_KINDS[str(resource)]}, None  # the shorthand, as the servlet's own examples write it
+    if not version:
+        shown = "/".join(str(part) for part in (group or "core", resource))
+        return {}, (
+            f"{shown} has no version: the api-syncagent takes each side's preferred version, the servlet needs the "
+            "version (the type must be the same on both sides); add version to the entry"
+        )
+    api: dict[str, Any] = {**({"group": group} if group else {}), "version": version, "resource": resource}
+    if kind is not None:
+        api["kind"] = kind  # the api-syncagent refuses both too; our parser names the conflict
+    if identity:
+        api["identityHash"] = identity
+    return api, None
+
+
+def _projection(data: object, *, path: str) -> tuple[dict[str, Any], str | None]:
+    """`projection` (group, version, resource), field by field: the same meaning in the servlet."""
+    if data is None:
+        return {}, None
+    if not isinstance(data, Mapping):
+        return {}, f"{path} must be a map, not {describe(data)}"
+    unknown = sorted(str(key) for key in data if key not in ("group", "version", "resource"))
+    if unknown:
+        return {}, f"{path} has fields the servlet does not know: {', '.join(unknown)}"
+    # An empty field keeps the origin's, in both projects: only the set ones are written.
+    return {key: data[key] for key in ("group", "version", "resource") if data.get(key)}, None
 
 
 def _object(data: object, *, path: str) -> tuple[dict[str, Any], str | None]:
@@ -201,7 +229,53 @@ def _object(data: object, *, path: str) -> tuple[dict[str, Any], str | None]:
         if why_not is not None:
             return {}, why_not
         reference["namespace"] = found
-    return reference, None
+    if not any("template" in part for part in reference.values()):
+        return reference, None
+    # A template is written in the servlet's `object` form, which holds paths and templates alike.
+    converted = _object_form(reference["name"])
+    if "namespace" in reference:
+        converted["namespace"] = _object_form(reference["namespace"])
+    return {"object": converted}, None
+
+
+def _object_form(part: dict[str, Any]) -> dict[str, Any]:
+    if "template" in part:
+        return {"template": {"template": part["template"]}}
+    return {"reference": part}
+
+
+# The actions of Go templates the servlet's have not: the parser would stop at an argument first.
+_CONTROL = re.compile(r"\{\{-?\s*(if|else|range|with|define|block|template|break|continue)\b")
+_READS_SIDE = re.compile(r"(?<![\w.])\.Side\b")
+# The api-syncagent's context for related templates (v0.7); the servlet's has `.Object` and `.Side`.
+_PEER_CONTEXT = {"Object": True, "Side": False, "ClusterName": False, "ClusterPath": False}
+
+
+def _template_why_not(text: object, *, path: str) -> str | None:
+    """Why a related template would not name the same object in the servlet, or None.
+
+    Both evaluate it once per side with `.Object`, that side's primary. What the servlet's
+    language refuses (`if`, a function it lacks) is left to our parser, which says why."""
+    if not isinstance(text, str):
+        return f"{path} must be a string, not {describe(text)}"
+    side = (
+        "reads .Side, which is 'kcp' in the workspace for the api-syncagent and 'platform' for the servlet, so "
+        "the name would differ there"
+    )
+    try:
+        read = parse_template(text, fields=_PEER_CONTEXT).fields()
+    except TemplateError:
+        control = _CONTROL.search(text)
+        if control is None:
+            return None  # our parser refuses it in the converted entry, with its own reason
+        also = f"; it also {side}" if _READS_SIDE.search(text) else ""
+        return f"{path}: '{control[1]}' is not supported in the servlet's templates (no branches){also}"
+    if "Side" in read:
+        return f"{path} {side}"
+    cluster = sorted(f".{name}" for name in read if name.startswith("Cluster"))
+    if cluster:
+        return f"{path} reads {', '.join(cluster)}, which the servlet's related templates do not have (only .Object, .Side)"
+    return None
 
 
 def _value_reference(data: Mapping[str, Any], *, path: str) -> tuple[dict[str, Any], str | None]:
@@ -212,12 +286,10 @@ def _value_reference(data: Mapping[str, Any], *, path: str) -> tuple[dict[str, A
     if template is not None:
         text = template.get("template") if isinstance(template, Mapping) else None
         match = _PLAIN_FIELD.fullmatch(text.strip()) if isinstance(text, str) else None
-        if match is None:
-            return {}, (
-                f"{path}.template: templates for related objects are not supported yet (only "
-                "'{{ .Object.<path> }}', which is a reference)"
-            )
-        return {"path": match.group(1)}, None
+        if match is not None:
+            return {"path": match.group(1)}, None  # a template that reads one field is a path
+        why_not = _template_why_not(text, path=f"{path}.template.template")
+        return ({}, why_not) if why_not is not None else ({"template": text}, None)
     reference = data.get("reference")
     if not isinstance(reference, Mapping):
         return {}, f"{path} needs a reference (path and regex) to find the related object"

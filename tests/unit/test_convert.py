@@ -128,9 +128,10 @@ def test_related_references_regexes_origins_and_the_deprecated_kind_map() -> Non
 @pytest.mark.parametrize(
     ("fixture", "field", "reason"),
     [
-        ("10-related-owned.yaml", "spec.projection.apiGroup", "always the servlet's (--api-group)"),
-        ("11-related-foreign.yaml", "spec.related[0]", "dns.example.com/v1beta1/records are not supported yet"),
-        ("12-related-template-side.yaml", "spec.related[0]", "templates for related objects are not supported yet"),
+        ("10-related-owned.yaml#2", "spec.projection.apiGroup", "always the servlet's (--api-group)"),
+        ("10-related-owned.yaml#2", "spec.related[0]", "object must say where the related object is, not null"),
+        ("12-related-template-side.yaml", "spec.related[0]", "'if' is not supported in the servlet's templates"),
+        ("12-related-template-side.yaml", "spec.related[0]", "reads .Side, which is 'kcp' in the workspace"),
         ("13-related-selector.yaml", "spec.related[0]", "templates in a selector are not carried over"),
         ("07-mutation.yaml", "spec.mutation.spec[0].regex.replacement", "\\1 is literal text"),
         ("16-related-list-mutation.yaml", "spec.related[0].mutation.status", "the status syncStatus copies"),
@@ -138,7 +139,8 @@ def test_related_references_regexes_origins_and_the_deprecated_kind_map() -> Non
     ],
 )
 def test_what_is_not_carried_over_is_named_with_its_reason(fixture: str, field: str, reason: str) -> None:
-    notes = _notes(_converted(fixture, index=1 if fixture == "10-related-owned.yaml" else 0))
+    name, _, number = fixture.partition("#")
+    notes = _notes(_converted(name, index=int(number or 1) - 1))
     assert reason in notes[field], notes
 
 
@@ -367,3 +369,110 @@ def test_a_selector_with_plain_labels_and_a_go_style_regex_rewrite_carries_over(
         }
     }
     assert "spec.related[0]" not in _notes(conversion)
+
+
+def _related(entry: dict[str, Any]) -> Conversion:
+    return convert_published_resource(_peer({"related": [{"identifier": "x", "origin": "service", **entry}]}))
+
+
+def test_a_related_type_of_any_group_with_its_identity_hash_carries_over() -> None:
+    conversion = _converted("11-related-foreign.yaml")
+    assert conversion.manifest is not None
+    [entry] = conversion.manifest["spec"]["related"]
+    assert entry == {
+        "identifier": "dns-record",
+        "origin": "platform",
+        "group": "dns.example.com",
+        "version": "v1beta1",
+        "resource": "records",
+        "identityHash": "7f3c9a1e5b2d8f6a0c4e1b9d3a7f5c2e8b6d4a0f1c3e5a7b9d2f4c6e8a0b1c3d",
+        "reference": {"name": {"path": "spec.dnsRecordName"}},
+    }
+    assert "spec.related[0]" not in _notes(conversion)
+
+
+def test_a_projection_carries_over_with_the_type_it_changes() -> None:
+    documents = list(yaml.safe_load_all((FIXTURES / "10-related-owned.yaml").read_text()))
+    peer = copy.deepcopy(documents[1])
+    entry = peer["spec"]["related"][0]
+    entry["identifier"] = entry.pop("id")
+    entry["object"] = {"reference": {"path": "spec.postmaster"}}
+
+    conversion = convert_published_resource(peer)
+
+    assert conversion.manifest is not None
+    [converted] = conversion.manifest["spec"]["related"]
+    assert (converted["group"], converted["version"], converted["resource"]) == (
+        "mail.internal.example.net",
+        "v1alpha1",
+        "mailboxes",
+    )
+    assert converted["projection"] == {"group": "mail.example.com", "version": "v1"}
+    parsed = parse_published_resource(conversion.manifest).value
+    assert parsed is not None and parsed.spec.related[0].projection is not None
+    assert parsed.spec.related[0].projection.group == "mail.example.com"
+
+
+def test_core_secrets_by_resource_stay_the_kind_shorthand_and_keep_their_projection() -> None:
+    conversion = _related(
+        {"resource": "configmaps", "version": "v1", "projection": {"resource": "secrets"}, "object": _BY_PATH}
+    )
+    assert conversion.manifest is not None
+    [entry] = conversion.manifest["spec"]["related"]
+    assert (entry["kind"], entry["projection"]) == ("ConfigMap", {"resource": "secrets"})
+
+
+_BY_PATH = {"reference": {"path": "spec.note"}}
+
+
+@pytest.mark.parametrize(
+    ("entry", "reason"),
+    [
+        (
+            {"group": "db.example.org", "resource": "databases", "object": _BY_PATH},
+            "db.example.org/databases has no version",
+        ),
+        (
+            {"kind": "Secret", "projection": {"kind": "ConfigMap"}, "object": _BY_PATH},
+            "projection has fields the servlet",
+        ),
+        ({"kind": "Secret", "object": {"template": {"template": "{{ .Side }}-tls"}}}, "reads .Side, which is 'kcp'"),
+        (
+            {"kind": "Secret", "object": {"template": {"template": "{{ .ClusterName }}-{{ .ClusterPath }}"}}},
+            "reads .ClusterName, .ClusterPath, which the servlet's related templates do not have",
+        ),
+        (
+            {"kind": "Secret", "object": {"template": {"template": "{{ .Object.spec.a | b64enc }}"}}},
+            "unknown function 'b64enc'",
+        ),
+        (
+            {
+                "kind": "Secret",
+                "object": {
+                    "reference": _BY_PATH["reference"],
+                    "namespace": {"template": {"template": "{{ .Object.spec.ns }}"}},
+                },
+            },
+            "a tenant could choose any namespace",
+        ),
+    ],
+)
+def test_a_related_entry_the_servlet_would_read_otherwise_is_dropped_with_the_reason(
+    entry: dict[str, Any], reason: str
+) -> None:
+    conversion = _related(entry)
+    assert conversion.manifest is not None
+    assert "related" not in conversion.manifest["spec"]
+    assert reason in _notes(conversion)["spec.related[0]"]
+
+
+def test_a_template_reading_the_primary_carries_over_in_the_object_form() -> None:
+    template = "{{ .Object.spec.prefix | lower }}-tls"
+    namespace = {"reference": {"path": "status.namespace"}}
+    conversion = _related({"kind": "Secret", "object": {"template": {"template": template}, "namespace": namespace}})
+    assert conversion.manifest is not None
+    [entry] = conversion.manifest["spec"]["related"]
+    assert entry["object"] == {"template": {"template": template}, "namespace": namespace}
+    assert "spec.related[0]" not in _notes(conversion)
+    parsed = parse_published_resource(conversion.manifest).value
+    assert parsed is not None and parsed.spec.related[0].reference.name == template
