@@ -149,15 +149,26 @@ class MemoryVirtualWorkspace:
     def _out_of_sight(self, cluster: str) -> bool:
         return self._shards is not None and not self._shards.in_sight(cluster)
 
-    async def get(self, resource: ResourceType, *, cluster: str, namespace: str, name: str) -> Object | None:
-        place = Place(Side.REMOTE, resource, cluster)
+    def _bound(self, place: Place, cluster: str, verb: str, *, namespace: str, name: str = "") -> None:
         if cluster in self.refused or cluster == self._org or self._out_of_sight(cluster):
             raise failure(
                 Forbidden,
-                place.operation("get", namespace=namespace, name=name),
+                place.operation(verb, namespace=namespace, name=name),
                 f"workspace {cluster} does not bind the export",
             )
+
+    async def get(self, resource: ResourceType, *, cluster: str, namespace: str, name: str) -> Object | None:
+        place = Place(Side.REMOTE, resource, cluster)
+        self._bound(place, cluster, "get", namespace=namespace, name=name)
         return self._server.read(place.key(namespace=namespace, name=name))
+
+    async def list_in_workspace(
+        self, resource: ResourceType, *, cluster: str, namespace: str, labels: Mapping[str, str] | None = None
+    ) -> list[Object]:
+        place = Place(Side.REMOTE, resource, cluster)
+        self._bound(place, cluster, "list", namespace=namespace)
+        selector = ",".join(f"{key}={value}" for key, value in (labels or {}).items())
+        return self._server.objects(place, namespace=namespace, selector=selector)
 
     async def list_objects(self, resource: ResourceType) -> list[Object]:
         place = Place(Side.REMOTE, resource, None, excluded=self._org, on_shard=lambda c: not self._out_of_sight(c))

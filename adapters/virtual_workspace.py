@@ -4,7 +4,8 @@ Each workspace is addressed by logical cluster name (`<vw url>/clusters/<lc>`); 
 keep one cached client per workspace over a shared pool. A workspace that does not bind the
 export, or has not accepted the permission claim for the resource, answers 403: Forbidden.
 
-`list` reads one resource across every workspace (`/clusters/*`) of every VW URL (one per kcp
+`list_in_workspace` reads one namespace of one workspace (a related entry's label selector);
+`list_objects` reads one resource across every workspace (`/clusters/*`) of every VW URL (one per kcp
 shard), for one-shot readers such as the live `servlet plan`; what it reads teaches the
 connections which shard serves each workspace, so the gets after it go to the right URL.
 
@@ -14,6 +15,7 @@ Deliberately not here: watching (informers, `Connections.virtual_workspace_sourc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from servlet.adapters import objects
@@ -46,6 +48,14 @@ class VirtualWorkspaceAdapter:
                 self._connections.shards.learn(url or "", obj)
             found.extend(listed)
         return found
+
+    async def list_in_workspace(
+        self, resource: ResourceType, *, cluster: str, namespace: str, labels: Mapping[str, str] | None = None
+    ) -> list[dict[str, Any]]:
+        client = self._connections.virtual_workspace(cluster)
+        return await objects.list_objects(
+            client, resource, namespace=namespace, labels=labels, where=f"workspace {cluster}"
+        )
 
 
 if TYPE_CHECKING:  # mypy proves the adapter fills its port

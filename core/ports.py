@@ -190,6 +190,13 @@ class VirtualWorkspace(Protocol):
         workspace in the `kcp.io/cluster` annotation. For one-shot readers; the daemon uses informers."""
         ...
 
+    async def list_in_workspace(
+        self, resource: ResourceType, *, cluster: str, namespace: str, labels: Mapping[str, str] | None = None
+    ) -> list[Object]:
+        """The objects of a type in one namespace of one workspace whose labels include `labels`:
+        one list request (a related entry's label selector); Forbidden as `get`."""
+        ...
+
 
 class ActionExecutor(Protocol):
     """Performs one planned action exactly as it says; decides nothing."""

@@ -36,7 +36,6 @@ from servlet.core.gather import (
     SameLocalName,
     gather_async,
 )
-from servlet.core.keys import remote_key_of
 from servlet.core.ports import ServiceCluster, VirtualWorkspace
 from servlet.core.workspace_paths import LOGICAL_CLUSTER_TYPE, workspace_path_of
 
@@ -127,17 +126,16 @@ class SnapshotReader:
 
         The metadata-only caches of related types keep no labels (a tenant's labels must not grow
         the servlet's memory), so the list is asked of the API server, with matchLabels as its
-        label selector on the service cluster. The planner then reads each found object as usual."""
+        label selector, in the one namespace of the service cluster or of the workspace. The planner
+        then reads each found object as usual."""
         try:
             if read.side is Side.LOCAL:
                 return await self._service.list_objects(
                     read.resource, namespace=read.namespace, labels=dict(read.selector.match_labels)
                 )
-            return [
-                obj
-                for obj in await self._vw.list_objects(read.resource)
-                if remote_key_of(obj).cluster == read.cluster and remote_key_of(obj).namespace == read.namespace
-            ]
+            return await self._vw.list_in_workspace(
+                read.resource, cluster=read.cluster, namespace=read.namespace, labels=dict(read.selector.match_labels)
+            )
         except Forbidden as refused:
             self._log.warning(
                 "cannot list related objects; their copies are kept",
