@@ -442,6 +442,12 @@ class Kcp:
             self._admit_export(ctx)
         elif key == ("apis.kcp.io", "apibindings"):
             self._admit_binding(ctx)
+        elif key == ("tenancy.kcp.io", "workspaces") and ctx.operation == "CREATE":
+            # kcp defaults a workspace's type to its parent type's default child type: the root's
+            # children are organizations, an organization's and a universal's are universal.
+            spec = ctx.new.setdefault("spec", {})
+            if not spec.get("type"):
+                spec["type"] = {"name": "organization" if ctx.cluster == "root" else "universal", "path": "root"}
         if key in CLAIMABLE_BUILTINS or ctx.rdef.identity:  # another export's resource is claimed by identity
             self._admit_claim_labels(ctx)
         annotations = ctx.new["metadata"].get("annotations") or {}

@@ -4,7 +4,8 @@
 - Strategic merge patch: in strategic.py, with the merge keys of the built-in kinds.
 - Server-side apply: every manager owns the leaf fields it applied (lists are atomic leaves,
   except `metadata.finalizers`, a set whose items are owned one by one);
-  applying a different value to a field another manager owns is a conflict unless `force=true`;
+  applying a different value to a field another manager owns is a conflict unless `force=true`,
+  which takes only the conflicting fields (a field applied with the same value becomes shared);
   fields a manager stops applying are removed if nobody else owns them. Ownership is written to
   `metadata.managedFields` in the FieldsV1 format.
 """
@@ -378,7 +379,10 @@ def apply(
             previous = paths
             continue
         if force and entry.get("manager") != manager:
-            paths = {p for p in paths if not any(_overlaps(p, w) for w in wanted)}
+            # A forced apply takes only the fields in conflict; a field applied with the value
+            # another manager owns stays shared by both, as structured-merge-diff does.
+            taken = [want for who, want in conflicts if who == str(entry.get("manager"))]
+            paths = {p for p in paths if not any(_overlaps(p, w) for w in taken)}
             if not paths:
                 continue
             entry["fieldsV1"] = fields_v1(paths)

@@ -81,3 +81,19 @@ def test_kubectl_get_ws_lists_the_workspaces(kcpsim: KcpSim, tmp_path: Path) -> 
     result = kubectl(kubeconfig, "get", "ws", "-o", "name", cache=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["workspace.tenancy.kcp.io/team-a", "workspace.tenancy.kcp.io/team-b"]
+
+
+@pytest.mark.parametrize(
+    ("parent", "default_type"),
+    [("root", {"name": "organization", "path": "root"}), ("root:myorg", {"name": "universal", "path": "root"})],
+)
+def test_a_workspace_created_without_a_type_gets_its_parents_default_child_type(
+    raw: Raw, parent: str, default_type: dict[str, str]
+) -> None:
+    created = raw(
+        "POST",
+        f"/clusters/{parent}/apis/tenancy.kcp.io/v1alpha1/workspaces",
+        {"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": {"name": "fresh"}},
+    )
+    assert created.status_code == 201, created.text
+    assert created.json()["spec"]["type"] == default_type

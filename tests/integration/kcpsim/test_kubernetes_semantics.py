@@ -160,6 +160,19 @@ def test_server_side_apply_creates_tracks_owners_and_detects_conflicts(widgets: 
     assert {e.manager for e in forced.metadata.managedFields} == {"bob"}
 
 
+def test_a_forced_apply_takes_only_the_fields_in_conflict(widgets: Client) -> None:
+    first = _widget("a", size=1)
+    first["spec"]["color"] = "red"
+    widgets.apply(first, field_manager="alice")
+    second = _widget("a", size=2)
+    second["spec"]["color"] = "red"
+    forced = widgets.apply(second, field_manager="bob", force=True)
+    owned = {entry.manager: entry.fieldsV1 for entry in forced.metadata.managedFields}
+    # size changed hands; color, applied with alice's value, is now owned by both.
+    assert owned["alice"] == {"f:spec": {"f:color": {}}}
+    assert owned["bob"] == {"f:spec": {"f:color": {}, "f:size": {}}}
+
+
 def test_apply_removes_fields_its_manager_stopped_applying(widgets: Client) -> None:
     first = _widget("a")
     first["spec"]["color"] = "red"
