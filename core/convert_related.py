@@ -6,7 +6,8 @@ Secret and ConfigMap, else `group`/`version`/`resource` with `identityHash`, and
 found by a path in the primary object (with an optional regex; gjson's `items.#.name` becomes
 `items[*].name`, one object per item), by a template that reads only what the servlet's related
 templates offer (`.Object`), or by a label selector with a rewrite, and carries the entry's spec
-mutations; an entry it cannot express that way (a type without a version, a template reading
+mutations and its `watch` (`byOwner`, `bySelector`: the same fields; a malformed one is dropped
+alone); an entry it cannot express that way (a type without a version, a template reading
 `.Side`, `.ClusterName` or `.ClusterPath`, a template in a selector) is dropped whole, with the
 reason, since half of an entry would sync something else.
 
@@ -15,6 +16,7 @@ Deliberately not here: checking the converted entry (our parser does, in `conver
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -22,6 +24,7 @@ from typing import Any
 from servlet.core.convert_mutation import convert_mutation, servlet_replacement
 from servlet.core.convert_notes import Notes
 from servlet.core.fields import describe
+from servlet.core.filtering import parse_label_selector
 from servlet.core.templates import TemplateError, parse_template
 
 _ORIGINS = {"service": "service", "kcp": "platform"}
@@ -87,8 +90,7 @@ def _entry(entry: object, *, path: str, notes: Notes) -> dict[str, Any] | None:
             "not true: the servlet deletes the copies it provably made once they are no longer needed "
             "(as the api-syncagent does with cleanup: true), where the api-syncagent would keep them",
         )
-    if entry.get("watch") is not None:
-        notes.add(f"{path}.watch", "not needed: the servlet watches related objects of both origins; dropped")
+    watch = _watch(entry.get("watch"), path=f"{path}.watch", notes=notes)
     mutation = convert_mutation(
         entry.get("mutation"),
         path=f"{path}.mutation",
@@ -107,7 +109,36 @@ def _entry(entry: object, *, path: str, notes: Notes) -> dict[str, Any] | None:
     }
     if mutation is not None:
         converted["mutation"] = mutation
+    if watch is not None:
+        converted["watch"] = watch
     return converted
+
+
+def _watch(data: object, *, path: str, notes: Notes) -> dict[str, Any] | None:
+    """`watch` as the servlet reads it (the same fields); one it would refuse is dropped alone,
+    with the reason, so that the entry still syncs (its changes then wake at the next sync)."""
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        notes.add(path, f"must be a map, not {describe(data)}; dropped")
+        return None
+    for key in data:
+        if key not in ("byOwner", "bySelector"):
+            notes.add(f"{path}.{key}", "unknown field; dropped")
+    forms = [form for form in ("byOwner", "bySelector") if data.get(form) is not None]
+    if len(forms) != 1:
+        notes.add(path, "needs exactly one of byOwner and bySelector; dropped")
+        return None
+    value = data[forms[0]]
+    if forms == ["byOwner"] and value != {}:
+        notes.add(f"{path}.byOwner", f"takes no fields, not {describe(value)}; dropped")
+        return None
+    if forms == ["bySelector"]:
+        _, problems = parse_label_selector(value, path=f"{path}.bySelector")
+        if problems:
+            notes.add(problems[0].field, f"{problems[0].message}; watch dropped")
+            return None
+    return {forms[0]: copy.deepcopy(value)}
 
 
 def _selector_object(data: Any, *, path: str) -> tuple[dict[str, Any], str | None]:

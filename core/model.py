@@ -208,6 +208,17 @@ class RelatedAPI:
 
 
 @frozen
+class RelatedWatch:
+    """`spec.related[].watch`: a change of an origin object wakes the primaries on its side that
+    own it (`by_owner`: its ownerReferences name the primary's kind and uid) or, with `selector`,
+    every primary of its workspace (origin platform) or of the service cluster (origin service)
+    whose labels match."""
+
+    by_owner: bool = False
+    selector: LabelSelector | None = None
+
+
+@frozen
 class RelatedResource:
     """One `spec.related[]` entry: `kind` (Secret or ConfigMap) or `api` (any type) names its type.
 
@@ -218,7 +229,8 @@ class RelatedResource:
     primary (the servlet creates and updates copies, and never deletes one). `sync_status`: the
     origin's status is copied too; `status_subresource`, resolved with the types, says whether
     the destination type writes it through a status subresource. `mutation`: steps that change
-    the origin object before it is copied (`related_mutation.py`)."""
+    the origin object before it is copied (`related_mutation.py`). `watch`: which primaries a
+    change of an origin object of this type wakes, besides those that read it (None: only those)."""
 
     identifier: str
     origin: Origin
@@ -232,6 +244,7 @@ class RelatedResource:
     sync_status: bool = False
     status_subresource: bool = False
     mutation: Mutation = Mutation()
+    watch: RelatedWatch | None = None
 
 
 @frozen

@@ -124,7 +124,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
         reference = _parse_object(related.get("object"), path=f"{path}.object", problems=problems)
     else:
         reference = _parse_reference(related.get("reference"), path=f"{path}.reference", problems=problems)
-    mutation = parse_related_extras(related, reference=reference, path=path, problems=problems)
+    mutation, watch = parse_related_extras(related, reference=reference, path=path, problems=problems)
     if identifier is None or origin is None or (kind is None and api is None) or reference is None:
         return None
     return RelatedResource(
@@ -137,6 +137,7 @@ def _parse_related(data: object, *, path: str, problems: list[Problem]) -> Relat
         cleanup=cleanup is not False,
         sync_status=sync_status is True,
         mutation=mutation,
+        watch=watch,
     )
 
 

@@ -1,4 +1,4 @@
-"""Reading what a `spec.related[]` entry gained after its first forms: `mutation`, paths into lists.
+"""Reading what a `spec.related[]` entry gained after its first forms: `mutation`, `watch`, paths into lists.
 
 Called once from `parsing_related.py`, with the parser's conventions: never raise, report
 every problem under the manifest's field path.
@@ -7,6 +7,8 @@ every problem under the manifest's field path.
   origin object before it is copied (`related_mutation.py`). Status steps change the status
   that `syncStatus` copies, so without `syncStatus: true` they could never take effect: an error
   rather than a silent no-op.
+- `watch`: exactly one of `byOwner: {}` and `bySelector` (a label selector on the primaries, as
+  in `spec.filter.resource`).
 
 Deliberately not here: the fields of the first forms (`parsing_related.py`).
 """
@@ -15,20 +17,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from servlet.core.model import Problem, RelatedReference, ValueReference
+from servlet.core.fields import as_mapping, describe, report_unknown
+from servlet.core.filtering import parse_label_selector
+from servlet.core.model import Problem, RelatedReference, RelatedWatch, ValueReference
 from servlet.core.mutation_parsing import parse_mutation
 from servlet.core.mutation_steps import Mutation
 from servlet.core.related_lists import LIST_MARK
 
 # The fields of a related entry read here (the entry's reader reports any other as unknown).
-EXTRA_FIELDS = ("mutation",)
+EXTRA_FIELDS = ("mutation", "watch")
 
 
 def parse_related_extras(
     related: Mapping[str, object], *, reference: RelatedReference | None, path: str, problems: list[Problem]
-) -> Mutation:
-    """The entry's `mutation` (empty when absent), its reference checked for list paths; every
-    problem found is added to `problems`."""
+) -> tuple[Mutation, RelatedWatch | None]:
+    """The entry's `mutation` (empty when absent) and `watch`, its reference checked for list paths;
+    every problem found is added to `problems`."""
     if reference is not None:
         _check_list_paths(reference, path=path, problems=problems)
     mutation = parse_mutation(related.get("mutation"), path=f"{path}.mutation", problems=problems)
@@ -39,7 +43,36 @@ def parse_related_extras(
                 message="changes the status that syncStatus copies, so it needs syncStatus: true",
             )
         )
-    return mutation
+    watch = (
+        None
+        if related.get("watch") is None
+        else _parse_watch(related["watch"], path=f"{path}.watch", problems=problems)
+    )
+    return mutation, watch
+
+
+def _parse_watch(data: object, *, path: str, problems: list[Problem]) -> RelatedWatch | None:
+    watch = as_mapping(data, path=path, problems=problems)
+    if watch is None:
+        return None
+    report_unknown(watch, path=path, known=("byOwner", "bySelector"), problems=problems)
+    forms = [form for form in ("byOwner", "bySelector") if watch.get(form) is not None]
+    if len(forms) != 1:
+        problems.append(Problem(field=path, message="set exactly one of byOwner and bySelector"))
+        return None
+    if forms == ["byOwner"]:
+        owner = watch["byOwner"]
+        if owner != {}:
+            problems.append(
+                Problem(field=f"{path}.byOwner", message=f"takes no fields; write byOwner: {{}}, not {describe(owner)}")
+            )
+            return None
+        return RelatedWatch(by_owner=True)
+    selector, found = parse_label_selector(watch["bySelector"], path=f"{path}.bySelector")
+    problems.extend(found)
+    if selector is None or found:
+        return None
+    return RelatedWatch(selector=selector)  # an empty selector matches every primary, as in Kubernetes
 
 
 def _check_list_paths(reference: RelatedReference, *, path: str, problems: list[Problem]) -> None:

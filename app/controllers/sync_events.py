@@ -4,7 +4,9 @@
   contender for the name may have come or gone); a deletion also schedules an orphan scan.
 - A local event wakes the remote object of each link it carries (before and after the change),
   and the objects refused that local name.
-- A related event wakes the primaries whose last plan read that related object.
+- A related event wakes the primaries whose last plan read that related object, and, for an
+  entry with `watch`, the primaries an origin object names as its owners or whose labels match
+  the entry's selector (`related_watch.py`).
 
 An event that only echoes the servlet's own write wakes nothing. One that arrives while its
 object is being reconciled is kept in that reconcile's echoes (`object_book.Echoes`) and decided
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from servlet.app.controllers.caches import Cache, resource_version
 from servlet.app.controllers.links import RelatedObjectKey, remote_key_of_local
 from servlet.app.controllers.object_book import ObjectBook
+from servlet.app.controllers.related_watch import WatchWakes
 from servlet.app.controllers.sync_reports import SyncReporter
 from servlet.app.runtime.informer import Event, EventType
 from servlet.app.runtime.workqueue import WorkQueue
@@ -51,6 +54,7 @@ class SyncWakes:
         self._local = local
         self._reporter = reporter
         self._remote_gone = remote_gone
+        self._watch = WatchWakes(context=context, servlet_name=servlet_name, remote=remote, local=local)
 
     def wake(self, key: RemoteKey, event: Event, cache: Cache) -> None:
         """Queue `key` for `event`, unless the event only echoes this servlet's own write.
@@ -72,6 +76,7 @@ class SyncWakes:
     def on_remote(self, event: Event) -> None:
         names = self._book.names
         key = RemoteKey(cluster=event.key.cluster, namespace=event.key.namespace, name=event.key.name)
+        self._watch.on_remote(event)
         self.wake(key, event, self._remote)
         computed = names.name_of(key) if event.type is EventType.DELETED else names.index(key)
         if event.type is EventType.DELETED:
@@ -82,6 +87,7 @@ class SyncWakes:
             self._remote_gone()
 
     def on_local(self, event: Event) -> None:
+        self._watch.on_local(event)
         for obj in (event.obj, event.old):
             key = None if obj is None else remote_key_of_local(obj, servlet_name=self._servlet_name)
             if key is not None:
@@ -104,6 +110,10 @@ class SyncWakes:
                 name=event.key.name,
             )
             for key in self._book.related.primaries(related):
+                self._queue.add(key)
+            for key in sorted(
+                self._watch.primaries(side, resource, event), key=lambda k: (k.cluster, k.namespace, k.name)
+            ):
                 self._queue.add(key)
 
         return handle

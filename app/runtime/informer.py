@@ -15,10 +15,9 @@ in-memory fake), and:
   objects that vanished meanwhile.
 
 A metadata-only informer (a source with `metadata_only=True`) asks for `PartialObjectMetadata`
-and keeps of each object only what
-identifies it and its version (`identity_of`): a tenant's labels and annotations cost it nothing
-either. It serves kinds whose content matters for a few objects only (related Secrets), which the
-caller fetches one by one.
+and keeps of each object only what identifies it and its version, and the names of its first few
+owners (`identity_of`): a tenant's labels and annotations cost it nothing either. It serves kinds
+whose content matters for a few objects only (related Secrets), which the caller fetches one by one.
 
 Handlers are plain callables run on the event loop; they should only enqueue work. Objects read
 from the informer are shared, not copied: treat them as read-only. A compact informer

@@ -34,6 +34,10 @@ METADATA_API_VERSION = "meta.k8s.io/v1"
 PARTIAL_KIND = "PartialObjectMetadata"
 # The metadata a metadata-only informer keeps (plus the kcp.io/cluster annotation).
 _IDENTITY_FIELDS = ("name", "namespace", "uid", "resourceVersion", "deletionTimestamp")
+# Of its ownerReferences, what names an owner (`watch.byOwner` wakes it), for at most this many:
+# what a tenant can make the servlet hold per object stays bounded.
+OWNER_FIELDS = ("apiVersion", "kind", "name", "uid")
+MAX_OWNER_REFERENCES = 8
 
 
 class ObjectStore(Protocol[Key]):
@@ -154,10 +158,12 @@ def without_managed_fields(obj: Any) -> Any:
 
 
 def identity_of(obj: Any) -> Any:
-    """What a metadata-only informer keeps of an object: its key, uid, version and deletion mark.
+    """What a metadata-only informer keeps of an object: its key, uid, version and deletion mark,
+    and who owns it (the first `MAX_OWNER_REFERENCES` ownerReferences, naming fields only).
 
     Enough to know that an object exists, to notice any change of it (every change moves the
-    resourceVersion) and to tell whether a held copy of its content is current.
+    resourceVersion), to tell whether a held copy of its content is current, and to find the
+    primary that owns it.
     """
     metadata = obj.get("metadata") if isinstance(obj, dict) else None
     if not isinstance(metadata, dict):
@@ -166,6 +172,13 @@ def identity_of(obj: Any) -> Any:
     cluster = (metadata.get("annotations") or {}).get(CLUSTER_ANNOTATION)
     if cluster is not None:
         kept["annotations"] = {CLUSTER_ANNOTATION: cluster}
+    owners = metadata.get("ownerReferences")
+    if isinstance(owners, list) and owners:
+        kept["ownerReferences"] = [
+            {field: owner[field] for field in OWNER_FIELDS if field in owner}
+            for owner in owners[:MAX_OWNER_REFERENCES]
+            if isinstance(owner, dict)
+        ]
     return {"apiVersion": METADATA_API_VERSION, "kind": PARTIAL_KIND, "metadata": kept}
 
 

@@ -476,3 +476,52 @@ def test_a_template_reading_the_primary_carries_over_in_the_object_form() -> Non
     assert "spec.related[0]" not in _notes(conversion)
     parsed = parse_published_resource(conversion.manifest).value
     assert parsed is not None and parsed.spec.related[0].reference.name == template
+
+
+_WATCHED = {"kind": "Secret", "object": {"reference": {"path": "spec.secretName"}}, "cleanup": True}
+
+
+@pytest.mark.parametrize(
+    "watch",
+    [
+        {"byOwner": {}},
+        {"bySelector": {"matchLabels": {"app": "shop"}}},
+        {"bySelector": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["db"]}]}},
+    ],
+)
+def test_a_related_watch_carries_over_as_written(watch: dict[str, Any]) -> None:
+    conversion = _related({**_WATCHED, "watch": watch})
+    assert conversion.errors == () and conversion.manifest is not None
+    [entry] = conversion.manifest["spec"]["related"]
+    assert entry["watch"] == watch
+    assert not any(field.startswith("spec.related[0]") for field in _notes(conversion))
+    assert parse_published_resource(conversion.manifest).problems == ()
+
+
+@pytest.mark.parametrize(
+    ("watch", "field", "reason"),
+    [
+        ({}, "spec.related[0].watch", "needs exactly one of byOwner and bySelector; dropped"),
+        (
+            {"byOwner": {}, "bySelector": {"matchLabels": {"a": "b"}}},
+            "spec.related[0].watch",
+            "needs exactly one of byOwner and bySelector; dropped",
+        ),
+        ({"byOwner": {"kind": "Thing"}}, "spec.related[0].watch.byOwner", "takes no fields, not a map; dropped"),
+        ("yes", "spec.related[0].watch", 'must be a map, not "yes"; dropped'),
+        (
+            {"bySelector": {"matchLabels": {"a": "{{ .Object.x }}"}}},
+            "spec.related[0].watch.bySelector.matchLabels",
+            "watch dropped",
+        ),
+    ],
+)
+def test_a_related_watch_the_servlet_would_refuse_is_dropped_alone_with_the_reason(
+    watch: object, field: str, reason: str
+) -> None:
+    conversion = _related({**_WATCHED, "watch": watch})
+    assert conversion.errors == () and conversion.manifest is not None
+    [entry] = conversion.manifest["spec"]["related"]
+    assert "watch" not in entry
+    notes = _notes(conversion)
+    assert any(key.startswith(field) and reason in text for key, text in notes.items()), notes

@@ -188,6 +188,7 @@ FULL: dict[str, Any] = {
                 "origin": "service",
                 "kind": "Secret",
                 "reference": {"name": {"path": "spec.secretName"}},
+                "watch": {"byOwner": {}},
             },
             {
                 "identifier": "settings",
@@ -253,6 +254,12 @@ FULL: dict[str, Any] = {
                     "selector": {
                         "matchLabels": {"share": "yes"},
                         "rewrite": {"template": {"template": "{{ .Value }}-of-{{ .Object.metadata.name }}"}},
+                    }
+                },
+                "watch": {
+                    "bySelector": {
+                        "matchLabels": {"shop": "main"},
+                        "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["test"]}],
                     }
                 },
             },

@@ -18,6 +18,7 @@ from servlet.core.model import (
     RelatedKind,
     RelatedReference,
     RelatedResource,
+    RelatedWatch,
     ResourceFilter,
     Scope,
     SelectorOperator,
@@ -380,10 +381,29 @@ def test_each_bad_spec_field_is_one_problem_at_its_path(spec: dict[str, Any], ex
             {"reference": {"name": {"path": "spec.x"}, "kind": "Secret"}},
             "spec.related[0].reference.kind: unknown field (known fields: name, namespace)",
         ),
+        ({"watch": {}}, "spec.related[0].watch: set exactly one of byOwner and bySelector"),
         (
-            {"watch": {}},
-            "spec.related[0].watch: unknown field (known fields: identifier, origin, kind, group, version, resource, "
-            "identityHash, projection, reference, object, cleanup, syncStatus, mutation)",
+            {"watch": {"byOwner": {}, "bySelector": {"matchLabels": {"a": "b"}}}},
+            "spec.related[0].watch: set exactly one of byOwner and bySelector",
+        ),
+        ({"watch": "byOwner"}, 'spec.related[0].watch: must be a map, not "byOwner"'),
+        (
+            {"watch": {"byOwner": {}, "byOwners": {}}},
+            "spec.related[0].watch.byOwners: unknown field (known fields: byOwner, bySelector)",
+        ),
+        (
+            {"watch": {"byOwner": {"kind": "Thing"}}},
+            "spec.related[0].watch.byOwner: takes no fields; write byOwner: {}, not a map",
+        ),
+        (
+            {"watch": {"bySelector": {"matchExpressions": [{"key": "a", "operator": "Gt"}]}}},
+            "spec.related[0].watch.bySelector.matchExpressions[0].operator: "
+            'must be In, NotIn, Exists or DoesNotExist, not "Gt"',
+        ),
+        (
+            {"watch": {"bySelector": {"matchLabels": {"a": "x y"}}}},
+            'spec.related[0].watch.bySelector.matchLabels.a: "x y" is not a valid label value: a label value is '
+            "empty or at most 63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit",
         ),
         (
             {"mutation": {"spec": [{"delete": {}}]}},
@@ -397,6 +417,21 @@ def test_each_bad_spec_field_is_one_problem_at_its_path(spec: dict[str, Any], ex
 )
 def test_each_bad_related_field_is_one_problem_at_its_path(fields: dict[str, Any], expected: str) -> None:
     assert _problems(_manifest(related=[_related(**fields)])) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("watch", "expected"),
+    [
+        (None, None),
+        ({"byOwner": {}}, RelatedWatch(by_owner=True)),
+        ({"bySelector": {"matchLabels": {"app": "shop"}}}, RelatedWatch(selector=LabelSelector({"app": "shop"}))),
+        ({"bySelector": {}}, RelatedWatch(selector=LabelSelector())),
+    ],
+)
+def test_a_related_watch_is_read_into_its_form(watch: object, expected: RelatedWatch | None) -> None:
+    related = _related() if watch is None else _related(watch=watch)
+    spec = _spec(parse_published_resource(_manifest(related=[related])))
+    assert spec.related[0].watch == expected
 
 
 def test_a_related_identifier_of_40_characters_is_allowed() -> None:
