@@ -1,16 +1,19 @@
 """`spec.related[].watch` (issue 15): a related object no primary read yet wakes the primary that
 owns it (`byOwner`) or the primaries whose labels match (`bySelector`), both origins, on kcpsim.
 
-Every servlet here resyncs once an hour: a copy that appears within seconds was made because the
-new object woke its primary. Each test also shows a matching object that wakes nothing staying
+Every servlet here resyncs once an hour, and each test waits for the sync worker to go quiet
+before it creates related objects: a copy that appears within seconds was made because the new
+object woke its primary. Each test also shows a matching object that wakes nothing staying
 uncopied, so that no other event explains the copy.
 """
 
 from __future__ import annotations
 
 import base64
+import time
 from typing import Any
 
+from kcpsim.harness.process import ServletProcess
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
     CONFIGMAP,
@@ -56,10 +59,12 @@ def b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
-def serve_widgets_with(e2e: E2E, related: dict[str, Any], *, workspaces: tuple[str, ...] = ("team-a",)) -> None:
+def serve_widgets_with(
+    e2e: E2E, related: dict[str, Any], *, workspaces: tuple[str, ...] = ("team-a",)
+) -> ServletProcess:
     """Widgets with one related entry, every claim accepted in `workspaces`, a servlet resyncing hourly."""
     e2e.publish(widget_crd(), published_resource("widgets", kind="Widget", related=[related]))
-    e2e.servlet(extra=RESYNC)
+    servlet = e2e.servlet(extra=RESYNC)
     wanted = "secrets" if related["kind"] == "Secret" else "configmaps"
     export_path = e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}")
 
@@ -77,6 +82,32 @@ def serve_widgets_with(e2e: E2E, related: dict[str, Any], *, workspaces: tuple[s
             e2e.world.in_workspace(workspace, f"/apis/apis.kcp.io/v1alpha1/apibindings/{e2e.world.export}"),
             {"spec": {"permissionClaims": [{**claim, "state": "Accepted"} for claim in claims]}},
         )
+    return servlet
+
+
+def sync_reconciles(servlet: ServletProcess) -> float:
+    """How many reconciles the sync workers finished so far."""
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in servlet.metrics().splitlines()
+        if line.startswith("servlet_reconciles_total{") and 'controller="sync"' in line
+    )
+
+
+def settle(e2e: E2E, servlet: ServletProcess, *, quiet: float = 1.0) -> None:
+    """Until the sync workers finished no reconcile for `quiet` seconds: the primaries synced, and
+    the echoes of the servlet's own writes are handled; from here only a wake reconciles."""
+    last: list[float] = [-1.0, time.monotonic()]
+
+    def check() -> bool | None:
+        count, now = sync_reconciles(servlet), time.monotonic()
+        if count != last[0]:
+            last[:] = [count, now]
+            return None
+        return True if now - last[1] >= quiet else None
+
+    e2e.eventually(check, what=f"the sync workers to reconcile nothing for {quiet} s")
+    assert last[0] > 0, "no reconcile of the sync workers counted: is the metric still called so?"
 
 
 def widget(
@@ -106,9 +137,10 @@ def configmap(name: str, *, share_with: str, owners: list[dict[str, str]] | None
 
 
 def test_a_workspace_configmap_owned_by_a_widget_wakes_it_and_comes_down_at_once(e2e: E2E) -> None:
-    serve_widgets_with(e2e, {**SHARED, "watch": {"byOwner": {}}})
+    servlet = serve_widgets_with(e2e, {**SHARED, "watch": {"byOwner": {}}})
     cluster = e2e.world.cluster("team-a")
     remote, _ = widget(e2e, "team-a")
+    settle(e2e, servlet)
 
     # Matching the selector, but owned by nothing: nobody reads it until the Widget is synced again.
     e2e.create_remote("team-a", CONFIGMAP, configmap("colors", share_with="w"))
@@ -123,10 +155,11 @@ def test_a_workspace_configmap_owned_by_a_widget_wakes_it_and_comes_down_at_once
 
 
 def test_a_workspace_configmap_wakes_the_widgets_a_selector_matches_and_no_other(e2e: E2E) -> None:
-    serve_widgets_with(e2e, {**SHARED, "watch": {"bySelector": {"matchLabels": {"shop": "main"}}}})
+    servlet = serve_widgets_with(e2e, {**SHARED, "watch": {"bySelector": {"matchLabels": {"shop": "main"}}}})
     cluster = e2e.world.cluster("team-a")
     widget(e2e, "team-a", "w", labels={"shop": "main"})
     widget(e2e, "team-a", "v", labels={"shop": "outlet"})
+    settle(e2e, servlet)
 
     e2e.create_remote("team-a", CONFIGMAP, configmap("for-v", share_with="v"))
     e2e.create_remote("team-a", CONFIGMAP, configmap("for-w", share_with="w"))
@@ -140,9 +173,10 @@ def test_a_workspace_configmap_wakes_the_widgets_a_selector_matches_and_no_other
 
 
 def test_a_service_secret_owned_by_a_local_copy_wakes_its_widget_and_goes_up_at_once(e2e: E2E) -> None:
-    serve_widgets_with(e2e, {**ISSUED, "watch": {"byOwner": {}}})
+    servlet = serve_widgets_with(e2e, {**ISSUED, "watch": {"byOwner": {}}})
     cluster = e2e.world.cluster("team-a")
     _, local = widget(e2e, "team-a")
+    settle(e2e, servlet)
 
     e2e.world.apply(
         secret("internal-web", namespace=cluster, data={"k": b64("web")}, labels={"issued-for": LOCAL_NAME})
@@ -165,11 +199,12 @@ def test_a_service_secret_owned_by_a_local_copy_wakes_its_widget_and_goes_up_at_
 
 
 def test_a_service_secret_wakes_the_widgets_whose_local_copies_a_selector_matches(e2e: E2E) -> None:
-    serve_widgets_with(e2e, {**ISSUED, "watch": {"bySelector": {"matchLabels": {"shop": "main"}}}})
+    servlet = serve_widgets_with(e2e, {**ISSUED, "watch": {"bySelector": {"matchLabels": {"shop": "main"}}}})
     cluster = e2e.world.cluster("team-a")
     _, local_w = widget(e2e, "team-a", "w", labels={"shop": "main"})
     _, local_v = widget(e2e, "team-a", "v", labels={"shop": "outlet"})
     assert local_w["metadata"]["labels"]["shop"] == "main", "the selector reads the local copies' labels"
+    settle(e2e, servlet)
 
     for name, issued_for in (("internal-for-v", local_v), ("internal-for-w", local_w)):
         labels = {"issued-for": issued_for["metadata"]["name"]}
@@ -186,11 +221,12 @@ def test_a_service_secret_wakes_the_widgets_whose_local_copies_a_selector_matche
 
 
 def test_an_owner_reference_to_another_workspaces_widget_wakes_nothing_there(e2e: E2E) -> None:
-    serve_widgets_with(e2e, {**SHARED, "watch": {"byOwner": {}}}, workspaces=("team-a", "team-b"))
+    servlet = serve_widgets_with(e2e, {**SHARED, "watch": {"byOwner": {}}}, workspaces=("team-a", "team-b"))
     cluster_a, cluster_b = e2e.world.cluster("team-a"), e2e.world.cluster("team-b")
     mine, _ = widget(e2e, "team-a")
     theirs, _ = widget(e2e, "team-b")
     assert mine["metadata"]["uid"] != theirs["metadata"]["uid"]
+    settle(e2e, servlet)
     # team-b has a ConfigMap for its Widget that only a wake of that Widget would copy now.
     e2e.create_remote("team-b", CONFIGMAP, configmap("b-data", share_with="w"))
 
