@@ -507,6 +507,8 @@ def _set(document: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
             ".spec.related[3].mutation.status[3].cel.expression: req",
         ),
         ("spec.related.4.object.selector.rewrite", ..., ".spec.related[4].object.selector.rewrite: required"),
+        ("spec.related.5.watch.bySelector.matchExpressions.0.operator", "Gt", "is not one of"),
+        ("spec.related.5.watch.bySelector.matchLabels", {"shop": 1}, "matchLabels.shop: expected string"),
         ("spec.related.4.object.selector.matchExpressions.0.operator", "Gt", "is not one of"),
         ("spec.related.4.object.selector.rewrite.regex.pattern", "", "regex.pattern: shorter than 1"),
         ("status.conditions.0.status", "Maybe", ".status.conditions[0].status: 'Maybe' is not one of"),

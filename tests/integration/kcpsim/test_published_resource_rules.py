@@ -178,3 +178,12 @@ def test_kubectl_shows_the_rules_message_and_applies_a_valid_object(
     fine = _published("fine", {**SECRET_ENTRY, "watch": {"byOwner": {}}})
     applied = kubectl(kubeconfig, "apply", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(fine))
     assert applied.returncode == 0, applied.stderr
+
+
+def test_by_owner_with_a_field_is_refused_as_an_unknown_field_under_strict_validation(crd_installed: Raw) -> None:
+    """`byOwner` takes no fields: the schema knows none, so strict validation (kubectl's default)
+    refuses one."""
+    body = _published("strict", {**SECRET_ENTRY, "watch": {"byOwner": {"kind": "Widget"}}})
+    response = crd_installed("POST", PUBLISHED, body, params={"fieldValidation": "Strict"})
+    assert response.status_code == 400, response.text
+    assert 'unknown field \\"spec.related[0].watch.byOwner.kind\\"' in response.text
