@@ -62,7 +62,7 @@ from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import get_logger
 from servlet.app.observability.metrics import ApiTarget, Metrics
 from servlet.app.observability.probes import HealthChecks, ProbeServer, task_alive
-from servlet.app.runtime.informer import Informer
+from servlet.app.runtime.informer import Informer, ObjectKey
 from servlet.app.runtime.leader import LeaderElector
 from servlet.app.runtime.stopping import first_of, sleep_unless
 from servlet.app.runtime.workqueue import Backoff
@@ -202,7 +202,12 @@ class Daemon:
     async def _serve(self, connections: Connections, workspace: WorkspaceIdentity, stop: asyncio.Event) -> None:
         config = self.config
         chosen = config.endpoint_slice
-        pool = InformerPool(self._make_informer)
+        elector = self._elector(connections) if config.leader_election else None
+        # `--buckets`: the sync workers' writes are fenced by their workspace's bucket, and their
+        # caches of the virtual workspace hold only the workspaces of this replica's buckets.
+        buckets = bucket_coordinator(config, connections, self.identity, self._owned) if elector else None
+        pool = InformerPool(self._make_informer, share=buckets.shares if buckets else None)
+        self.metrics.count_cached_objects(pool.shared_objects)
         caches = SharedCaches(
             published=pool.acquire(
                 connections.service_source(PUBLISHED_RESOURCE_TYPE), label_selector=config.published_resource_selector
@@ -227,7 +232,6 @@ class Daemon:
         )
         self.checks.add_liveness("watches", pool.alive)
         self.checks.add_readiness("caches", lambda: _synced(caches.all()))
-        elector = self._elector(connections) if config.leader_election else None
         self.checks.add_readiness(
             "leadership", lambda: (elector is None or elector.leadership_known, "leadership not known yet")
         )
@@ -235,8 +239,6 @@ class Daemon:
         # writes nothing even before its election loop runs again.
         leading: Callable[[], bool] = elector.holds_lease if elector else (lambda: True)
         executor = Executor(connections, can_write=leading)
-        # `--buckets`: the sync workers' writes are fenced by their workspace's bucket instead.
-        buckets = bucket_coordinator(config, connections, self.identity, self._owned) if elector else None
         events = EventRecorder(
             writer=EventsAdapter(connections),
             monotonic=time.monotonic,
@@ -360,11 +362,18 @@ class Daemon:
 
     # -- observability -------------------------------------------------------------------------
 
-    def _make_informer(self, source: WatchSource[Any], label_selector: str | None, compact: bool) -> Informer:
+    def _make_informer(
+        self,
+        source: WatchSource[Any],
+        label_selector: str | None,
+        compact: bool,
+        keep: Callable[[ObjectKey], bool] | None,
+    ) -> Informer:
         return Informer(
             source,
             label_selector=label_selector,
             compact=compact,
+            keep=keep,
             on_restart=lambda: self.metrics.count_watch_restart(resource=source.name),
             on_relist=lambda: self.metrics.count_watch_relist(resource=source.name),
         )

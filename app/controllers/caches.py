@@ -85,6 +85,11 @@ class Cache:
     def synced(self) -> bool:
         return self.informer.has_synced
 
+    @property
+    def catching_up(self) -> bool:
+        """A share cache that lists again for workspaces this replica just got (`InformerPool.reshare`)."""
+        return self.informer.catching_up
+
     async def wait_synced(self) -> None:
         await self.informer.wait_synced()
 
@@ -206,8 +211,9 @@ class Cache:
             self._index.discard(value, key)
 
 
-# (source, label selector, compact): compact informers keep objects as JSON bytes (`stores.py`).
-MakeInformer = Callable[[WatchSource[Any], "str | None", bool], Informer]
+# (source, label selector, compact, keep): compact informers keep objects as JSON bytes
+# (`stores.py`); with `keep`, only the objects whose keys it keeps.
+MakeInformer = Callable[[WatchSource[Any], "str | None", bool, "Callable[[ObjectKey], bool] | None"], Informer]
 
 
 class InformerPool:
@@ -215,12 +221,17 @@ class InformerPool:
 
     A VW resource comes as one source per VW URL (kcp shard); its cache reads the union of one
     informer per source (`ShardedInformer`), or the one informer when there is one URL.
+
+    With `share` (`--buckets`: whether a workspace is in this replica's share), the caches acquired
+    with `share=True` hold only the objects of those workspaces; `reshare` follows a change.
     """
 
-    def __init__(self, make_informer: MakeInformer) -> None:
+    def __init__(self, make_informer: MakeInformer, *, share: Callable[[str], bool] | None = None) -> None:
         self._make = make_informer
+        self._share = share
         self._caches: dict[tuple[tuple[str, ...], str, str, bool], Cache] = {}
         self._users: dict[tuple[tuple[str, ...], str, str, bool], int] = {}
+        self._shared: set[Cache] = set()
 
     def acquire(
         self,
@@ -230,24 +241,29 @@ class InformerPool:
         index: IndexFunction | None = None,
         cluster: str = "",
         compact: bool = False,
+        share: bool = False,
     ) -> Cache:
         """The cache for `source` (started on first use); every acquire needs one `release`.
 
         `cluster`: the logical cluster of a one-workspace source (see `Cache.cluster`); `compact`: for
-        caches of many objects read one at a time (the first acquire of a source decides)."""
+        caches of many objects read one at a time; `share`: of a virtual workspace's objects, only
+        those of this replica's share of the workspaces (the first acquire of a source decides)."""
         sources = (source,) if isinstance(source, WatchSource) else tuple(source)
         first = sources[0]
         locations = tuple(each.collection.location for each in sources)
         key = (locations, first.name, label_selector or "", first.metadata_only)
         cache = self._caches.get(key)
         if cache is None:
+            keep = self._keep if share and self._share is not None else None
             informer: CacheFeed
             if len(sources) == 1:
-                informer = self._make(first, label_selector, compact)
+                informer = self._make(first, label_selector, compact, keep)
             else:
-                shards = [self._make(each, label_selector, compact) for each in sources]
+                shards = [self._make(each, label_selector, compact, keep) for each in sources]
                 informer = ShardedInformer(shards, name=first.name)
             cache = Cache(informer, index=index, cluster=cluster)
+            if share:
+                self._shared.add(cache)
             self._caches[key] = cache
             self._users[key] = 0
             informer.start()
@@ -260,8 +276,23 @@ class InformerPool:
                 self._users[key] -= 1
                 if self._users[key] <= 0:
                     del self._caches[key], self._users[key]
+                    self._shared.discard(cache)
                     await cache.informer.stop()
                 return
+
+    def reshare(self, *, more: bool) -> None:
+        """This replica's share changed: share caches drop the workspaces it gave up and, with
+        `more` (it got some), list again to find theirs."""
+        for cache in self._shared:
+            cache.informer.refilter(more=more)
+
+    def shared_objects(self) -> int:
+        """The objects the caches acquired with `share` hold (with `--buckets`, this replica's share)."""
+        return sum(len(cache.keys()) for cache in self._shared)
+
+    def _keep(self, key: ObjectKey) -> bool:
+        assert self._share is not None
+        return self._share(key.cluster)
 
     def retry_failing(self, name: str) -> None:
         """Every informer named `name` that is pausing after a failure tries again now."""
@@ -283,5 +314,6 @@ class InformerPool:
 
     async def stop_all(self) -> None:
         caches, self._caches, self._users = list(self._caches.values()), {}, {}
+        self._shared.clear()
         for cache in caches:
             await cache.informer.stop()

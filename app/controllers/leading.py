@@ -179,9 +179,13 @@ class SyncControllers:
         await self.manager.stop()
 
     def owned(self, buckets: frozenset[int]) -> None:
-        """The coordinator's news (`on_owned`): the workers queue the objects of buckets just got;
-        those of buckets handed back are dropped by their queues."""
-        got, self._owned = buckets - self._owned, buckets
+        """The coordinator's news (`on_owned`): the caches of the virtual workspace drop the
+        workspaces of buckets handed back and list again for those of buckets just got, whose
+        objects the workers then queue; the workers forget what they knew of the others."""
+        got, gone, self._owned = buckets - self._owned, self._owned - buckets, buckets
+        self._shared.pool.reshare(more=bool(got))
+        if gone:
+            self.manager.give_up(gone)
         if got:
             self.manager.claim(got)
 

@@ -72,6 +72,10 @@ class RelatedIndex:
         self._by_related: dict[RelatedObjectKey, set[RemoteKey]] = {}
         self._by_primary: dict[RemoteKey, frozenset[RelatedObjectKey]] = {}
 
+    def primaries_known(self) -> list[RemoteKey]:
+        """The primaries whose last plan read related objects."""
+        return list(self._by_primary)
+
     def set(self, primary: RemoteKey, related: Iterable[RelatedObjectKey]) -> list[RelatedObjectKey]:
         """Remember what `primary` read; returns the related objects no primary reads any more."""
         wanted = frozenset(related)

@@ -49,6 +49,10 @@ class LocalNames:
         """The remote objects whose computed local name is `name`, in key order."""
         return sorted(self._by_name.get(name))
 
+    def keys(self) -> list[RemoteKey]:
+        """The remote objects whose computed name (or a wait for a name) is remembered."""
+        return [*self._computed, *self._waits_for]
+
     def name_of(self, key: RemoteKey) -> LocalKey | None:
         return self._computed.get(key)
 

@@ -92,6 +92,10 @@ class ObjectBook:
 
     # -- forgetting ----------------------------------------------------------------------------
 
+    def keys(self) -> set[RemoteKey]:
+        """Every remote object this book remembers something of."""
+        return {*self.names.keys(), *self._reports, *self.related.primaries_known()}
+
     def gone(self, key: RemoteKey) -> list[RelatedObjectKey]:
         """`key` is gone for good: forget it; returns the related objects no remote object reads any more."""
         self._reports.pop(key, None)

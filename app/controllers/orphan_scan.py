@@ -69,6 +69,8 @@ class OrphanScan:
             return
         if not (self._remote.synced and self._local.synced):
             raise Requeue("caches are not synced yet")
+        if self._remote.catching_up:  # workspaces just got are listed: their copies are no orphans
+            raise Requeue("listing the workspaces of buckets just got")
         context = self._context
         remote_keys = self._remote_keys()
         seen = {key.cluster for key in remote_keys}

@@ -22,7 +22,7 @@ and planning.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -98,6 +98,12 @@ def _marked_deleting(held: Object, current: Object) -> Object:
     return {**held, "metadata": {**held["metadata"], "deletionTimestamp": deleting}}
 
 
+class AcquireCache(Protocol):
+    """How the caches of related kinds are got: `share` for those of the virtual workspace."""
+
+    def __call__(self, source: Sequence[WatchSource[Any]], *, share: bool) -> Cache: ...
+
+
 class RelatedCaches:
     """The related kinds of one sync worker, on both sides: metadata caches and held contents."""
 
@@ -105,7 +111,7 @@ class RelatedCaches:
         self,
         *,
         types: Iterable[tuple[Side, ResourceType]],
-        acquire: Callable[[Sequence[WatchSource[Any]]], Cache],
+        acquire: AcquireCache,
         sources: WatchSources[Any],
         service: ServiceCluster,
         vw: VirtualWorkspace,
@@ -121,7 +127,9 @@ class RelatedCaches:
                 if side is Side.LOCAL
                 else sources.virtual_workspace_sources(resource)  # one per kcp shard
             )
-            cache = acquire([attrs.evolve(source, metadata_only=True) for source in side_sources])
+            cache = acquire(
+                [attrs.evolve(source, metadata_only=True) for source in side_sources], share=side is Side.REMOTE
+            )
             self.contents[(side, resource)] = RelatedContents(cache, self._fetcher(side, resource))
 
     def __bool__(self) -> bool:

@@ -113,8 +113,9 @@ class SyncWorker:
         self._started = False
         projected = context.projected
         # Compact caches (JSON, read one at a time) of all objects on both sides, not only our copies: what
-        # sits at a computed local name must be known before the remote object gets a finalizer.
-        self._remote = self._acquire(env.sources.virtual_workspace_sources(projected.remote), compact=True)
+        # sits at a computed local name must be known before the remote object gets a finalizer. With
+        # `--buckets`, those of the virtual workspace hold only this replica's workspaces (`share`).
+        self._remote = self._acquire(env.sources.virtual_workspace_sources(projected.remote), compact=True, share=True)
         self._local = self._acquire(env.sources.service_source(projected.local), index=link_value, compact=True)
         self.related = RelatedCaches(
             types=(pair for item in context.published.spec.related for pair in watched_types(item)),
@@ -125,7 +126,7 @@ class SyncWorker:
             log=self._log,
         )
         if self.related:
-            self._remote_namespaces = self._acquire(env.sources.virtual_workspace_sources(NAMESPACE_TYPE))
+            self._remote_namespaces = self._acquire(env.sources.virtual_workspace_sources(NAMESPACE_TYPE), share=True)
         self._reader = SnapshotReader(
             context=context,
             remote=self._remote,
@@ -207,9 +208,15 @@ class SyncWorker:
     # -- lifecycle -----------------------------------------------------------------------------
 
     def _acquire(
-        self, source: Any, *, label_selector: str | None = None, index: Any = None, compact: bool = False
+        self,
+        source: Any,
+        *,
+        label_selector: str | None = None,
+        index: Any = None,
+        compact: bool = False,
+        share: bool = False,
     ) -> Cache:
-        cache = self._env.pool.acquire(source, label_selector=label_selector, index=index, compact=compact)
+        cache = self._env.pool.acquire(source, label_selector=label_selector, index=index, compact=compact, share=share)
         self._caches.append(cache)
         return cache
 
@@ -284,6 +291,17 @@ class SyncWorker:
             if coordinator.bucket_of(key.cluster) in buckets:
                 self.queue.add(key)
         self._orphan_queue.add(ORPHANS_KEY)
+
+    def give_up(self, buckets: frozenset[int]) -> None:
+        """Forget the objects of the workspaces in `buckets`, which another replica syncs now (their
+        caches dropped them without a word: they were not deleted)."""
+        coordinator = self._env.buckets
+        if coordinator is None:
+            return
+        for key in self._book.keys():
+            if coordinator.bucket_of(key.cluster) in buckets:
+                self.related.forget(self._book.gone(key))
+                self._tally.forget(key)
 
     def releases(self) -> list[Release]:
         """Taking the servlet's finalizer off every remote object that has it, from the cache.

@@ -132,6 +132,11 @@ class SyncManager:
         for worker in self.workers.values():
             worker.claim(buckets)
 
+    def give_up(self, buckets: frozenset[int]) -> None:
+        """With `--buckets`: every worker forgets the objects of the buckets this replica handed back."""
+        for worker in self.workers.values():
+            worker.give_up(buckets)
+
     async def reconcile(self, _: str = KEY) -> None:
         export = self._exports.get(self._exports.key(self._export_name))
         entries = self._catalog.entries()

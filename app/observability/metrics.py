@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -34,6 +35,7 @@ EVENTS = "servlet_events_total"
 LEADER = "servlet_leader"
 BUILD_INFO = "servlet_build_info"
 ASYNCIO_TASKS = "servlet_asyncio_tasks"
+CACHED_OBJECTS = "servlet_cached_objects"
 
 # The names as they appear in the exposition (counters with their `_total`), for the docs check.
 METRIC_NAMES: tuple[str, ...] = (
@@ -53,6 +55,7 @@ METRIC_NAMES: tuple[str, ...] = (
     LEADER,
     BUILD_INFO,
     ASYNCIO_TASKS,
+    CACHED_OBJECTS,
 )
 
 # The classic text format (0.0.4): every Prometheus version scrapes it.
@@ -197,6 +200,16 @@ class Metrics:
         tasks = Gauge(ASYNCIO_TASKS, "asyncio tasks alive in the servlet's event loop.", registry=registry)
         tasks.set_function(_running_tasks)
         self._leader.set(0)
+        self._cached_objects = Gauge(
+            CACHED_OBJECTS,
+            "Objects of every workspace held by the sync workers' caches of the virtual workspace "
+            "(with --buckets, those of this replica's buckets).",
+            registry=registry,
+        )
+
+    def count_cached_objects(self, count: Callable[[], int]) -> None:
+        """`servlet_cached_objects` is `count()` when scraped."""
+        self._cached_objects.set_function(count)
 
     def _series(self, metric: Any, *values: str) -> Any:
         """`metric.labels(*values)`, looked up once: these run for every request and reconcile.

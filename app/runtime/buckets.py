@@ -101,6 +101,11 @@ class BucketCoordinator:
             if bucket not in self._draining and elector.holds_lease()
         )
 
+    def shares(self, cluster: str) -> bool:
+        """Whether workspace `cluster` is in the buckets last told to `on_owned` (what the caches
+        keep; writes ask `may_write`, which also looks at the clock)."""
+        return self.bucket_of(cluster) in self._owned
+
     def may_write(self, cluster: str) -> bool:
         bucket = self.bucket_of(cluster)
         elector = self._electors.get(bucket)

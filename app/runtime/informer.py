@@ -14,6 +14,11 @@ in-memory fake), and:
   compared with the store so every difference is emitted: ADDED, MODIFIED, and DELETED for
   objects that vanished meanwhile.
 
+With `keep`, the informer holds only the objects whose keys it keeps (a replica's share of the
+workspaces): others are neither stored nor told. When the share changes, `refilter` drops what is
+no longer kept, silently (the objects still exist; another replica holds them now), and, when
+something new may be kept, ends the watch for a relist that finds it (`catching_up` until then).
+
 A metadata-only informer (a source with `metadata_only=True`) asks for `PartialObjectMetadata`
 and keeps of each object only what identifies it and its version, and the names of its first few
 owners (`identity_of`): a tenant's labels and annotations cost it nothing either. It serves kinds
@@ -41,6 +46,7 @@ from typing import Any
 
 from attrs import frozen
 
+from servlet.app.runtime.stopping import unless_set
 from servlet.app.runtime.stores import CompactStore, ObjectStore, PlainStore, identity_of, without_managed_fields
 from servlet.app.runtime.workqueue import Backoff
 from servlet.core.errors import ApiFailure, Gone, NotFound
@@ -116,8 +122,12 @@ class Informer:
         on_restart: Callable[[], None] | None = None,
         on_relist: Callable[[], None] | None = None,
         compact: bool = False,
+        keep: Callable[[ObjectKey], bool] | None = None,
     ) -> None:
         self._collection = source.collection
+        self._keep = keep
+        self._relist_wanted = asyncio.Event()
+        self._relists_asked = 0
         self._on_restart = on_restart
         self._on_relist = on_relist
         self.name = source.name
@@ -160,6 +170,22 @@ class Informer:
 
     async def wait_synced(self) -> None:
         await self._synced.wait()
+
+    @property
+    def catching_up(self) -> bool:
+        """True from a `refilter` that may keep more until the relist that finds it has finished."""
+        return self._relist_wanted.is_set()
+
+    def refilter(self, *, more: bool) -> None:
+        """The kept keys changed (see the module's docstring); `more`: some may be kept now that
+        were not, so the informer lists again."""
+        if self._keep is None:
+            return
+        for key in [key for key in self._store.keys() if not self._keep(key)]:
+            self._store.pop(key)
+        if more:
+            self._relists_asked += 1
+            self._relist_wanted.set()
 
     def is_alive(self) -> bool:
         """Whether the loop has shown signs of life recently enough (for /healthz)."""
@@ -222,7 +248,11 @@ class Informer:
                     failures = 0
                     self.last_error = None
                 watching = True
-                events = await self._watch()
+                # With `keep`, a refilter that may keep more ends the watch for a relist.
+                events = await (self._watch() if self._keep is None else unless_set(self._relist_wanted, self._watch()))
+                if events is None:
+                    must_list = True
+                    continue
                 self._count_restart()  # the server ended the watch cleanly: resume from the last version
                 if events == 0:
                     # A server (or proxy) that ends every watch at once must not cause a hot loop.
@@ -267,7 +297,10 @@ class Informer:
     # -- list --------------------------------------------------------------------------------
 
     async def _relist(self) -> None:
+        asked = self._relists_asked
         fresh, version = await self._list_all()
+        for key in [key for key in fresh.keys() if not self._kept(key)]:
+            fresh.pop(key)  # given up while the list ran
         old = self._store
         changes: list[tuple[EventType, ObjectKey]] = []
         for key in fresh.keys():
@@ -276,7 +309,7 @@ class Informer:
                 changes.append((EventType.ADDED, key))
             elif before != fresh.version(key):
                 changes.append((EventType.MODIFIED, key))
-        changes.extend((EventType.DELETED, key) for key in old.keys() if key not in fresh)
+        changes.extend((EventType.DELETED, key) for key in old.keys() if key not in fresh and self._kept(key))
         self._store = fresh
         self.resource_version = version
         # Objects are read for their event only: a compact store never holds the whole list decoded.
@@ -289,6 +322,8 @@ class Informer:
             obj = fresh.get(key)
             if obj is not None:
                 self._emit(Event(kind, key, obj, old.get(key) if kind is EventType.MODIFIED else None))
+        if self._relists_asked == asked:  # else a refilter during the list wants another
+            self._relist_wanted.clear()
         self._synced.set()
 
     async def _list_all(self) -> tuple[ObjectStore[ObjectKey], str]:
@@ -307,7 +342,9 @@ class Informer:
             version = version or page.resource_version
             for item in page.items:
                 obj = self._ingest(item)
-                fresh.put(ObjectKey.of(obj), obj)
+                key = ObjectKey.of(obj)
+                if self._kept(key):
+                    fresh.put(key, obj)
             token = page.continue_token
             self._alive()
             if not token:
@@ -342,6 +379,10 @@ class Informer:
         obj = self._ingest(event.object)
         version = _version(obj)
         key = ObjectKey.of(obj)
+        if not self._kept(key):
+            self._store.pop(key)  # given up before a refilter came round to it
+            self.resource_version = version or self.resource_version
+            return
         if kind == "DELETED":
             before = self._store.pop(key)
             self.resource_version = version or self.resource_version
@@ -354,6 +395,9 @@ class Informer:
         self._emit(Event(EventType.ADDED if before is None else EventType.MODIFIED, key, obj, before))
 
     # -- helpers -----------------------------------------------------------------------------
+
+    def _kept(self, key: ObjectKey) -> bool:
+        return self._keep is None or self._keep(key)
 
     def _emit(self, event: Event) -> None:
         for handler in self._handlers:

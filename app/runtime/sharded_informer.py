@@ -42,6 +42,11 @@ class CacheFeed(Protocol):
 
     def is_alive(self) -> bool: ...
 
+    @property
+    def catching_up(self) -> bool: ...
+
+    def refilter(self, *, more: bool) -> None: ...
+
     def get(self, key: ObjectKey) -> Object | None: ...
 
     def objects(self) -> list[Object]: ...
@@ -81,6 +86,14 @@ class ShardedInformer:
 
     def is_alive(self) -> bool:
         return all(shard.is_alive() for shard in self.shards)
+
+    @property
+    def catching_up(self) -> bool:
+        return any(shard.catching_up for shard in self.shards)
+
+    def refilter(self, *, more: bool) -> None:
+        for shard in self.shards:
+            shard.refilter(more=more)
 
     def get(self, key: ObjectKey) -> Object | None:
         for shard in self.shards:

@@ -104,7 +104,10 @@ class WorkQueue(Generic[K]):
 
     def add(self, key: K) -> None:
         """Queue `key` unless it is already waiting; ignored once shutdown has begun."""
-        if self._shutting_down or key in self._dirty or not self._accepts(key):
+        if self._shutting_down or key in self._dirty:
+            return
+        if not self._accepts(key):  # another replica's key: its retries and backoff are not ours
+            self._failures.pop(key, None)
             return
         self._dirty.add(key)
         if key not in self._processing:

@@ -109,7 +109,9 @@ async def test_a_resource_not_served_yet_is_listed_the_moment_the_pool_is_told_i
 
     async def main() -> list[str]:
         pool = InformerPool(
-            lambda source, selector, compact: Informer(source, label_selector=selector, backoff=slow, compact=compact)
+            lambda source, selector, compact, keep: Informer(
+                source, label_selector=selector, backoff=slow, compact=compact, keep=keep
+            )
         )
         cache = pool.acquire(clusters.sources.service_source(CONFIGMAPS))
         await eventually_async(lambda: isinstance(cache.informer.last_error, NotFound), what="the first list refused")
@@ -267,7 +269,9 @@ def exported_widgets() -> MemoryClusters:
 async def leading(clusters: MemoryClusters) -> AsyncIterator[LeadingControllers]:
     """The daemon's shared caches and one term of leadership, every port an in-memory fake."""
     pool = InformerPool(
-        lambda source, selector, compact: Informer(source, label_selector=selector, backoff=FAST, compact=compact)
+        lambda source, selector, compact, keep: Informer(
+            source, label_selector=selector, backoff=FAST, compact=compact, keep=keep
+        )
     )
     org, sources = clusters.org.identity.name, clusters.sources
     caches = SharedCaches(

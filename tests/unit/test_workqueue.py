@@ -301,3 +301,54 @@ async def test_a_failure_carrying_a_longer_retry_after_waits_that_long() -> None
 
     assert len(stamps) == 2
     assert stamps[1] - stamps[0] == pytest.approx(0.15)
+
+
+@pytest.mark.fake_clock
+async def test_a_replica_queues_only_the_keys_it_accepts_and_drops_keys_it_gave_up_since() -> None:
+    """`accept` is a replica's share: keys of buckets it does not hold are never reconciled, and
+    a key queued while its bucket was held but handed over before a worker took it is dropped
+    (another replica reconciles it now), leaving the queue empty."""
+    held = {"a", "b", "c"}
+    seen: list[str] = []
+    depths: list[int] = []
+
+    async def handler(key: str) -> None:
+        seen.append(key)
+
+    queue: WorkQueue[str] = WorkQueue(name="t", handler=handler, accept=lambda key: key in held, on_depth=depths.append)
+    for key in ("a", "b", "c", "foreign"):
+        queue.add(key)
+    assert queue.depth == 3  # "foreign" was refused outright
+    held.discard("b")  # handed over while "b" waits
+    queue.start()
+    await elapse(1)
+    queue.add("b")  # an event for a key no longer held
+    await elapse(1)
+    await queue.shutdown()
+
+    assert seen == ["a", "c"]
+    assert queue.depth == 0
+    assert depths[-1] == 0
+
+
+@pytest.mark.fake_clock
+async def test_a_failed_key_whose_bucket_was_handed_over_is_not_retried() -> None:
+    held = {"a"}
+    attempts: list[float] = []
+    start = now()
+
+    async def handler(key: str) -> None:
+        attempts.append(round(now() - start, 6))
+        held.clear()  # the bucket goes to another replica while this reconcile fails
+        raise RuntimeError("conflict")
+
+    queue: WorkQueue[str] = WorkQueue(
+        name="t", handler=handler, accept=lambda key: key in held, backoff=Backoff(base=0.5, cap=1.0)
+    )
+    queue.add("a")
+    queue.start()
+    await elapse(5)
+    await queue.shutdown()
+
+    assert attempts == [0.0]
+    assert queue.failures("a") == 0  # its backoff is forgotten with it

@@ -89,6 +89,16 @@ def _leader_reconciles(servlet: ServletProcess) -> list[str]:
     ]
 
 
+def _cached(servlets: dict[str, ServletProcess]) -> dict[str, int]:
+    """`servlet_cached_objects` of each replica: the Widgets its caches of the virtual workspace hold."""
+    return {replica: int(sum(servlet.metric("servlet_cached_objects"))) for replica, servlet in servlets.items()}
+
+
+def _owned_widgets(writers: dict[str, set[str]], replica: str) -> int:
+    """The Widgets (two per workspace) of the workspaces `replica` wrote for."""
+    return 2 * sum(1 for tokens in writers.values() if tokens == {replica})
+
+
 def _create_and_wait(e2e: E2E, workspace: str, name: str, *, timeout: float = 30.0) -> None:
     e2e.create_remote(workspace, REMOTE_WIDGET, remote_object("Widget", name, namespace="default", size=1))
     e2e.wait_local(
@@ -121,6 +131,17 @@ def test_two_replicas_share_the_workspaces_and_one_takes_over_a_killed_ones(e2e:
     assert all(len(tokens) == 1 for tokens in writers.values()), f"writers per workspace: {writers}"
     assert set().union(*writers.values()) == set(REPLICAS), f"writers per workspace: {writers}"
     _assert_one_writer_at_a_time(e2e)
+    # Each replica caches the Widgets of its own workspaces only: together, each Widget once.
+    e2e.eventually(
+        lambda: (
+            _cached(servlets)
+            == {
+                "replica-1": _owned_widgets(writers, "replica-1"),
+                "replica-2": 12 - _owned_widgets(writers, "replica-1"),
+            }
+        ),
+        what="each replica caching the Widgets of its workspaces",
+    )
     # Schemas, the APIExport and the PublishedResources' status: the leader's controllers alone.
     follower = next(servlet for servlet in servlets.values() if servlet.metric("servlet_leader") == [0.0])
     assert _leader_reconciles(follower) == [], "a follower reconciled the leader's controllers"
@@ -139,4 +160,9 @@ def test_two_replicas_share_the_workspaces_and_one_takes_over_a_killed_ones(e2e:
         after = [call.token for call in _writes_by_workspace(e2e)[workspace] if call.started >= killed]
         assert after and set(after) == {"replica-1"}, f"{workspace} written after the kill by {after}"
     _assert_one_writer_at_a_time(e2e)
+    # The survivor listed the workspaces it took over: it caches every Widget now.
+    e2e.eventually(
+        lambda: _cached({"replica-1": servlets["replica-1"]}) == {"replica-1": 12 + len(victims)},
+        what="the survivor caching every Widget",
+    )
     assert servlets["replica-1"].alive()
