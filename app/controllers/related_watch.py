@@ -19,7 +19,7 @@ Deliberately not here: the primaries that read an object (`links.RelatedIndex`),
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.links import remote_key_of_local
@@ -45,6 +45,11 @@ class _RemoteSelections:
     def on_event(self, event: Event) -> None:
         if self._selectors:
             self._set(_remote_key(event.key), None if event.type is EventType.DELETED else event.obj)
+
+    def forget_workspaces(self, gone: Callable[[str], bool]) -> None:
+        for clusters in self._matches.values():
+            for cluster in [cluster for cluster in clusters if gone(cluster)]:
+                del clusters[cluster]
 
     def primaries(self, selectors: Iterable[LabelSelector], cluster: str) -> set[RemoteKey]:
         found: set[RemoteKey] = set()
@@ -113,6 +118,11 @@ class WatchWakes:
     def on_remote(self, event: Event) -> None:
         """A remote primary changed: it may now match a selector, or no longer."""
         self._remote_selections.on_event(event)
+
+    def forget_workspaces(self, gone: Callable[[str], bool]) -> None:
+        """With `--buckets`: the remote primaries of workspaces handed back to another replica,
+        which the caches dropped without an event."""
+        self._remote_selections.forget_workspaces(gone)
 
     def on_local(self, event: Event) -> None:
         """A local object changed: a copy may now match a selector, or no longer."""

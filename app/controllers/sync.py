@@ -189,7 +189,7 @@ class SyncWorker:
             resync_every=env.resync_period,
             resync_keys=(lambda: [ORPHANS_KEY]) if env.resync_period else None,
         )
-        wakes = SyncWakes(
+        self._wakes = wakes = SyncWakes(
             context=context,
             servlet_name=env.servlet_name,
             queue=self.queue,
@@ -302,6 +302,7 @@ class SyncWorker:
             if coordinator.bucket_of(key.cluster) in buckets:
                 self.related.forget(self._book.gone(key))
                 self._tally.forget(key)
+        self._wakes.forget_workspaces(lambda cluster: coordinator.bucket_of(cluster) in buckets)
 
     def releases(self) -> list[Release]:
         """Taking the servlet's finalizer off every remote object that has it, from the cache.

@@ -86,6 +86,10 @@ class SyncWakes:
         if event.type is EventType.DELETED:
             self._remote_gone()
 
+    def forget_workspaces(self, gone: Callable[[str], bool]) -> None:
+        """With `--buckets`: forget the remote objects of workspaces handed back (no event says so)."""
+        self._watch.forget_workspaces(gone)
+
     def on_local(self, event: Event) -> None:
         self._watch.on_local(event)
         for obj in (event.obj, event.old):

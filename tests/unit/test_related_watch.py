@@ -237,6 +237,9 @@ def test_a_workspace_event_wakes_the_matching_primaries_of_its_workspace_as_thei
     wakes.on_remote(remote.delete(TEAM_A, "default", "early"))
     assert woken(TEAM_A) == {RemoteKey(TEAM_A, "default", "v")}
     assert woken("elsewhere") == set()
+    # A workspace handed to another replica (--buckets) is dropped without events: forgotten here.
+    wakes.forget_workspaces(lambda cluster: cluster == TEAM_A)
+    assert (woken(TEAM_A), woken(TEAM_B)) == (set(), {RemoteKey(TEAM_B, "default", "w")})
 
 
 def test_a_service_event_wakes_the_remote_objects_whose_local_copies_match() -> None:
