@@ -45,6 +45,7 @@ from servlet.app.controllers.caches import Cache, InformerPool
 from servlet.app.controllers.catalog import Catalog
 from servlet.app.controllers.leading import LeadingControllers, Options, Shared, SharedCaches, SyncControllers
 from servlet.app.controllers.queues import QueueDepths
+from servlet.app.controllers.sync_tally import SyncShares
 from servlet.app.controllers.syncmanager import EndpointSliceUse
 from servlet.app.daemon_config import (
     Connect,
@@ -205,7 +206,8 @@ class Daemon:
         elector = self._elector(connections) if config.leader_election else None
         # `--buckets`: the sync workers' writes are fenced by their workspace's bucket, and their
         # caches of the virtual workspace hold only the workspaces of this replica's buckets.
-        buckets = bucket_coordinator(config, connections, self.identity, self._owned) if elector else None
+        shares = SyncShares()
+        buckets = bucket_coordinator(config, connections, self.identity, self._owned, shares) if elector else None
         pool = InformerPool(self._make_informer, share=buckets.shares if buckets else None)
         self.metrics.count_cached_objects(pool.shared_objects)
         caches = SharedCaches(
@@ -289,7 +291,7 @@ class Daemon:
             describing = asyncio.create_task(builtins.run(), name="builtin-types")
             if buckets is not None:
                 self.sync = sync = SyncControllers(
-                    shared, buckets=buckets, executor=Executor(connections, can_write=lambda: True)
+                    shared, buckets=buckets, shares=shares, executor=Executor(connections, can_write=lambda: True)
                 )
                 sync.start()
                 self.checks.add_liveness("buckets", task_alive(buckets.start()))

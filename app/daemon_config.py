@@ -17,6 +17,7 @@ from attrs import frozen
 from servlet.adapters.connections import Connections, RequestObserver
 from servlet.adapters.leases import LeasesAdapter
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
+from servlet.app.controllers.sync_tally import SyncShares
 from servlet.app.observability.probes import Address
 from servlet.app.runtime.buckets import BucketCoordinator
 from servlet.app.runtime.leader import LeaseTiming
@@ -108,10 +109,15 @@ async def check_endpoint_slice(
 
 
 def bucket_coordinator(
-    config: DaemonConfig, connections: Connections, identity: str, on_owned: Callable[[frozenset[int]], None]
+    config: DaemonConfig,
+    connections: Connections,
+    identity: str,
+    on_owned: Callable[[frozenset[int]], None],
+    shares: SyncShares,
 ) -> BucketCoordinator | None:
     """With `--buckets`: this replica's share of the workspaces, through Leases named after the
-    leader's (`<name>.<api group>-bucket-<n>`, `-member-<hash>`); None without."""
+    leader's (`<name>.<api group>-bucket-<n>`, `-member-<hash>`), its membership Lease carrying
+    the `Synced` tallies of its share (`shares`); None without."""
     if not config.buckets:
         return None
     return BucketCoordinator(
@@ -123,4 +129,6 @@ def bucket_coordinator(
         clock=utc_now,
         timing=config.lease,
         on_owned=on_owned,
+        member_annotations=shares.annotations,
+        on_members=shares.hear,
     )

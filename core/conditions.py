@@ -93,25 +93,28 @@ NOT_SYNCING_REASON = "NotSyncing"
 NAMED_FAILURES = 3
 
 
-def synced_condition(*, total: int, failures: Sequence[tuple[str, str]]) -> Condition:
+def synced_condition(*, total: int, failures: Sequence[tuple[str, str]], failing: int = 0) -> Condition:
     """`Synced` from how many objects there are and which fail, as (object, reason) in a stable order.
 
     True when none fails; False with the counts and the first few failures named otherwise,
-    `NONE_SYNC_REASON` when every object fails (then `Ready` is False too).
+    `NONE_SYNC_REASON` when every object fails (then `Ready` is False too). `failing`: how many
+    fail when that is more than `failures` names (replicas tell each other only a few).
     """
-    if not failures:
+    count = max(failing, len(failures))
+    if not count:
         return Condition.true(
             ConditionType.SYNCED,
             reason=ALL_SYNCED_REASON,
             message=f"all {total} object(s) are in sync" if total else "no objects to sync yet",
         )
-    total = max(total, len(failures))
-    named = "; ".join(f"{where}: {reason}" for where, reason in failures[:NAMED_FAILURES])
-    more = f"; and {len(failures) - NAMED_FAILURES} more" if len(failures) > NAMED_FAILURES else ""
+    total = max(total, count)
+    shown = failures[:NAMED_FAILURES]
+    named = "; ".join(f"{where}: {reason}" for where, reason in shown)
+    more = f"; and {count - len(shown)} more" if count > len(shown) else ""
     return Condition.false(
         ConditionType.SYNCED,
-        reason=NONE_SYNC_REASON if len(failures) == total else SOME_FAIL_REASON,
-        message=f"{len(failures)} of {total} object(s) fail to sync: {named}{more}",
+        reason=NONE_SYNC_REASON if count == total else SOME_FAIL_REASON,
+        message=f"{count} of {total} object(s) fail to sync: {named}{more}",
     )
 
 

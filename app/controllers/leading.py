@@ -33,6 +33,7 @@ from servlet.app.controllers.catalog import Catalog
 from servlet.app.controllers.queues import QueueDepths, controller_queue
 from servlet.app.controllers.status import StatusBoard, StatusController
 from servlet.app.controllers.sync_env import SyncEnvironment
+from servlet.app.controllers.sync_tally import SyncShares
 from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
@@ -121,7 +122,12 @@ class SyncControllers:
     """The sync manager and its workers; with `buckets`, for this replica's share of the workspaces."""
 
     def __init__(
-        self, shared: Shared, *, buckets: BucketCoordinator | None = None, executor: ActionExecutor | None = None
+        self,
+        shared: Shared,
+        *,
+        buckets: BucketCoordinator | None = None,
+        shares: SyncShares | None = None,
+        executor: ActionExecutor | None = None,
     ) -> None:
         self._shared = shared
         caches = shared.caches
@@ -145,6 +151,7 @@ class SyncControllers:
             events=shared.events,
             unreadable_workspaces=shared.unreadable_workspaces,
             buckets=buckets,
+            shares=shares,
         )
         self.manager = syncmanager.SyncManager(
             export_name=shared.export_name,

@@ -108,7 +108,9 @@ class SyncWorker:
             regarding=self._regarding,
             primary_kind=context.projected.local.kind,
         )
-        self._tally = SyncTally(name=name, board=env.board, total=self._synced_objects_total, clock=time.monotonic)
+        self._tally = SyncTally(
+            name=name, board=env.board, total=self._synced_objects_total, clock=time.monotonic, shares=env.shares
+        )
         self._task: asyncio.Task[None] | None = None
         self._started = False
         projected = context.projected

@@ -21,6 +21,7 @@ from attrs import define, field
 from servlet.app.controllers.caches import Cache, InformerPool
 from servlet.app.controllers.queues import QueueDepths
 from servlet.app.controllers.status import StatusBoard
+from servlet.app.controllers.sync_tally import SyncShares
 from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
@@ -57,6 +58,8 @@ class SyncEnvironment:
     unreadable_workspaces: set[str] = field(factory=set)
     # `--buckets`: this replica's share of the workspaces; None: all of them.
     buckets: BucketCoordinator | None = None
+    # `--buckets`: the workers' `Synced` tallies, told to and by the other replicas.
+    shares: SyncShares | None = None
 
     def owns(self, cluster: str) -> bool:
         """Whether this replica syncs the workspace whose logical cluster is `cluster` (now)."""

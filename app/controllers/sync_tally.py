@@ -5,6 +5,10 @@ write that failed). Writing the status for every such note would cost one status
 object event; instead the condition is computed from the tally at most once every `interval`
 seconds, and the status board writes only when the condition changed.
 
+With `--buckets`, each replica's tally covers its share of the workspaces: `SyncShares` carries
+every tally's summary to the other replicas (through the replica's membership Lease) and theirs
+to each tally, which then reports the condition over all shares (`core.sync_shares`).
+
 Deliberately not here: what the condition says (`core.conditions.synced_condition`) and writing
 the status (`status.py`).
 """
@@ -15,8 +19,9 @@ import asyncio
 from collections.abc import Callable
 
 from servlet.app.controllers.status import StatusBoard
-from servlet.core.conditions import synced_condition
+from servlet.core.conditions import NAMED_FAILURES, synced_condition
 from servlet.core.model import RemoteKey
+from servlet.core.sync_shares import SHARES_ANNOTATION, ShareSummary, decode_shares, encode_shares, synced_of_shares
 
 # At most one Synced report per PublishedResource in this many seconds.
 REPORT_INTERVAL = 5.0
@@ -39,6 +44,7 @@ class SyncTally:
         total: Callable[[], int],
         clock: Callable[[], float],
         interval: float = REPORT_INTERVAL,
+        shares: SyncShares | None = None,
     ) -> None:
         self._name = name
         self._board = board
@@ -49,6 +55,12 @@ class SyncTally:
         self._last: float | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._stopped = False
+        self._shares = shares
+        #: This worker's objects, how many fail and the first failures, as of the last report
+        #: (what the other replicas hear of it).
+        self.summary = ShareSummary(total=0, failing=0)
+        if shares is not None:
+            shares.add(name, self)
 
     def note(self, key: RemoteKey, failure: str | None) -> None:
         """What the last reconcile of `key` found: None when it syncs, else why it does not."""
@@ -72,8 +84,17 @@ class SyncTally:
         if self._stopped:
             return
         self._last = self._clock()
+        total = self._total()  # a pass over the cache: at most once per interval
         failures = [(describe_failure(key), reason) for key, reason in sorted(self._failures.items())]
-        self._board.report(self._name, synced_condition(total=self._total(), failures=failures))
+        if self._shares is None:
+            self._board.report(self._name, synced_condition(total=total, failures=failures))
+            return
+        self.summary = ShareSummary(total=total, failing=len(failures), failures=tuple(failures[:NAMED_FAILURES]))
+        self._board.report(self._name, synced_of_shares(self.summary, self._shares.others(self._name)))
+
+    def heard(self) -> None:
+        """The other replicas' summaries changed: report again (within the interval)."""
+        self._schedule()
 
     def _schedule(self) -> None:
         if self._timer is not None or self._stopped or self._last is None:
@@ -83,6 +104,39 @@ class SyncTally:
 
     def stop(self) -> None:
         self._stopped = True
+        if self._shares is not None:
+            self._shares.remove(self._name, self)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+class SyncShares:
+    """With `--buckets`: this replica's tallies, as the others hear them, and what they tell."""
+
+    def __init__(self) -> None:
+        self._tallies: dict[str, SyncTally] = {}
+        self._others: dict[str, dict[str, ShareSummary]] = {}  # by replica identity, by name
+
+    def add(self, name: str, tally: SyncTally) -> None:
+        self._tallies[name] = tally
+
+    def remove(self, name: str, tally: SyncTally) -> None:
+        if self._tallies.get(name) is tally:
+            del self._tallies[name]
+
+    def annotations(self) -> dict[str, str]:
+        """For this replica's membership Lease: every tally's summary."""
+        return {SHARES_ANNOTATION: encode_shares({name: tally.summary for name, tally in self._tallies.items()})}
+
+    def hear(self, members: dict[str, dict[str, str]]) -> None:
+        """What the other live replicas' membership Leases carry (identity: annotations)."""
+        self._others = {
+            identity: decode_shares(annotations.get(SHARES_ANNOTATION, "{}"))
+            for identity, annotations in members.items()
+        }
+        for tally in self._tallies.values():
+            tally.heard()
+
+    def others(self, name: str) -> list[ShareSummary]:
+        return [shares[name] for _, shares in sorted(self._others.items()) if name in shares]

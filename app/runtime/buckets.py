@@ -69,6 +69,8 @@ class BucketCoordinator:
         clock: Callable[[], datetime],
         timing: LeaseTiming = LeaseTiming(),
         on_owned: Callable[[frozenset[int]], None] | None = None,
+        member_annotations: Callable[[], dict[str, str]] | None = None,
+        on_members: Callable[[dict[str, dict[str, str]]], None] | None = None,
     ) -> None:
         if buckets < 1:
             raise ValueError(f"--buckets must be at least 1, got {buckets}")
@@ -80,7 +82,11 @@ class BucketCoordinator:
         self._clock = clock
         self._timing = timing
         self._on_owned = on_owned
-        self.membership = self._elector(f"{prefix}-member-{sha1_hex(identity)[:12]}")
+        # What this replica tells the others (written with each renewal of its membership Lease),
+        # and who hears what the other live members tell (identity: annotations), when it changes.
+        self._on_members = on_members
+        self._heard: dict[str, dict[str, str]] = {}
+        self.membership = self._elector(f"{prefix}-member-{sha1_hex(identity)[:12]}", annotations=member_annotations)
         self._electors: dict[int, LeaderElector] = {}
         self._draining: dict[int, asyncio.Task[None]] = {}
         self._in_flight: Counter[int] = Counter()
@@ -165,6 +171,7 @@ class BucketCoordinator:
         now = self._clock()
         leases = await self._leases.list_leases(namespace=self.namespace)
         members, holders = self._read(leases, now)
+        self._hear(leases, members)
         await self._forget_stale_members(leases, now)
         # Its own membership by its own renewals: a replica that cannot stay a member hands back all.
         members.discard(self.identity)
@@ -195,6 +202,21 @@ class BucketCoordinator:
             elif name in buckets_by_name:
                 holders[buckets_by_name[name]] = holder
         return members, holders
+
+    def _hear(self, leases: list[dict[str, Any]], members: set[str]) -> None:
+        """Tell `on_members` what the other live members' membership Leases carry, if it changed."""
+        if self._on_members is None:
+            return
+        heard = {
+            holder: dict((lease.get("metadata") or {}).get("annotations") or {})
+            for lease in leases
+            if str((lease.get("metadata") or {}).get("name") or "").startswith(f"{self.prefix}-member-")
+            and (holder := str((lease.get("spec") or {}).get("holderIdentity") or "")) in members
+            and holder != self.identity
+        }
+        if heard != self._heard:
+            self._heard = heard
+            self._on_members(heard)
 
     async def _forget_stale_members(self, leases: list[dict[str, Any]], now: datetime) -> None:
         stale_after = STALE_MEMBER_DURATIONS * self._timing.lease_duration
@@ -244,7 +266,12 @@ class BucketCoordinator:
     def _bucket_lease(self, bucket: int) -> str:
         return f"{self.prefix}-bucket-{bucket}"
 
-    def _elector(self, name: str, on_lost: Callable[[], None] | None = None) -> LeaderElector:
+    def _elector(
+        self,
+        name: str,
+        on_lost: Callable[[], None] | None = None,
+        annotations: Callable[[], dict[str, str]] | None = None,
+    ) -> LeaderElector:
         return LeaderElector(
             self._leases,
             name=name,
@@ -253,6 +280,7 @@ class BucketCoordinator:
             clock=self._clock,
             timing=self._timing,
             on_lost=on_lost,
+            annotations=annotations,
         )
 
 

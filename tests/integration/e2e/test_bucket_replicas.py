@@ -89,6 +89,25 @@ def _leader_reconciles(servlet: ServletProcess) -> list[str]:
     ]
 
 
+def _two_replicas(e2e: E2E) -> dict[str, ServletProcess]:
+    """Widgets published, two replicas started and holding two buckets each, every workspace served."""
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
+    flags = (*TIMING, "--buckets", str(BUCKETS))
+    servlets = {replica: e2e.servlet(token=replica, extra=flags) for replica in REPLICAS}
+    e2e.eventually(lambda: _balanced(e2e), what="two replicas holding two buckets each")
+    for workspace in WORKSPACES:
+        e2e.wait_served(workspace, REMOTE_WIDGET)
+    return servlets
+
+
+def _writers_since(e2e: E2E, since: float) -> dict[str, set[str]]:
+    """The replicas that wrote for each workspace since `since`."""
+    return {
+        workspace: {call.token for call in calls if call.started >= since}
+        for workspace, calls in _writes_by_workspace(e2e).items()
+    }
+
+
 def _cached(servlets: dict[str, ServletProcess]) -> dict[str, int]:
     """`servlet_cached_objects` of each replica: the Widgets its caches of the virtual workspace hold."""
     return {replica: int(sum(servlet.metric("servlet_cached_objects"))) for replica, servlet in servlets.items()}
@@ -112,22 +131,14 @@ def _create_and_wait(e2e: E2E, workspace: str, name: str, *, timeout: float = 30
 @pytest.mark.kcpsim_only("tells replicas apart in kcpsim's request log")
 @pytest.mark.parametrize("e2e", [Topology.with_workspaces(len(WORKSPACES), with_schema=False)], indirect=True)
 def test_two_replicas_share_the_workspaces_and_one_takes_over_a_killed_ones(e2e: E2E) -> None:
-    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
-    flags = (*TIMING, "--buckets", str(BUCKETS))
-    servlets = {replica: e2e.servlet(token=replica, extra=flags) for replica in REPLICAS}
-    e2e.eventually(lambda: _balanced(e2e), what="two replicas holding two buckets each")
-    for workspace in WORKSPACES:
-        e2e.wait_served(workspace, REMOTE_WIDGET)
+    servlets = _two_replicas(e2e)
     shared_since = time.monotonic()
     for workspace in WORKSPACES:
         for name in ("one", "two"):
             _create_and_wait(e2e, workspace, name)
 
     # Every workspace is written by exactly one replica, and both replicas do work.
-    writers = {
-        workspace: {call.token for call in calls if call.started >= shared_since}
-        for workspace, calls in _writes_by_workspace(e2e).items()
-    }
+    writers = _writers_since(e2e, shared_since)
     assert all(len(tokens) == 1 for tokens in writers.values()), f"writers per workspace: {writers}"
     assert set().union(*writers.values()) == set(REPLICAS), f"writers per workspace: {writers}"
     _assert_one_writer_at_a_time(e2e)
@@ -166,3 +177,39 @@ def test_two_replicas_share_the_workspaces_and_one_takes_over_a_killed_ones(e2e:
         what="the survivor caching every Widget",
     )
     assert servlets["replica-1"].alive()
+
+
+@pytest.mark.kcpsim_only("tells replicas apart in kcpsim's request log")
+@pytest.mark.parametrize("e2e", [Topology.with_workspaces(len(WORKSPACES), with_schema=False)], indirect=True)
+def test_the_synced_condition_counts_the_objects_and_failures_of_every_replicas_share(e2e: E2E) -> None:
+    """Only the leader writes the status, but its `Synced` adds what the other replica's
+    membership Lease says of its share: every object counted, every failure."""
+    _two_replicas(e2e)
+    shared_since = time.monotonic()
+    for workspace in WORKSPACES:
+        _create_and_wait(e2e, workspace, "fine")
+    writers = _writers_since(e2e, shared_since)
+    # One workspace of each replica gets an object whose local name is taken by a foreign object.
+    clashing = [next(ws for ws, tokens in writers.items() if tokens == {replica}) for replica in REPLICAS]
+    name = default_local_name(namespace="default", name="clash")
+    for workspace in clashing:
+        cluster = e2e.world.cluster(workspace)
+        e2e.rest.create(
+            WIDGET.path(namespace=cluster),
+            {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name, "namespace": cluster}},
+        )
+        e2e.create_remote(workspace, REMOTE_WIDGET, remote_object("Widget", "clash", namespace="default", size=1))
+
+    total = len(WORKSPACES) + len(clashing)
+    synced = e2e.eventually(
+        lambda: (
+            (condition := e2e.condition("widgets", "Synced"))
+            and condition["message"].startswith(f"{len(clashing)} of {total} object(s) fail to sync")
+            and condition
+        ),
+        what=f"Synced counting {len(clashing)} failures of {total} objects over both replicas",
+        timeout=30,
+    )
+    assert synced["status"] == "False"
+    for workspace in clashing:
+        assert f"{e2e.world.cluster(workspace)}/default/clash" in synced["message"]
