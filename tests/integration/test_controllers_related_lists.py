@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kcpsim.waiting import eventually_async
-from tests.integration.controllers_support import TEAM_A, Harness, settle, world_and_daemon
+from tests.integration.controllers_support import RESYNC_PERIOD, TEAM_A, Harness, settle, world_and_daemon
 from tests.integration.e2e.manifests import (
     SECRET,
     ZERTIFIKAT,
@@ -20,7 +20,6 @@ from tests.integration.e2e.manifests import (
 )
 
 PUBLISHED = "publish-certmanager-certs"
-RESYNC_PERIOD = 3600.0  # never by itself; `queue.resync()` queues every object at once
 NAMES = ["a.example.corp", "b.example.corp"]
 
 
@@ -71,11 +70,7 @@ async def test_each_list_item_syncs_its_own_secrets_both_ways_and_a_removed_item
             )
 
         # A converged resync writes nothing, whatever the number of items.
-        await settle(h.world)
-        h.set_mark()
-        h.worker(PUBLISHED).queue.resync()
-        await settle(h.world, quiet=1.0)
-        assert h.requests(writes_only=True) == []
+        assert await h.writes_of_a_resync(PUBLISHED) == []
 
         # The tenant drops the second name: its copies go both ways, the first item's stay.
         h.rest.merge_patch(f"{zertifikate}/web", {"spec": {"dnsNames": NAMES[:1]}})
