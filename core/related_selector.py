@@ -184,6 +184,12 @@ def expand(
         if item.reference.selector is None or type_problem(item, index=index) is not None:
             continue  # a type problem is reported by the planning of the entry itself
         field = f"spec.related[{index}].object.selector"
+        query = selector_query(item, index=index, remote=remote, local=local)
+        if not recorded_only and not isinstance(query, SelectorQuery):
+            # Labels that cannot be evaluated select nothing and deselect nothing: the copies stay.
+            if query is not None:
+                errors.append((item, query))
+            continue  # None: a field the labels read is not set yet, pending as a path is
         names = () if recorded_only else snapshot.matched.get(item.identifier, ())
         if names is None:
             errors.append((item, Problem(field=field, message=_unlisted(item, index, remote=remote, local=local))))
@@ -215,7 +221,6 @@ def expand(
         leaving = {_destination(entry) for entry in recorded}
         expanded.extend(entry for entry in found if _destination(entry) not in leaving)
         expanded.extend(recorded)
-        query = selector_query(item, index=index, remote=remote, local=local)
         for entry in recorded:
             key = _origin_key(entry)
             origin = snapshot.objects.get(key)
