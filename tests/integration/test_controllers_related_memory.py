@@ -14,6 +14,7 @@ from kcpsim.waiting import eventually_async
 from servlet.core.actions import Side
 from tests.integration.controllers_support import RESYNC_PERIOD, TEAM_A, settle, world_and_daemon
 from tests.integration.e2e.manifests import (
+    EXAMPLE,
     SECRET,
     ZERTIFIKAT,
     certificate_crd,
@@ -22,7 +23,6 @@ from tests.integration.e2e.manifests import (
     zertifikat,
 )
 
-PUBLISHED = "publish-certmanager-certs"
 UNRELATED = 30  # per side
 BLOB = base64.b64encode(b"\0" * 100_000).decode()
 
@@ -31,8 +31,8 @@ async def test_unrelated_secrets_leave_no_content_in_the_servlet_and_referenced_
     async with world_and_daemon(
         tmp_path, documents=(certificate_crd(), certificates_with_platform_secret()), resync_period=RESYNC_PERIOD
     ) as h:
-        await h.wait_condition(PUBLISHED, "Ready")
-        worker = h.worker(PUBLISHED)
+        await h.wait_condition(EXAMPLE, "Ready")
+        worker = h.worker(EXAMPLE)
         remote_secrets = h.world.in_workspace("team-a", SECRET.path(namespace="default"))
         h.world.ensure_namespace(TEAM_A)
         for index in range(UNRELATED):

@@ -12,6 +12,7 @@ from kcpsim.waiting import eventually_async
 from tests.integration.controllers_support import RESYNC_PERIOD, TEAM_A, Harness, settle, world_and_daemon
 from tests.integration.e2e.manifests import (
     CONFIGMAP,
+    EXAMPLE,
     SECRET,
     ZERTIFIKAT,
     certificate_crd,
@@ -19,8 +20,6 @@ from tests.integration.e2e.manifests import (
     secret,
     zertifikat,
 )
-
-PUBLISHED = "publish-certmanager-certs"
 
 
 def published_with_mutations(settings_steps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -73,7 +72,7 @@ async def accept_the_configmap_claim(h: Harness) -> None:
 async def start_with_settings(h: Harness, data: dict[str, str]) -> tuple[str, str]:
     """Once Ready, team-a accepts the claims and creates `team-issuer-settings` with `data` and a
     Certificate of that issuer; the workspace's ConfigMaps and the local settings' paths."""
-    await h.wait_condition(PUBLISHED, "Ready")
+    await h.wait_condition(EXAMPLE, "Ready")
     await accept_the_configmap_claim(h)
     remote_configmaps = h.world.in_workspace("team-a", CONFIGMAP.path(namespace="default"))
     h.rest.create(
@@ -115,7 +114,7 @@ async def test_related_objects_sync_mutated_both_ways_and_a_noop_resync_writes_n
         await eventually_async(lambda: h.data(local_settings).get("region") == "US", what="the new region down")
 
         # A fixed point: a resync of everything finds nothing to write.
-        assert await h.writes_of_a_resync(PUBLISHED) == []
+        assert await h.writes_of_a_resync(EXAMPLE) == []
 
 
 async def test_a_failing_related_step_is_reported_by_field_and_the_copy_is_left_as_it_was(tmp_path: Path) -> None:
@@ -126,7 +125,7 @@ async def test_a_failing_related_step_is_reported_by_field_and_the_copy_is_left_
 
         # The tenant removes what the step reads: the step fails, and the copy keeps what it had.
         h.rest.merge_patch(f"{remote_configmaps}/team-issuer-settings", {"data": {"tier": None, "other": "x"}})
-        synced = await h.wait_condition(PUBLISHED, "Synced", "False")
+        synced = await h.wait_condition(EXAMPLE, "Synced", "False")
         assert "spec.related[1].mutation.spec[0].cel.expression" in synced["message"], synced
         await settle(h.world)
         assert h.data(local_settings) == {"tier": "a-copy"}

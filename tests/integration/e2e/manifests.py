@@ -131,6 +131,9 @@ def gadget_crd() -> dict[str, Any]:
 
 
 # ---- PublishedResources --------------------------------------------------------------------------
+EXAMPLE = "publish-certmanager-certs"  # the name of the bundled example
+
+
 def example_published_resource() -> dict[str, Any]:
     """The bundled example: Certificates as `Zertifikat`, custom naming, the TLS Secret up."""
     (pr,) = load_yaml(EXAMPLES / "publishedresource.yaml")
