@@ -12,6 +12,7 @@ from tests.integration.e2e.manifests import (
     SECRET,
     WIDGET,
     default_local_name,
+    issued_secrets,
     published_resource,
     remote_object,
     secret,
@@ -44,21 +45,6 @@ def serve_widgets_with(e2e: E2E, *related: dict[str, Any]) -> Any:
         {"spec": {"permissionClaims": [{**claim, "state": "Accepted"} for claim in claims]}},
     )
     return servlet
-
-
-def issued_secrets(*, pattern: str) -> dict[str, Any]:
-    """The operator's Secrets labelled `issued-for` the Widget's copy, renamed by `pattern`'s first group."""
-    return {
-        "identifier": "issued",
-        "origin": "service",
-        "kind": "Secret",
-        "object": {
-            "selector": {
-                "matchLabels": {"issued-for": "{{ .Object.metadata.name }}"},
-                "rewrite": {"regex": {"pattern": pattern, "replacement": "\\1"}},
-            }
-        },
-    }
 
 
 def test_the_service_secrets_a_selector_finds_go_up_renamed_and_leave_with_their_label(e2e: E2E) -> None:
