@@ -95,19 +95,19 @@ def resources_in_document(
                 Problem(field=field, message=f"components.schemas has no definition of kind {kind!r} {group}/{version}")
             )
             continue
-        schema, schema_problems = structural_schema(definitions, definition, field=f"{source} components.schemas")
-        problems.extend(schema_problems)
-        found.append(
-            BuiltinResource(
-                group=group,
-                version=version,
-                kind=kind,
-                plural=match["plural"],
-                namespaced=match["namespaced"] is not None,
-                subresources=tuple(sub for sub in _SUBRESOURCES if f"{path}/{sub}" in paths),
-                schema=schema,
-            )
+        resource, schema_problems = _resource(
+            definitions,
+            definition,
+            source=source,
+            group=group,
+            version=version,
+            kind=kind,
+            plural=match["plural"],
+            namespaced=match["namespaced"] is not None,
+            subresources={sub for sub in _SUBRESOURCES if f"{path}/{sub}" in paths},
         )
+        problems.extend(schema_problems)
+        found.append(resource)
     return tuple(found), tuple(problems)
 
 
@@ -144,19 +144,19 @@ def resources_from_discovery(
                 )
             )
             continue
-        schema, schema_problems = structural_schema(definitions, definition, field=f"{source} components.schemas")
-        problems.extend(schema_problems)
-        found.append(
-            BuiltinResource(
-                group=group,
-                version=version,
-                kind=kind,
-                plural=plural,
-                namespaced=entry.get("namespaced") is True,
-                subresources=tuple(sub for sub in _SUBRESOURCES if sub in subresources.get(plural, set())),
-                schema=schema,
-            )
+        resource, schema_problems = _resource(
+            definitions,
+            definition,
+            source=source,
+            group=group,
+            version=version,
+            kind=kind,
+            plural=plural,
+            namespaced=entry.get("namespaced") is True,
+            subresources=subresources.get(plural, set()),
         )
+        problems.extend(schema_problems)
+        found.append(resource)
     return tuple(found), tuple(problems)
 
 
@@ -215,6 +215,33 @@ def _version(resource: BuiltinResource, *, storage: bool) -> dict[str, Any]:
     if subresources:
         version["subresources"] = subresources
     return version
+
+
+def _resource(
+    definitions: Mapping[str, Any],
+    definition: str,
+    *,
+    source: str,
+    group: str,
+    version: str,
+    kind: str,
+    plural: str,
+    namespaced: bool,
+    subresources: Iterable[str],
+) -> tuple[BuiltinResource, tuple[Problem, ...]]:
+    """The resource, its schema `definition` made structural, with the problems found doing so."""
+    schema, problems = structural_schema(definitions, definition, field=f"{source} components.schemas")
+    served = set(subresources)
+    resource = BuiltinResource(
+        group=group,
+        version=version,
+        kind=kind,
+        plural=plural,
+        namespaced=namespaced,
+        subresources=tuple(sub for sub in _SUBRESOURCES if sub in served),
+        schema=schema,
+    )
+    return resource, problems
 
 
 def _definition_name(definitions: Mapping[str, Any], *, group: str, version: str, kind: str) -> str | None:

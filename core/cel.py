@@ -8,7 +8,7 @@ Work is bounded twice. The expression is at most `EXPRESSION_MAX` characters, wh
 it can do without comprehensions; the evaluator stops every evaluation after 10,000 iterations of
 its comprehensions (`map`, `filter`, `all`, `exists`, nested ones counted together), its built-in
 budget, so an expression over a list of any length fails instead of freezing the servlet
-(`tests/unit/test_cel.py` holds the budget to that). A result must be JSON: null, a boolean, a
+(`tests/unit/test_mutation.py` holds the budget to that). A result must be JSON: null, a boolean, a
 number, a string, or lists and maps of those with string keys; anything else (bytes, timestamps,
 durations, types, NaN) is an error for the object.
 

@@ -36,6 +36,7 @@ from servlet.core.context import SyncContext
 from servlet.core.json_values import is_mapping, without_null_members
 from servlet.core.model import LocalKey, Problem, ResourceType
 from servlet.core.mutation import apply_mutation
+from servlet.core.mutation_steps import MutationStep
 from servlet.core.patch import content_patch, created_object, primary_content_view
 
 __all__ = [
@@ -130,10 +131,17 @@ def _mutated_local(
         return local
     # The workspace object without what the servlet writes there, whether or not spec steps ran.
     other = stable_view(remote, drop=("status",))
-    mutated = apply_mutation(steps, stable_view(local), other=other, field=f"{MUTATION_FIELD}.status")
+    return with_mutated_status(steps, local, other=other, field=f"{MUTATION_FIELD}.status")
+
+
+def with_mutated_status(
+    steps: tuple[MutationStep, ...], obj: Mapping[str, Any], *, other: Mapping[str, Any], field: str
+) -> Mapping[str, Any] | Problem:
+    """`obj` with the status `steps` leave on its stable view; the rest of `obj` is kept as it is."""
+    mutated = apply_mutation(steps, stable_view(obj), other=other, field=field)
     if isinstance(mutated, Problem):
         return mutated
-    with_status = {key: value for key, value in local.items() if key != "status"}
+    with_status = {key: value for key, value in obj.items() if key != "status"}
     if "status" in mutated:
         # A null a step leaves means "absent", as in the content: a merge patch cannot write one.
         with_status["status"] = without_null_members(mutated["status"])

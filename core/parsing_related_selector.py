@@ -15,7 +15,7 @@ Deliberately not here: evaluating anything (`related_selector.py`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from servlet.core import related_selector, related_templates, rewrite
 from servlet.core.fields import as_mapping, describe, read_string, report_unknown
@@ -68,14 +68,14 @@ def _parse_match_labels(data: object, *, path: str, problems: list[Problem]) -> 
     return tuple(sorted(labels))
 
 
-def _checked_label_text(text: str, *, field: str, what: str, valid: object) -> Problem | None:
+def _checked_label_text(text: str, *, field: str, what: str, valid: Callable[[str], bool]) -> Problem | None:
     """A plain label key or value must be valid as written; a template is checked when rendered."""
     if is_template(text):
         template = related_templates.parsed(text)
         if isinstance(template, TemplateError):
             return Problem(field=field, message=f"the {what} template {describe(text)}: {template}")
         return None
-    if callable(valid) and not valid(text):
+    if not valid(text):
         return Problem(field=field, message=f"{describe(text)} is not a valid label {what}")
     return None
 

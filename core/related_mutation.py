@@ -25,10 +25,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from servlet.core.json_values import without_null_members
 from servlet.core.model import LocalKey, Origin, Problem, RelatedResource, ResourceType
 from servlet.core.mutation import apply_mutation
-from servlet.core.mutation_sync import local_identity, stable_view
+from servlet.core.mutation_sync import local_identity, stable_view, with_mutated_status
 
 
 def mutation_field(index: int) -> str:
@@ -76,11 +75,4 @@ def mutated_status(
     steps = item.mutation.status
     if not steps:
         return obj
-    with_status = apply_mutation(steps, stable_view(obj), other=other, field=f"{mutation_field(index)}.status")
-    if isinstance(with_status, Problem):
-        return with_status
-    kept = {key: value for key, value in obj.items() if key != "status"}
-    if "status" in with_status:
-        # A null a step leaves means "absent", as for primaries: a merge patch cannot write one.
-        kept["status"] = without_null_members(with_status["status"])
-    return kept
+    return with_mutated_status(steps, obj, other=other, field=f"{mutation_field(index)}.status")

@@ -16,7 +16,8 @@ it (a list or a read that failed) deletes nothing.
 Refused as an Error on the primary, for the entry, never settled by a silent choice: two found
 objects whose rewrite gives one destination name, or one another entry writes (nothing of the
 entry is written), more related objects than `RELATED_OBJECTS_PER_PRIMARY_MAX`, an origin that
-could not be listed.
+could not be listed, labels whose templates give an invalid key or value. While a field the
+labels read is not set, the entry is pending: nothing is listed, written or deleted.
 
 Deliberately not here: reading (the caller answers the queries) and planning the objects.
 """
@@ -184,9 +185,15 @@ def expand(
         if item.reference.selector is None or type_problem(item, index=index) is not None:
             continue  # a type problem is reported by the planning of the entry itself
         field = f"spec.related[{index}].object.selector"
+        query = selector_query(item, index=index, remote=remote, local=local)
+        if not recorded_only and not isinstance(query, SelectorQuery):
+            # Labels that cannot be evaluated select nothing and deselect nothing: the copies stay.
+            if query is not None:
+                errors.append((item, query))
+            continue  # None: a field the labels read is not set yet, pending as a path is
         names = () if recorded_only else snapshot.matched.get(item.identifier, ())
         if names is None:
-            errors.append((item, Problem(field=field, message=_unlisted(item, index, remote=remote, local=local))))
+            errors.append((item, Problem(field=field, message=_unlisted(item, query))))
             continue
         if plain + found_total > RELATED_OBJECTS_PER_PRIMARY_MAX and names:
             message = (
@@ -195,7 +202,11 @@ def expand(
             )
             errors.append((item, Problem(field=field, message=message)))
             continue
-        found = _found_entries(item, index=index, names=names, remote=remote, local=local)
+        found = (
+            _found_entries(item, query, index=index, names=names, remote=remote, local=local)
+            if isinstance(query, SelectorQuery)
+            else []  # deleting the primary: only what was recorded
+        )
         if isinstance(found, Problem):
             errors.append((item, found))
             continue
@@ -215,7 +226,6 @@ def expand(
         leaving = {_destination(entry) for entry in recorded}
         expanded.extend(entry for entry in found if _destination(entry) not in leaving)
         expanded.extend(recorded)
-        query = selector_query(item, index=index, remote=remote, local=local)
         for entry in recorded:
             key = _origin_key(entry)
             origin = snapshot.objects.get(key)
@@ -229,8 +239,7 @@ def expand(
     return Expansion((*related, *expanded), tuple(errors), snapshot)
 
 
-def _unlisted(item: RelatedResource, index: int, *, remote: Mapping[str, Any], local: Mapping[str, Any]) -> str:
-    query = selector_query(item, index=index, remote=remote, local=local)
+def _unlisted(item: RelatedResource, query: SelectorQuery | Problem | None) -> str:
     where = f" in namespace {query.namespace!r}" if isinstance(query, SelectorQuery) else ""
     return (
         f"could not list the {item.identifier!r} objects on the {origin_side(item).value} side{where}; "
@@ -240,6 +249,7 @@ def _unlisted(item: RelatedResource, index: int, *, remote: Mapping[str, Any], l
 
 def _found_entries(
     item: RelatedResource,
+    query: SelectorQuery,
     *,
     index: int,
     names: Sequence[str],
@@ -248,9 +258,6 @@ def _found_entries(
 ) -> list[RelatedResource] | Problem:
     if not names:
         return []
-    query = selector_query(item, index=index, remote=remote, local=local)
-    if not isinstance(query, SelectorQuery):
-        return query or Problem(field=f"spec.related[{index}].object.selector", message="is not resolvable yet")
     destination_side = Side.REMOTE if query.side is Side.LOCAL else Side.LOCAL
     destination_primary = remote if destination_side is Side.REMOTE else local
     destination_namespace = resolve_namespace(item, index=index, primary=destination_primary, side=destination_side)

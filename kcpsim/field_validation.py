@@ -21,6 +21,7 @@ from kcpsim import errors
 from kcpsim.openapi_builtin import BUILTIN_SCHEMAS, META
 from kcpsim.openapi_docs import definition_name
 from kcpsim.resources import ResourceDef
+from kcpsim.strategic import without_directives
 
 _DIRECTIVES = ("Ignore", "Warn", "Strict")
 _STRING = {"type": "string"}
@@ -106,7 +107,7 @@ def check(request: web.Request, rdef: ResourceDef, version: str, body: Any, *, p
     if found is None or patch_type == "json" or not isinstance(body, dict):
         return []
     schema, free_form = found
-    checked = _without_directives(body) if patch_type == "strategic" else body
+    checked = without_directives(body) if patch_type == "strategic" else body
     paths = unknown_fields(checked, schema, free_form=free_form)
     fields = [field_path(path) for path in paths]
     if fields and directive == "Strict":
@@ -121,15 +122,6 @@ def check(request: web.Request, rdef: ResourceDef, version: str, body: Any, *, p
         for path in reversed(paths):
             _drop(body, path)
     return [f'unknown field "{field}"' for field in fields] if directive == "Warn" else []
-
-
-def _without_directives(value: Any) -> Any:
-    """A strategic merge patch without its `$patch`, `$retainKeys`, `$setElementOrder/...` keys."""
-    if isinstance(value, dict):
-        return {k: _without_directives(v) for k, v in value.items() if not k.startswith("$")}
-    if isinstance(value, list):
-        return [_without_directives(item) for item in value]
-    return value
 
 
 def with_warnings(response: web.Response, warnings: list[str]) -> web.Response:

@@ -18,6 +18,7 @@ from kcpsim.openapi_builtin_core import (
     META,
     META_SCHEMAS,
     RBAC,
+    _atomic_list,
     _list,
     _obj,
     _s,
@@ -85,24 +86,14 @@ _RBAC = {
     ),
     RBAC + "AggregationRule": _obj(
         {
-            "clusterRoleSelectors": {
-                "type": "array",
-                "items": ref(META + "LabelSelector"),
-                "description": "ClusterRoles whose rules are aggregated into this one.",
-                "x-kubernetes-list-type": "atomic",
-            }
+            "clusterRoleSelectors": _atomic_list(
+                META + "LabelSelector", "ClusterRoles whose rules are aggregated into this one."
+            )
         },
         "How a ClusterRole is aggregated.",
     ),
 }
-_RULES = {
-    "rules": {
-        "type": "array",
-        "items": ref(RBAC + "PolicyRule"),
-        "description": "The policy rules of the role.",
-        "x-kubernetes-list-type": "atomic",
-    }
-}
+_RULES = {"rules": _atomic_list(RBAC + "PolicyRule", "The policy rules of the role.")}
 _BINDING = {
     "roleRef": ref(RBAC + "RoleRef", "The role granted; cannot be changed."),
     "subjects": {**_SUBJECTS, "description": "Who the role is granted to."},
@@ -145,12 +136,7 @@ _CRDS = {
             "names": ref(CRD + "CustomResourceDefinitionNames", "The resource's names."),
             "preserveUnknownFields": {**_BOOL, "description": "Deprecated; must be false."},
             "scope": {**_s("Cluster or Namespaced."), "default": ""},
-            "versions": {
-                "type": "array",
-                "items": ref(CRD + "CustomResourceDefinitionVersion"),
-                "description": "The served versions.",
-                "x-kubernetes-list-type": "atomic",
-            },
+            "versions": _atomic_list(CRD + "CustomResourceDefinitionVersion", "The served versions."),
         },
         "The specification of a CustomResourceDefinition.",
         required=("group", "names", "scope", "versions"),

@@ -76,6 +76,11 @@ def _list(item: str, description: str) -> dict[str, Any]:
     )
 
 
+def _atomic_list(item: str, description: str) -> dict[str, Any]:
+    """A list replaced as a whole by merges and applies."""
+    return {"type": "array", "items": ref(item), "description": description, "x-kubernetes-list-type": "atomic"}
+
+
 def _map_list(item: str, description: str, *keys: str, patch: bool = True) -> dict[str, Any]:
     schema: dict[str, Any] = {
         "type": "array",
@@ -108,12 +113,7 @@ META_SCHEMAS: dict[str, Any] = {
             "generateName": _s("A prefix the server completes to a unique name when name is empty."),
             "generation": {**_INT64, "description": "A sequence number of the desired state."},
             "labels": _string_map("Map of string keys and values to organize and select objects."),
-            "managedFields": {
-                "type": "array",
-                "items": ref(META + "ManagedFieldsEntry"),
-                "description": "Which workflow manages which fields.",
-                "x-kubernetes-list-type": "atomic",
-            },
+            "managedFields": _atomic_list(META + "ManagedFieldsEntry", "Which workflow manages which fields."),
             "name": _s("Unique within a namespace; cannot be updated."),
             "namespace": _s("The namespace the object lives in; empty for cluster-scoped objects."),
             "ownerReferences": _map_list(META + "OwnerReference", "Objects this object depends on.", "uid"),
@@ -159,12 +159,7 @@ META_SCHEMAS: dict[str, Any] = {
     ),
     META + "LabelSelector": _obj(
         {
-            "matchExpressions": {
-                "type": "array",
-                "items": ref(META + "LabelSelectorRequirement"),
-                "description": "Requirements that all must hold.",
-                "x-kubernetes-list-type": "atomic",
-            },
+            "matchExpressions": _atomic_list(META + "LabelSelectorRequirement", "Requirements that all must hold."),
             "matchLabels": _string_map("Labels that must match exactly."),
         },
         "A label query over a set of resources.",
@@ -235,17 +230,9 @@ CORE_SCHEMAS: dict[str, Any] = {
         "An identity for processes.",
         {
             "automountServiceAccountToken": {**_BOOL, "description": "Whether pods mount a token automatically."},
-            "imagePullSecrets": {
-                "type": "array",
-                "items": ref(CORE + "LocalObjectReference"),
-                "description": "Secrets for pulling images.",
-                "x-kubernetes-list-type": "atomic",
-            },
+            "imagePullSecrets": _atomic_list(CORE + "LocalObjectReference", "Secrets for pulling images."),
             "secrets": {
-                "type": "array",
-                "items": ref(CORE + "ObjectReference"),
-                "description": "Secrets pods of this account may use.",
-                "x-kubernetes-list-type": "atomic",
+                **_atomic_list(CORE + "ObjectReference", "Secrets pods of this account may use."),
                 "x-kubernetes-patch-merge-key": "name",
                 "x-kubernetes-patch-strategy": "merge",
             },

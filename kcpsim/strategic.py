@@ -23,7 +23,7 @@ from typing import Any
 from kcpsim.errors import StatusError, bad_request
 from kcpsim.patching import clone
 
-__all__ = ["strategic_merge_patch"]
+__all__ = ["strategic_merge_patch", "without_directives"]
 
 Path = tuple[str, ...]
 JSON = Any
@@ -51,7 +51,7 @@ def _merge_value(target: JSON, patch: JSON, path: Path, merging: dict[Path, str]
     if directive == "delete":
         return None
     if directive == "replace":
-        return _without_directives(patch)
+        return without_directives(patch)
     if directive not in (None, "merge"):
         raise _error(f"Unknown patch type: {directive} in map: {_go(patch)}")
     result = clone(target) if isinstance(target, dict) else {}
@@ -99,7 +99,7 @@ def _merge_list(current: JSON, patch: list[Any], path: Path, merging: dict[Path,
         return _in_order(merged, patch, items, key)
     plain = [item for item in patch if not (isinstance(item, dict) and "$patch" in item)]
     if any(isinstance(item, dict) and item.get("$patch") == "replace" for item in patch):
-        return [_without_directives(item) for item in plain]
+        return [without_directives(item) for item in plain]
     merged = [clone(item) for item in items]
     for item in patch:
         if not isinstance(item, dict) or key not in item:
@@ -111,7 +111,7 @@ def _merge_list(current: JSON, patch: list[Any], path: Path, merging: dict[Path,
             if position is not None:
                 del merged[position]
         elif position is None:
-            merged.append(_without_directives(item))
+            merged.append(without_directives(item))
         else:
             merged[position] = _merge_value(merged[position], item, (*path, "[]"), merging)
     return _in_order(merged, plain, items, key)
@@ -142,11 +142,12 @@ def _in_order(merged: list[Any], order: Any, original: list[Any], key: str) -> l
     return out
 
 
-def _without_directives(value: JSON) -> JSON:
+def without_directives(value: JSON) -> JSON:
+    """A strategic merge patch without its `$patch`, `$retainKeys`, `$setElementOrder/...` keys."""
     if isinstance(value, dict):
-        return {k: _without_directives(v) for k, v in value.items() if not k.startswith("$")}
+        return {k: without_directives(v) for k, v in value.items() if not k.startswith("$")}
     if isinstance(value, list):
-        return [_without_directives(v) for v in value]
+        return [without_directives(v) for v in value]
     return value
 
 

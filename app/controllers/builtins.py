@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from servlet.app.controllers.caches import Cache
+from servlet.app.controllers.caches import Cache, subscription
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.runtime.informer import Event, EventType, Handler, ObjectKey
 from servlet.core.errors import ApiFailure
@@ -53,13 +53,8 @@ class BuiltinTypes:
         return list(self._described.values())
 
     def subscribe(self, handler: Handler) -> Callable[[], None]:
-        self._subscribers.append(handler)
-
-        def unsubscribe() -> None:
-            if handler in self._subscribers:
-                self._subscribers.remove(handler)
-
-        return unsubscribe
+        """Call `handler` for every change of the described types; returns the function that unsubscribes."""
+        return subscription(self._subscribers, handler)
 
     def wanted(self) -> frozenset[Identity]:
         """The (group, kind)s named by a PublishedResource that no CRD on the service cluster serves."""

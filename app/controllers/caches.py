@@ -168,13 +168,7 @@ class Cache:
 
     def subscribe(self, handler: Handler) -> Callable[[], None]:
         """Call `handler` for every event of this cache; returns the function that unsubscribes."""
-        self._subscribers.append(handler)
-
-        def unsubscribe() -> None:
-            if handler in self._subscribers:
-                self._subscribers.remove(handler)
-
-        return unsubscribe
+        return subscription(self._subscribers, handler)
 
     def _on_event(self, event: Event) -> None:
         pending = self._overlay.get(event.key)
@@ -317,3 +311,14 @@ class InformerPool:
         self._shared.clear()
         for cache in caches:
             await cache.informer.stop()
+
+
+def subscription(subscribers: list[Handler], handler: Handler) -> Callable[[], None]:
+    """Add `handler` to `subscribers`; returns the function that takes it out again."""
+    subscribers.append(handler)
+
+    def unsubscribe() -> None:
+        if handler in subscribers:
+            subscribers.remove(handler)
+
+    return unsubscribe

@@ -32,7 +32,7 @@ from servlet.app.observability.logs import FieldLogger
 from servlet.app.runtime.informer import Event, EventType, ObjectKey
 from servlet.app.runtime.stores import is_partial
 from servlet.core.errors import Forbidden
-from servlet.core.gather import UNREADABLE, Answer, ObjectAt
+from servlet.core.gather import UNREADABLE, Answer, ObjectAt, ObjectsMatching
 from servlet.core.model import ResourceType
 from servlet.core.ports import ServiceCluster, VirtualWorkspace, WatchSource, WatchSources
 from servlet.core.targets import Side
@@ -168,13 +168,7 @@ class RelatedCaches:
         try:
             return await contents.get(ObjectKey(cluster=read.cluster, namespace=read.namespace, name=read.name))
         except Forbidden as refused:
-            self._log.warning(
-                "cannot read a related object; its copy is kept",
-                workspace=read.cluster or None,
-                target=f"{read.resource.plural} {read.namespace}/{read.name}",
-                reason=str(refused),
-            )
-            return UNREADABLE
+            return refused_read(self._log, read, refused)
 
     def forget(self, unread: Iterable[RelatedObjectKey]) -> None:
         """Drop the contents no primary reads any more."""
@@ -195,3 +189,16 @@ class RelatedCaches:
             return await self._vw.get(resource, cluster=key.cluster, namespace=key.namespace, name=key.name)
 
         return fetch_remote
+
+
+def refused_read(log: FieldLogger, read: ObjectAt | ObjectsMatching, refused: Forbidden) -> Answer:
+    """A read of related objects the API server refused: logged, and answered UNREADABLE so that
+    the plan keeps their copies as they are."""
+    if isinstance(read, ObjectsMatching):
+        message = "cannot list related objects; their copies are kept"
+        target = f"{read.resource.plural} in {read.namespace}"
+    else:
+        message = "cannot read a related object; its copy is kept"
+        target = f"{read.resource.plural} {read.namespace}/{read.name}"
+    log.warning(message, workspace=read.cluster or None, target=target, reason=str(refused))
+    return UNREADABLE

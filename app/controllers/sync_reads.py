@@ -18,7 +18,7 @@ from typing import Any
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.links import RelatedObjectKey
 from servlet.app.controllers.names import LocalNames
-from servlet.app.controllers.related_contents import RelatedCaches
+from servlet.app.controllers.related_contents import RelatedCaches, refused_read
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.runtime.informer import ObjectKey
 from servlet.core.actions import Side
@@ -137,13 +137,7 @@ class SnapshotReader:
                 read.resource, cluster=read.cluster, namespace=read.namespace, labels=dict(read.selector.match_labels)
             )
         except Forbidden as refused:
-            self._log.warning(
-                "cannot list related objects; their copies are kept",
-                workspace=read.cluster or None,
-                target=f"{read.resource.plural} in {read.namespace}",
-                reason=str(refused),
-            )
-            return UNREADABLE
+            return refused_read(self._log, read, refused)
 
     async def _read_fresh(self, read: ObjectAt) -> Answer:
         """One object from its API server: confirms that a related origin the cache misses is gone."""
@@ -152,13 +146,7 @@ class SnapshotReader:
                 return await self._service.get(read.resource, namespace=read.namespace, name=read.name)
             return await self._vw.get(read.resource, cluster=read.cluster, namespace=read.namespace, name=read.name)
         except Forbidden as refused:
-            self._log.warning(
-                "cannot read a related object; its copy is kept",
-                workspace=read.cluster or None,
-                target=f"{read.resource.plural} {read.namespace}/{read.name}",
-                reason=str(refused),
-            )
-            return UNREADABLE
+            return refused_read(self._log, read, refused)
 
     async def _logical_cluster(self, read: ObjectAt) -> Answer:
         """A workspace's LogicalCluster, remembered once it names the workspace's path."""

@@ -37,6 +37,8 @@ TEAM_B = "p4n8c2l6t0y9h1j3"
 ORG = "abc123xyz"
 WIDGETS = "/apis/example.com/v1"
 REMOTE_WIDGETS = "/apis/certificates.example.corp/v1"
+# Never due during a test; without a period `queue.resync()` would queue nothing.
+RESYNC_PERIOD = 3600.0
 
 
 def _work_calls(world: World, token: str) -> int:
@@ -130,6 +132,27 @@ class Harness:
         worker = self.controllers.manager.workers.get(name)
         assert worker is not None, f"no sync worker for {name}"
         return worker
+
+    def data(self, path: str) -> dict[str, str]:
+        """The `data` of the object at `path`, empty when there is none."""
+        return dict((self.rest.get(path) or {}).get("data") or {})
+
+    def sync_reconciles(self) -> float:
+        """How many reconciles the sync controllers have made, from the daemon's metrics."""
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in self.daemon.metrics.render().decode().splitlines()
+            if line.startswith("servlet_reconciles_total{") and 'controller="sync' in line
+        )
+
+    async def writes_of_a_resync(self, published_resource: str) -> list[str]:
+        """The writes a resync of every object of `published_resource` sends, once the servlet is
+        quiet before and after (the daemon needs a resync period, `RESYNC_PERIOD`)."""
+        await settle(self.world)
+        self.set_mark()
+        self.worker(published_resource).queue.resync()
+        await settle(self.world, quiet=1.0)
+        return self.requests(writes_only=True)
 
     def condition(self, published_resource: str, type_: str) -> dict[str, Any] | None:
         found = self.rest.get(f"/apis/services.kdp.k8c.io/v1alpha1/publishedresources/{published_resource}") or {}

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from kcpsim.waiting import eventually_async
-from tests.integration.controllers_support import TEAM_A, Harness, settle, world_and_daemon
+from tests.integration.controllers_support import RESYNC_PERIOD, TEAM_A, Harness, settle, world_and_daemon
 from tests.integration.e2e.manifests import (
+    EXAMPLE,
     SECRET,
     ZERTIFIKAT,
     certificate_crd,
@@ -19,8 +20,6 @@ from tests.integration.e2e.manifests import (
     zertifikat,
 )
 
-PUBLISHED = "publish-certmanager-certs"
-RESYNC_PERIOD = 3600.0  # never by itself; `queue.resync()` queues every object at once
 NAMES = ["a.example.corp", "b.example.corp"]
 
 
@@ -54,7 +53,7 @@ def _exists(h: Harness, path: str) -> bool:
 
 async def test_each_list_item_syncs_its_own_secrets_both_ways_and_a_removed_item_takes_them(tmp_path: Path) -> None:
     async with world_and_daemon(tmp_path, documents=(certificate_crd(), published()), resync_period=RESYNC_PERIOD) as h:
-        await h.wait_condition(PUBLISHED, "Ready")
+        await h.wait_condition(EXAMPLE, "Ready")
         remote_secrets = h.world.in_workspace("team-a", SECRET.path(namespace="default"))
         for label in ("a", "b"):
             h.rest.create(remote_secrets, secret(f"{label}-cred", namespace="default", data={"who": "dGVuYW50"}))
@@ -71,11 +70,7 @@ async def test_each_list_item_syncs_its_own_secrets_both_ways_and_a_removed_item
             )
 
         # A converged resync writes nothing, whatever the number of items.
-        await settle(h.world)
-        h.set_mark()
-        h.worker(PUBLISHED).queue.resync()
-        await settle(h.world, quiet=1.0)
-        assert h.requests(writes_only=True) == []
+        assert await h.writes_of_a_resync(EXAMPLE) == []
 
         # The tenant drops the second name: its copies go both ways, the first item's stay.
         h.rest.merge_patch(f"{zertifikate}/web", {"spec": {"dnsNames": NAMES[:1]}})
@@ -88,4 +83,4 @@ async def test_each_list_item_syncs_its_own_secrets_both_ways_and_a_removed_item
         assert _exists(h, f"{remote_secrets}/a-issued")
         assert _exists(h, f"{remote_secrets}/b-cred"), "the tenant's own Secret stays"
         assert _exists(h, SECRET.path(namespace=TEAM_A, name="b-issued")), "the operator's own Secret stays"
-        assert h.condition(PUBLISHED, "Synced")["status"] == "True"
+        assert h.condition(EXAMPLE, "Synced")["status"] == "True"

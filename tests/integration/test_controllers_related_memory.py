@@ -12,8 +12,9 @@ from pathlib import Path
 
 from kcpsim.waiting import eventually_async
 from servlet.core.actions import Side
-from tests.integration.controllers_support import TEAM_A, Harness, settle, world_and_daemon
+from tests.integration.controllers_support import RESYNC_PERIOD, TEAM_A, settle, world_and_daemon
 from tests.integration.e2e.manifests import (
+    EXAMPLE,
     SECRET,
     ZERTIFIKAT,
     certificate_crd,
@@ -22,31 +23,16 @@ from tests.integration.e2e.manifests import (
     zertifikat,
 )
 
-PUBLISHED = "publish-certmanager-certs"
 UNRELATED = 30  # per side
 BLOB = base64.b64encode(b"\0" * 100_000).decode()
-# Long enough never to fire during the test, and it lets `queue.resync()` queue every object.
-RESYNC_PERIOD = 3600.0
-
-
-def _sync_reconciles(h: Harness) -> float:
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in h.daemon.metrics.render().decode().splitlines()
-        if line.startswith("servlet_reconciles_total{") and 'controller="sync' in line
-    )
-
-
-def _data(h: Harness, path: str) -> dict[str, str]:
-    return dict((h.rest.get(path) or {}).get("data") or {})
 
 
 async def test_unrelated_secrets_leave_no_content_in_the_servlet_and_referenced_ones_still_sync(tmp_path: Path) -> None:
     async with world_and_daemon(
         tmp_path, documents=(certificate_crd(), certificates_with_platform_secret()), resync_period=RESYNC_PERIOD
     ) as h:
-        await h.wait_condition(PUBLISHED, "Ready")
-        worker = h.worker(PUBLISHED)
+        await h.wait_condition(EXAMPLE, "Ready")
+        worker = h.worker(EXAMPLE)
         remote_secrets = h.world.in_workspace("team-a", SECRET.path(namespace="default"))
         h.world.ensure_namespace(TEAM_A)
         for index in range(UNRELATED):
@@ -62,18 +48,18 @@ async def test_unrelated_secrets_leave_no_content_in_the_servlet_and_referenced_
             zertifikat("web", issuer="team-issuer"),
         )
         local_ca = SECRET.path(namespace=TEAM_A, name="team-issuer-ca")
-        await eventually_async(lambda: _data(h, local_ca) == {"ca.crt": "Y2E="}, what="the CA Secret down")
+        await eventually_async(lambda: h.data(local_ca) == {"ca.crt": "Y2E="}, what="the CA Secret down")
         h.world.apply(
             secret("web-tls", namespace=TEAM_A, type_="kubernetes.io/tls", data={"tls.crt": "YQ==", "tls.key": "Yg=="})
         )
         remote_tls = f"{remote_secrets}/web-tls"
-        await eventually_async(lambda: _data(h, remote_tls).get("tls.key") == "Yg==", what="the TLS Secret up")
+        await eventually_async(lambda: h.data(remote_tls).get("tls.key") == "Yg==", what="the TLS Secret up")
 
         # Changes to them still propagate, on either side.
         h.rest.merge_patch(f"{remote_secrets}/team-issuer-ca", {"data": {"ca.crt": "bmV3"}})
-        await eventually_async(lambda: _data(h, local_ca).get("ca.crt") == "bmV3", what="the new CA down")
+        await eventually_async(lambda: h.data(local_ca).get("ca.crt") == "bmV3", what="the new CA down")
         h.rest.merge_patch(SECRET.path(namespace=TEAM_A, name="web-tls"), {"data": {"tls.key": "Yw=="}})
-        await eventually_async(lambda: _data(h, remote_tls).get("tls.key") == "Yw==", what="the new key up")
+        await eventually_async(lambda: h.data(remote_tls).get("tls.key") == "Yw==", what="the new key up")
         await settle(h.world)
 
         cached = [obj for cache in worker.related.caches().values() for obj in cache.objects()]
@@ -90,9 +76,9 @@ async def test_unrelated_secrets_leave_no_content_in_the_servlet_and_referenced_
 
         # A converged resync reuses what is held: not one request.
         h.set_mark()
-        reconciles = _sync_reconciles(h)
+        reconciles = h.sync_reconciles()
         worker.queue.resync()
-        await eventually_async(lambda: _sync_reconciles(h) > reconciles, what="the resync to reconcile")
+        await eventually_async(lambda: h.sync_reconciles() > reconciles, what="the resync to reconcile")
         await settle(h.world)
         assert h.requests() == []
 

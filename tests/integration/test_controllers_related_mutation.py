@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from kcpsim.waiting import eventually_async
-from tests.integration.controllers_support import TEAM_A, Harness, settle, world_and_daemon
+from tests.integration.controllers_support import RESYNC_PERIOD, TEAM_A, Harness, settle, world_and_daemon
 from tests.integration.e2e.manifests import (
     CONFIGMAP,
+    EXAMPLE,
     SECRET,
     ZERTIFIKAT,
     certificate_crd,
@@ -19,10 +20,6 @@ from tests.integration.e2e.manifests import (
     secret,
     zertifikat,
 )
-
-PUBLISHED = "publish-certmanager-certs"
-# Long enough never to fire by itself; `queue.resync()` queues every object at once.
-RESYNC_PERIOD = 3600.0
 
 
 def published_with_mutations(settings_steps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -72,39 +69,37 @@ async def accept_the_configmap_claim(h: Harness) -> None:
     )
 
 
-def _data(h: Harness, path: str) -> dict[str, str]:
-    return dict((h.rest.get(path) or {}).get("data") or {})
+async def start_with_settings(h: Harness, data: dict[str, str]) -> tuple[str, str]:
+    """Once Ready, team-a accepts the claims and creates `team-issuer-settings` with `data` and a
+    Certificate of that issuer; the workspace's ConfigMaps and the local settings' paths."""
+    await h.wait_condition(EXAMPLE, "Ready")
+    await accept_the_configmap_claim(h)
+    remote_configmaps = h.world.in_workspace("team-a", CONFIGMAP.path(namespace="default"))
+    h.rest.create(
+        remote_configmaps,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "team-issuer-settings", "namespace": "default"},
+            "data": data,
+        },
+    )
+    h.rest.create(
+        h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default")),
+        zertifikat("web", issuer="team-issuer"),
+    )
+    return remote_configmaps, CONFIGMAP.path(namespace=TEAM_A, name="team-issuer-settings")
 
 
 async def test_related_objects_sync_mutated_both_ways_and_a_noop_resync_writes_nothing(tmp_path: Path) -> None:
     documents = (certificate_crd(), published_with_mutations(UPPER_REGION))
     async with world_and_daemon(tmp_path, documents=documents, resync_period=RESYNC_PERIOD) as h:
-        await h.wait_condition(PUBLISHED, "Ready")
-        await accept_the_configmap_claim(h)
-        remote_configmaps = h.world.in_workspace("team-a", CONFIGMAP.path(namespace="default"))
-        h.rest.create(
-            remote_configmaps,
-            {
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {"name": "team-issuer-settings", "namespace": "default"},
-                "data": {"region": "eu"},
-            },
-        )
-        h.rest.create(
-            h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default")),
-            zertifikat("web", issuer="team-issuer"),
-        )
-        local_settings = CONFIGMAP.path(namespace=TEAM_A, name="team-issuer-settings")
-        import asyncio
-
-        await asyncio.sleep(3)
-        print("DEBUG", [r for r in h.requests(since_mark=False, with_status=True) if "configmap" in r or "secret" in r])
+        remote_configmaps, local_settings = await start_with_settings(h, {"region": "eu"})
         await eventually_async(
-            lambda: _data(h, local_settings) == {"region": "EU", "copied-to": f"{TEAM_A}/team-issuer-settings"},
+            lambda: h.data(local_settings) == {"region": "EU", "copied-to": f"{TEAM_A}/team-issuer-settings"},
             what="the ConfigMap down, mutated",
         )
-        assert _data(h, f"{remote_configmaps}/team-issuer-settings") == {"region": "eu"}, "the origin is unchanged"
+        assert h.data(f"{remote_configmaps}/team-issuer-settings") == {"region": "eu"}, "the origin is unchanged"
 
         h.world.apply(
             secret("web-tls", namespace=TEAM_A, data={"tls.crt": "YQ==", "tls.key": "Yg==", "ca.crt": "Yw=="})
@@ -116,41 +111,21 @@ async def test_related_objects_sync_mutated_both_ways_and_a_noop_resync_writes_n
 
         # The tenant edits the origin: the change comes down through the same steps.
         h.rest.merge_patch(f"{remote_configmaps}/team-issuer-settings", {"data": {"region": "us"}})
-        await eventually_async(lambda: _data(h, local_settings).get("region") == "US", what="the new region down")
+        await eventually_async(lambda: h.data(local_settings).get("region") == "US", what="the new region down")
 
         # A fixed point: a resync of everything finds nothing to write.
-        await settle(h.world)
-        h.set_mark()
-        h.worker(PUBLISHED).queue.resync()
-        await settle(h.world, quiet=1.0)
-        assert h.requests(writes_only=True) == []
+        assert await h.writes_of_a_resync(EXAMPLE) == []
 
 
 async def test_a_failing_related_step_is_reported_by_field_and_the_copy_is_left_as_it_was(tmp_path: Path) -> None:
     failing = [{"cel": {"path": "data.tier", "expression": "self.data.tier + '-copy'"}}]
     async with world_and_daemon(tmp_path, documents=(certificate_crd(), published_with_mutations(failing))) as h:
-        await h.wait_condition(PUBLISHED, "Ready")
-        await accept_the_configmap_claim(h)
-        remote_configmaps = h.world.in_workspace("team-a", CONFIGMAP.path(namespace="default"))
-        h.rest.create(
-            remote_configmaps,
-            {
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {"name": "team-issuer-settings", "namespace": "default"},
-                "data": {"tier": "a"},
-            },
-        )
-        h.rest.create(
-            h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default")),
-            zertifikat("web", issuer="team-issuer"),
-        )
-        local_settings = CONFIGMAP.path(namespace=TEAM_A, name="team-issuer-settings")
-        await eventually_async(lambda: _data(h, local_settings) == {"tier": "a-copy"}, what="the ConfigMap down")
+        remote_configmaps, local_settings = await start_with_settings(h, {"tier": "a"})
+        await eventually_async(lambda: h.data(local_settings) == {"tier": "a-copy"}, what="the ConfigMap down")
 
         # The tenant removes what the step reads: the step fails, and the copy keeps what it had.
         h.rest.merge_patch(f"{remote_configmaps}/team-issuer-settings", {"data": {"tier": None, "other": "x"}})
-        synced = await h.wait_condition(PUBLISHED, "Synced", "False")
+        synced = await h.wait_condition(EXAMPLE, "Synced", "False")
         assert "spec.related[1].mutation.spec[0].cel.expression" in synced["message"], synced
         await settle(h.world)
-        assert _data(h, local_settings) == {"tier": "a-copy"}
+        assert h.data(local_settings) == {"tier": "a-copy"}

@@ -16,6 +16,7 @@ import pytest
 from kcpsim.waiting import eventually_async
 from servlet.core.metadata import REMOTE_NAME_ANNOTATION, REMOTE_NAMESPACE_ANNOTATION
 from tests.integration.controllers_support import (
+    RESYNC_PERIOD,
     TEAM_A,
     Harness,
     settle,
@@ -40,8 +41,6 @@ from tests.integration.e2e.manifests import (
 )
 
 WIDGETS = (widget_crd(), published_resource("widgets", kind="Widget"))
-# Never due during a test; without a period `queue.resync()` would queue nothing.
-RESYNC_PERIOD = 3600.0
 
 
 def _remote_widgets(h: Harness, name: str = "") -> str:
@@ -80,9 +79,9 @@ async def test_api_calls_for_a_new_a_converged_a_changed_and_a_deleted_object(tm
             "POST service widgets k7v2m9x4q1w8z3r5",
         ]
 
-        reconciles = _sync_reconciles(h)
+        reconciles = h.sync_reconciles()
         h.worker("widgets").queue.resync()
-        await eventually_async(lambda: _sync_reconciles(h) > reconciles, what="the resync to reconcile")
+        await eventually_async(lambda: h.sync_reconciles() > reconciles, what="the resync to reconcile")
         assert await _measure(h) == [], "a resync of converged objects must send nothing, not even a GET"
 
         h.rest.merge_patch(_remote_widgets(h, "w1"), {"spec": {"size": 5}})
@@ -98,19 +97,11 @@ async def test_api_calls_for_a_new_a_converged_a_changed_and_a_deleted_object(tm
         assert h.rest.get(_local_widget("w1")) is None
 
 
-def _sync_reconciles(h: Harness) -> float:
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in h.daemon.metrics.render().decode().splitlines()
-        if line.startswith("servlet_reconciles_total{") and 'controller="sync' in line
-    )
-
-
 async def test_the_events_of_its_own_writes_do_not_reconcile_a_new_object_again(tmp_path: Path) -> None:
     async with world_and_daemon(tmp_path, documents=WIDGETS) as h:
         await h.wait_condition("widgets", "Ready")
         await settle(h.world)
-        before = _sync_reconciles(h)
+        before = h.sync_reconciles()
         for name in ("w1", "w2", "w3"):
             h.rest.create(_remote_widgets(h), remote_object("Widget", name, namespace="default", size=1))
         for name in ("w1", "w2", "w3"):
@@ -118,7 +109,7 @@ async def test_the_events_of_its_own_writes_do_not_reconcile_a_new_object_again(
         await settle(h.world)
         # One reconcile per object: the watch events of the finalizer and of the local copy
         # carry exactly what the servlet wrote and planned from.
-        assert _sync_reconciles(h) - before == 3
+        assert h.sync_reconciles() - before == 3
         # A change made by anyone else is reconciled, also on the service cluster.
         h.rest.merge_patch(_remote_widgets(h, "w1"), {"spec": {"size": 5}})
         await eventually_async(lambda: (h.rest.get(_local_widget("w1")) or {})["spec"]["size"] == 5, what="size 5")
@@ -128,7 +119,7 @@ async def test_the_events_of_its_own_writes_do_not_reconcile_a_new_object_again(
             what="the servlet to restore w2's size",
         )
         await settle(h.world)
-        assert _sync_reconciles(h) - before == 5
+        assert h.sync_reconciles() - before == 5
 
 
 async def test_status_and_related_objects_cost_one_request_per_change(tmp_path: Path) -> None:
@@ -185,9 +176,9 @@ async def test_status_and_related_objects_cost_one_request_per_change(tmp_path: 
             "PATCH vw:k7v2m9x4q1w8z3r5 secrets default/web-tls",
         ]
 
-        reconciles = _sync_reconciles(h)
+        reconciles = h.sync_reconciles()
         h.worker("publish-certmanager-certs").queue.resync()
-        await eventually_async(lambda: _sync_reconciles(h) > reconciles, what="the resync to reconcile")
+        await eventually_async(lambda: h.sync_reconciles() > reconciles, what="the resync to reconcile")
         assert await _measure(h) == []
 
         h.rest.delete(h.world.in_workspace("team-a", ZERTIFIKAT.path(namespace="default", name="web")))

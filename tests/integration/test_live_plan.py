@@ -25,6 +25,7 @@ from kcpsim.faults import ErrorRule, FaultPlan
 from kcpsim.harness.world import EXAMPLES, PUBLISHED_RESOURCE_CRD, Rest, load_yaml, resource_path
 from kcpsim.topology import WorkspaceSpec
 from servlet.app.cli import app
+from tests.integration.e2e.manifests import issued_secrets
 
 SERVLET = "tom"
 GROUP = EXPORT = "certificates.example.corp"
@@ -606,19 +607,7 @@ def test_live_and_offline_plans_find_the_same_secrets_by_labels(example: Example
     published_path = "/apis/services.kdp.k8c.io/v1alpha1/publishedresources/publish-certmanager-certs"
     example.rest.delete(published_path)
     (published,) = load_yaml(EXAMPLES / "publishedresource.yaml")
-    published["spec"].setdefault("related", []).append(
-        {
-            "identifier": "issued",
-            "origin": "service",
-            "kind": "Secret",
-            "object": {
-                "selector": {
-                    "matchLabels": {"issued-for": "{{ .Object.metadata.name }}"},
-                    "rewrite": {"regex": {"pattern": "^issued-(.+)$", "replacement": "extra-\\1"}},
-                }
-            },
-        }
-    )
+    published["spec"].setdefault("related", []).append(issued_secrets(pattern="^issued-(.+)$", replacement="extra-\\1"))
     example.rest.create(service_path(published, "publishedresources"), published)
     apply_schemas_and_export(example, example.plan("-o", "json").json())
     create_users_objects(example)

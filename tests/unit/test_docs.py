@@ -14,7 +14,7 @@ What is checked, page by page in `docs/`:
   PublishedResource CRD is described on the publishing page;
 - links between pages (and their #anchors) resolve, the index links every page, and every file
   or module the docs name exists, with every module of the three layers placed in the
-  architecture page's map.
+  architecture page's map and every module of kcpsim in the map of kcpsim.md.
 
 Pages owned by other guides (library, try-it-locally, demo, ...) have their own tests for their
 commands; their links are still checked here.
@@ -491,3 +491,16 @@ def _layer_modules() -> list[str]:
 @pytest.mark.parametrize("module", _layer_modules())
 def test_every_module_is_placed_on_the_architecture_map(module: str) -> None:
     assert f"`{module}`" in page_text("architecture.md"), f"architecture.md does not say what `{module}` is for"
+
+
+def _kcpsim_modules() -> list[str]:
+    return [
+        path.relative_to(REPO).as_posix()
+        for path in sorted((REPO / "kcpsim").rglob("*.py"))
+        if path.name != "__init__.py" and "__pycache__" not in path.parts
+    ]
+
+
+@pytest.mark.parametrize("module", _kcpsim_modules())
+def test_every_kcpsim_module_is_placed_on_its_map(module: str) -> None:
+    assert f"`{module}`" in page_text("kcpsim.md"), f"kcpsim.md does not say what `{module}` is for"

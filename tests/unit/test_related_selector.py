@@ -116,6 +116,26 @@ def test_a_secret_that_leaves_the_selector_loses_its_copy_and_one_that_joins_gai
     assert sorted(workspace_secrets(world)) == ["public-api"]
 
 
+@pytest.mark.parametrize(
+    ("issuer", "error"),
+    [(None, None), ("shop ca!", "yields the label value 'shop ca!' on the local side, which is not valid")],
+)
+def test_labels_that_cannot_be_evaluated_keep_the_copies_they_found(issuer: str | None, error: str | None) -> None:
+    context = context_with(selector_entry())
+    world, namespace = world_with_primary(context, spec={"issuer": "shop-ca"})
+    world.put(Side.LOCAL, secret(namespace, "internal-web", labels={"issued-by": "shop-ca"}))
+    settled(context, world)
+    assert sorted(workspace_secrets(world)) == ["public-web"]
+
+    primary = next(obj for obj in world.listed(Side.REMOTE) if obj["kind"] == "Zertifikat")
+    spec = {key: value for key, value in primary["spec"].items() if key != "issuer"}
+    world.put(Side.REMOTE, {**primary, "spec": spec if issuer is None else {**spec, "issuer": issuer}})
+    errors = [action["reason"] for action in settled(context, world) if action["type"] == "error"]
+
+    assert sorted(workspace_secrets(world)) == ["public-web"], "unset or invalid, the labels deselect nothing"
+    assert errors == ([] if error is None else [f"spec.related[0].object.selector.matchLabels.issued-by: {error}"])
+
+
 def test_a_tenants_own_secret_at_a_rewritten_name_is_never_deleted() -> None:
     context = context_with(selector_entry())
     world, namespace = world_with_primary(context, spec={"issuer": "shop-ca"})

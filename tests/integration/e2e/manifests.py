@@ -131,6 +131,9 @@ def gadget_crd() -> dict[str, Any]:
 
 
 # ---- PublishedResources --------------------------------------------------------------------------
+EXAMPLE = "publish-certmanager-certs"  # the name of the bundled example
+
+
 def example_published_resource() -> dict[str, Any]:
     """The bundled example: Certificates as `Zertifikat`, custom naming, the TLS Secret up."""
     (pr,) = load_yaml(EXAMPLES / "publishedresource.yaml")
@@ -151,6 +154,22 @@ def certificates_with_platform_secret() -> dict[str, Any]:
         }
     )
     return pr
+
+
+def issued_secrets(*, pattern: str, replacement: str = "\\1") -> dict[str, Any]:
+    """A related entry: the operator's Secrets labelled `issued-for` the primary's local copy, up
+    into the workspace, renamed by the regex `pattern` and `replacement`."""
+    return {
+        "identifier": "issued",
+        "origin": "service",
+        "kind": "Secret",
+        "object": {
+            "selector": {
+                "matchLabels": {"issued-for": "{{ .Object.metadata.name }}"},
+                "rewrite": {"regex": {"pattern": pattern, "replacement": replacement}},
+            }
+        },
+    }
 
 
 def published_resource(name: str, *, kind: str, api_group: str = "example.com", **spec: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from kcpsim import Topology
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
     CERTIFICATE,
+    EXAMPLE,
     GROUP,
     REMOTE_WIDGET,
     WIDGET,
@@ -25,8 +26,6 @@ from tests.integration.e2e.manifests import (
     widget_crd,
     zertifikat,
 )
-
-EXAMPLE = "publish-certmanager-certs"
 
 
 def _canonical_sha1(value: object) -> str:

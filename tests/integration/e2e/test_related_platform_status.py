@@ -7,11 +7,11 @@ from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import REMOTE_WIDGET, published_resource, remote_object, widget_crd
 from tests.integration.e2e.test_related_types import (
     DATABASE,
-    accept_the_servlets_claims,
     database,
     database_crd,
     database_entry,
     provide_databases_in_kcp,
+    serve_with_claims,
 )
 
 
@@ -19,16 +19,15 @@ def test_with_sync_status_the_status_of_a_workspace_databases_copy_goes_up(e2e: 
     identity = provide_databases_in_kcp(e2e, status_subresource=True)
     crd = database_crd()
     crd["spec"]["versions"][0]["subresources"] = {"status": {}}
-    e2e.publish(
+    serve_with_claims(
+        e2e,
+        identity,
         widget_crd(),
         crd,
         published_resource(
             "widgets", kind="Widget", related=[database_entry(identity, origin="platform", syncStatus=True)]
         ),
     )
-    e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_WIDGET)
-    accept_the_servlets_claims(e2e, identity)
     cluster = e2e.world.cluster("team-a")
     e2e.create_remote("team-a", DATABASE, database("mine", namespace="default", engine="mysql", size=2))
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="mine"))

@@ -12,6 +12,7 @@ from tests.integration.e2e.manifests import (
     SECRET,
     WIDGET,
     default_local_name,
+    issued_secrets,
     published_resource,
     remote_object,
     secret,
@@ -47,20 +48,7 @@ def serve_widgets_with(e2e: E2E, *related: dict[str, Any]) -> Any:
 
 
 def test_the_service_secrets_a_selector_finds_go_up_renamed_and_leave_with_their_label(e2e: E2E) -> None:
-    serve_widgets_with(
-        e2e,
-        {
-            "identifier": "issued",
-            "origin": "service",
-            "kind": "Secret",
-            "object": {
-                "selector": {
-                    "matchLabels": {"issued-for": "{{ .Object.metadata.name }}"},
-                    "rewrite": {"regex": {"pattern": "^internal-(.+)$", "replacement": "\\1"}},
-                }
-            },
-        },
-    )
+    serve_widgets_with(e2e, issued_secrets(pattern="^internal-(.+)$"))
     cluster = e2e.world.cluster("team-a")
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", size=1))
     local_name = default_local_name(namespace="default", name="w")
@@ -131,20 +119,7 @@ def test_workspace_configmaps_a_selector_finds_come_down_under_a_template_name(e
 
 
 def test_two_secrets_rewritten_to_one_name_are_reported_on_the_published_resource_not_written(e2e: E2E) -> None:
-    serve_widgets_with(
-        e2e,
-        {
-            "identifier": "issued",
-            "origin": "service",
-            "kind": "Secret",
-            "object": {
-                "selector": {
-                    "matchLabels": {"issued-for": "{{ .Object.metadata.name }}"},
-                    "rewrite": {"regex": {"pattern": "^internal-(.+)-v\\d$", "replacement": "\\1"}},
-                }
-            },
-        },
-    )
+    serve_widgets_with(e2e, issued_secrets(pattern="^internal-(.+)-v\\d$"))
     cluster = e2e.world.cluster("team-a")
     local_name = default_local_name(namespace="default", name="w")
     e2e.world.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": cluster}})

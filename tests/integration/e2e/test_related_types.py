@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from kcpsim.harness.process import ServletProcess
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
     CONFIGMAP,
@@ -129,6 +130,17 @@ def database_entry(identity: str, *, origin: str, **fields: Any) -> dict[str, An
     return {key: value for key, value in entry.items() if value is not None}
 
 
+def serve_with_claims(
+    e2e: E2E, identity: str, *documents: dict[str, Any], served: Resource = REMOTE_WIDGET
+) -> ServletProcess:
+    """`documents` published, the servlet running and `served` in team-a, the servlet's claims accepted there."""
+    e2e.publish(*documents)
+    servlet = e2e.servlet()
+    e2e.wait_served("team-a", served)
+    accept_the_servlets_claims(e2e, identity)
+    return servlet
+
+
 def accept_the_servlets_claims(e2e: E2E, identity: str) -> None:
     """Wait for the export to claim Databases (by identity), then accept every claim in team-a."""
     export_path = e2e.world.in_org(f"/apis/apis.kcp.io/v1alpha1/apiexports/{e2e.world.export}")
@@ -159,14 +171,13 @@ def database(name: str, *, namespace: str, engine: str, size: int) -> dict[str, 
 
 def test_a_service_database_goes_up_follows_changes_and_goes_with_its_primary(e2e: E2E) -> None:
     identity = provide_databases_in_kcp(e2e)
-    e2e.publish(
+    serve_with_claims(
+        e2e,
+        identity,
         widget_crd(),
         database_crd(),
         published_resource("widgets", kind="Widget", related=[database_entry(identity, origin="service")]),
     )
-    e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_WIDGET)
-    accept_the_servlets_claims(e2e, identity)
     cluster = e2e.world.cluster("team-a")
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="db-w"))
     e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="w"))
@@ -198,14 +209,13 @@ def test_a_service_database_goes_up_follows_changes_and_goes_with_its_primary(e2
 
 def test_a_workspace_database_comes_down_to_a_linked_copy(e2e: E2E) -> None:
     identity = provide_databases_in_kcp(e2e)
-    e2e.publish(
+    serve_with_claims(
+        e2e,
+        identity,
         widget_crd(),
         database_crd(),
         published_resource("widgets", kind="Widget", related=[database_entry(identity, origin="platform")]),
     )
-    e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_WIDGET)
-    accept_the_servlets_claims(e2e, identity)
     cluster = e2e.world.cluster("team-a")
     e2e.create_remote("team-a", DATABASE, database("mine", namespace="default", engine="mysql", size=2))
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="mine"))
@@ -225,7 +235,9 @@ def test_a_workspace_database_comes_down_to_a_linked_copy(e2e: E2E) -> None:
 def test_a_cluster_scoped_primary_names_its_database_namespace(e2e: E2E) -> None:
     identity = provide_databases_in_kcp(e2e)
     namespace = {"path": "metadata.name", "regex": {"pattern": "", "replacement": "default"}}
-    e2e.publish(
+    serve_with_claims(
+        e2e,
+        identity,
         gadget_crd(),
         database_crd(),
         published_resource(
@@ -239,10 +251,8 @@ def test_a_cluster_scoped_primary_names_its_database_namespace(e2e: E2E) -> None
                 )
             ],
         ),
+        served=REMOTE_GADGET,
     )
-    e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_GADGET)
-    accept_the_servlets_claims(e2e, identity)
     e2e.create_remote("team-a", DATABASE, database("shared", namespace="default", engine="mysql", size=1))
     e2e.create_remote("team-a", REMOTE_GADGET, remote_object("Gadget", "g", note="shared"))
     e2e.eventually(lambda: e2e.local_objects(GADGET), what="the local Gadget")
@@ -401,7 +411,9 @@ def secret_body(name: str, namespace: str, **values: str) -> dict[str, Any]:
 
 def test_without_cleanup_the_copies_stay_when_their_primary_goes(e2e: E2E) -> None:
     identity = provide_databases_in_kcp(e2e)
-    e2e.publish(
+    serve_with_claims(
+        e2e,
+        identity,
         widget_crd(),
         database_crd(),
         published_resource(
@@ -419,9 +431,6 @@ def test_without_cleanup_the_copies_stay_when_their_primary_goes(e2e: E2E) -> No
             ],
         ),
     )
-    e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_WIDGET)
-    accept_the_servlets_claims(e2e, identity)
     cluster = e2e.world.cluster("team-a")
     e2e.create_remote(
         "team-a",
@@ -452,16 +461,15 @@ def test_without_cleanup_the_copies_stay_when_their_primary_goes(e2e: E2E) -> No
 
 def test_with_sync_status_the_operators_status_goes_up_with_the_database(e2e: E2E) -> None:
     identity = provide_databases_in_kcp(e2e)
-    e2e.publish(
+    serve_with_claims(
+        e2e,
+        identity,
         widget_crd(),
         database_crd(),
         published_resource(
             "widgets", kind="Widget", related=[database_entry(identity, origin="service", syncStatus=True)]
         ),
     )
-    e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_WIDGET)
-    accept_the_servlets_claims(e2e, identity)
     cluster = e2e.world.cluster("team-a")
     e2e.create_remote("team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="db-w"))
     e2e.wait_local(WIDGET, namespace=cluster, name=default_local_name(namespace="default", name="w"))
@@ -487,7 +495,9 @@ def test_with_sync_status_the_operators_status_goes_up_with_the_database(e2e: E2
 
 def test_an_unserved_related_type_is_reported_the_others_keep_syncing_and_its_crd_fixes_it(e2e: E2E) -> None:
     identity = provide_databases_in_kcp(e2e)
-    e2e.publish(
+    servlet = serve_with_claims(
+        e2e,
+        identity,
         widget_crd(),
         published_resource(
             "widgets",
@@ -504,9 +514,6 @@ def test_an_unserved_related_type_is_reported_the_others_keep_syncing_and_its_cr
             ],
         ),
     )
-    servlet = e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_WIDGET)
-    accept_the_servlets_claims(e2e, identity)
     cluster = e2e.world.cluster("team-a")
     e2e.create_remote(
         "team-a", REMOTE_WIDGET, remote_object("Widget", "w", namespace="default", note="db-w", color="creds")
@@ -544,7 +551,9 @@ def test_an_unserved_related_type_is_reported_the_others_keep_syncing_and_its_cr
 
 def test_a_cluster_scoped_primary_gets_service_objects_of_any_type_and_projected(e2e: E2E) -> None:
     identity = provide_databases_in_kcp(e2e)
-    e2e.publish(
+    serve_with_claims(
+        e2e,
+        identity,
         gadget_crd(),
         database_crd(),
         published_resource(
@@ -572,10 +581,8 @@ def test_a_cluster_scoped_primary_gets_service_objects_of_any_type_and_projected
                 },
             ],
         ),
+        served=REMOTE_GADGET,
     )
-    e2e.servlet()
-    e2e.wait_served("team-a", REMOTE_GADGET)
-    accept_the_servlets_claims(e2e, identity)
     e2e.create_remote("team-a", REMOTE_GADGET, remote_object("Gadget", "g", note="g1"))
     e2e.eventually(lambda: e2e.local_objects(GADGET), what="the local Gadget")
     for namespace in ("service-dbs", "settings"):

@@ -31,6 +31,7 @@ EXPORT_HASH = "ctMOoTyQ5TS9ooROjIrRCm3Jaj5i0aD00zbqOS"
 SECRETS_CLAIM = "ctwrJRvMX7cX8wwk40Lz00UjJhYxPWE3TpN1lu"
 NAMESPACES_CLAIM = "4cL2J00WaeDbgQZyTP0B3usZwJbanHloGndI7P"
 IDENTITY = "5685b0de1001accae215edb874e741afcd19bcdaafa1cded11a504f722a0375a"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
 def widget_crd(
@@ -85,6 +86,25 @@ def widget_crd(
             },
         }
     )
+
+
+def example_io_widget_crd(schema: dict[str, Any], *, subresources: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The CRD of the namespaced Widgets of example.io/v1 as a plain body: `schema` is their
+    openAPIV3Schema, `subresources` what the version serves besides."""
+    version: dict[str, Any] = {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
+    if subresources is not None:
+        version["subresources"] = subresources
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.io"},
+        "spec": {
+            "group": "example.io",
+            "scope": "Namespaced",
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+            "versions": [version],
+        },
+    }
 
 
 def certificate(name: str, namespace: str = "default", **spec: Any) -> Any:

@@ -12,10 +12,9 @@ import pytest
 import yaml
 
 from kcpsim import KcpSim
-from tests.integration.kcpsim.helpers import Raw
+from tests.integration.kcpsim.helpers import CRDS, Raw, example_io_widget_crd
 from tests.integration.kcpsim.kubectl import kubectl
 
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 WIDGETS = "/apis/example.io/v1/namespaces/default/widgets"
 RULES_PATH = "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
 
@@ -95,27 +94,13 @@ def _schema() -> dict[str, Any]:
     }
 
 
-def _crd(schema: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.io"},
-        "spec": {
-            "group": "example.io",
-            "scope": "Namespaced",
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
-            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}],
-        },
-    }
-
-
 def _widget(name: str, /, **spec: Any) -> dict[str, Any]:
     return {"apiVersion": "example.io/v1", "kind": "Widget", "metadata": {"name": name}, "spec": spec}
 
 
 @pytest.fixture
 def widgets(raw: Raw) -> Raw:
-    response = raw("POST", CRDS, _crd(_schema()))
+    response = raw("POST", CRDS, example_io_widget_crd(_schema()))
     assert response.status_code == 201, response.text
     return raw
 
@@ -253,7 +238,7 @@ def test_a_rule_too_costly_to_finish_is_refused_not_run_forever(widgets: Raw) ->
 def test_a_crd_whose_rule_does_not_compile_is_refused(raw: Raw, rule: dict[str, Any], detail: str) -> None:
     schema = _schema()
     schema["properties"]["spec"]["x-kubernetes-validations"] = [rule]
-    text, causes = _refusal(raw("POST", CRDS, _crd(schema)))
+    text, causes = _refusal(raw("POST", CRDS, example_io_widget_crd(schema)))
     ((field, reason, message),) = causes
     assert (field, reason) == (RULES_PATH, "FieldValueInvalid")
     assert message.startswith(f"Invalid value: apiextensions.ValidationRule{{Rule:{json.dumps(rule['rule'])}, ")
@@ -261,7 +246,7 @@ def test_a_crd_whose_rule_does_not_compile_is_refused(raw: Raw, rule: dict[str, 
     assert text.startswith('CustomResourceDefinition.apiextensions.k8s.io "widgets.example.io" is invalid: ')
     assert raw("GET", f"{CRDS}/widgets.example.io").status_code == 404
     # An update that breaks a rule is refused the same way, and the stored CRD keeps its rules.
-    assert raw("POST", CRDS, _crd(_schema())).status_code == 201
+    assert raw("POST", CRDS, example_io_widget_crd(_schema())).status_code == 201
     stored = raw("GET", f"{CRDS}/widgets.example.io").json()
     stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] = [
         rule
@@ -269,7 +254,9 @@ def test_a_crd_whose_rule_does_not_compile_is_refused(raw: Raw, rule: dict[str, 
     assert _refusal(raw("PUT", f"{CRDS}/widgets.example.io", stored))[1][0][0] == RULES_PATH
 
 
-def test_kubectl_shows_the_broken_rule_and_the_refused_crd(kcpsim: KcpSim, widgets: Raw, tmp_path: Path) -> None:
+def test_kubectl_shows_the_broken_rule_and_the_refusedexample_io_widget_crd(
+    kcpsim: KcpSim, widgets: Raw, tmp_path: Path
+) -> None:
     kubeconfig = kcpsim.write_kubeconfigs(tmp_path)["service"]
     manifest = yaml.safe_dump({**_widget("w", min=5, max=2), "metadata": {"name": "w", "namespace": "default"}})
     created = kubectl(kubeconfig, "create", "-f", "-", cache=tmp_path, stdin=manifest)
@@ -284,7 +271,7 @@ def test_kubectl_shows_the_broken_rule_and_the_refused_crd(kcpsim: KcpSim, widge
     assert 'The Widget "w" is invalid: spec.size: Invalid value: "integer": size may only grow' in patched.stderr
     broken = _schema()
     broken["properties"]["spec"]["x-kubernetes-validations"] = [{"rule": "self.min =="}]
-    crd = _crd(broken) | {"metadata": {"name": "gadgets.example.io"}}
+    crd = example_io_widget_crd(broken) | {"metadata": {"name": "gadgets.example.io"}}
     crd["spec"]["names"] = {"kind": "Gadget", "plural": "gadgets", "singular": "gadget", "listKind": "GadgetList"}
     applied = kubectl(kubeconfig, "apply", "-f", "-", cache=tmp_path, stdin=yaml.safe_dump(crd))
     assert applied.returncode == 1

@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 
 from kcpsim import KcpSim
-from tests.integration.kcpsim.helpers import Raw
+from tests.integration.kcpsim.helpers import CRDS, Raw, example_io_widget_crd
 from tests.integration.kcpsim.kubectl import kubectl
 
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 WIDGETS = "/apis/example.io/v1/namespaces/default/widgets"
 SCALE = {
     "specReplicasPath": ".spec.size.replicas",
@@ -34,25 +33,7 @@ def widgets(raw: Raw) -> Raw:
             "status": {"type": "object", "properties": {"ready": {"type": "integer"}, "selector": {"type": "string"}}},
         },
     }
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.io"},
-        "spec": {
-            "group": "example.io",
-            "scope": "Namespaced",
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                    "subresources": {"status": {}, "scale": SCALE},
-                }
-            ],
-        },
-    }
+    crd = example_io_widget_crd(schema, subresources={"status": {}, "scale": SCALE})
     assert raw("POST", CRDS, crd).status_code == 201
     widget = {
         "apiVersion": "example.io/v1",

@@ -14,10 +14,9 @@ import pytest
 import yaml
 
 from kcpsim import KcpSim
-from tests.integration.kcpsim.helpers import Raw
+from tests.integration.kcpsim.helpers import CRDS, Raw, example_io_widget_crd
 from tests.integration.kcpsim.kubectl import kubectl
 
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 WIDGETS = "/apis/example.io/v1/namespaces/default/widgets"
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 GROUP = "certificates.example.corp"
@@ -39,24 +38,7 @@ SPEC_SCHEMA: dict[str, Any] = {
 
 
 def widget_crd(spec_schema: dict[str, Any] = SPEC_SCHEMA) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.io"},
-        "spec": {
-            "group": "example.io",
-            "scope": "Namespaced",
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}},
-                }
-            ],
-        },
-    }
+    return example_io_widget_crd({"type": "object", "properties": {"spec": spec_schema}})
 
 
 def widget(name: str, /, **spec: Any) -> dict[str, Any]:

@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 
 from kcpsim import KcpSim
-from tests.integration.kcpsim.helpers import Raw
+from tests.integration.kcpsim.helpers import CRDS, Raw
 from tests.integration.kcpsim.kubectl import kubectl
 
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 COLUMNS = [
     {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
