@@ -224,12 +224,10 @@ def memory_per_object(runs: list[dict[str, Any]]) -> str:
     if len(runs) < 2:
         return "needs two sizes"
     small, large = sorted(runs, key=lambda r: r["objects"])[-2:]
-    added = large["objects"] - small["objects"]
-    rss_per_object = (large["peak_rss_mb"] - small["peak_rss_mb"]) * 1024 * 1024 / added
-    json_per_object = (large["cached_json_bytes"] - small["cached_json_bytes"]) / added
+    growth = sync.memory_growth(small, large)
     return (
-        f"{rss_per_object / 1024:.1f} KB of RSS per object from {small['objects']} to {large['objects']}, "
-        f"{json_per_object / 1024:.1f} KB of cached JSON: {rss_per_object / json_per_object:.1f}x"
+        f"{growth['rss_per_object_kb']:.1f} KB of RSS per object from {small['objects']} to {large['objects']}, "
+        f"{growth['cached_json_per_object_kb']:.1f} KB of cached JSON: {growth['rss_to_cached_json']:.1f}x"
     )
 
 

@@ -1,9 +1,9 @@
 """The floor for initial sync: exactly the minimal requests, with the servlet's client and concurrency.
 
-One list of the remote objects through the virtual workspace, then per workspace one local
-namespace, per object one finalizer patch (through the VW, to the object's workspace) and one
-local create, issued by `--sync-workers` concurrent workers with the same lightkube clients the
-servlet uses (`servlet.adapters.kube`). No caches, no planning, no checks: whatever the servlet
+One list of the remote objects through the virtual workspace (one per shard), then per workspace
+one local namespace, per object one finalizer patch (through its shard's VW, to the object's
+workspace) and one local create, issued by `--sync-workers` concurrent workers with the same
+lightkube clients the servlet uses (`servlet.adapters.kube`). No caches, no planning, no checks: whatever the servlet
 spends beyond this is the price of doing it correctly. It is a yardstick, not a syncer.
 
 It runs as its own process, like the servlet, so it does not share the simulator's interpreter.
@@ -24,7 +24,7 @@ from typing import Any
 from lightkube import KubeConfig
 from lightkube.resources.core_v1 import Namespace
 
-from bench.scenario import LOCAL, NAMESPACE, REMOTE
+from bench.scenario import LOCAL, NAMESPACE, REMOTE, vw_urls
 from kcpsim.harness.world import World
 from servlet.adapters.kube import ClusterClients, async_client, merge_patch, resource_class, wrap
 from servlet.app.run_command import GC_THRESHOLDS
@@ -35,20 +35,20 @@ REMOTE_TYPE = ResourceType(REMOTE.group, REMOTE.version, "Widget", REMOTE.plural
 LOCAL_TYPE = ResourceType(LOCAL.group, LOCAL.version, "Widget", LOCAL.plural, True)
 
 
-async def _run(*, service_config: KubeConfig, kcp_config: KubeConfig, vw_url: str, workers: int) -> float:
+async def _run(*, service_config: KubeConfig, kcp_config: KubeConfig, vw_urls: list[str], workers: int) -> float:
     service = async_client(service_config, trust_env=False)
-    vw = ClusterClients(kcp_config, base_url=vw_url, trust_env=False)
+    shards = [ClusterClients(kcp_config, base_url=url, trust_env=False) for url in vw_urls]
     remote_cls, local_cls = resource_class(REMOTE_TYPE), resource_class(LOCAL_TYPE)
     started = time.perf_counter()
-    objects = [obj async for obj in vw.get("*").list(remote_cls, namespace="*")]
-    queue: asyncio.Queue[Any] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[ClusterClients, Any]] = asyncio.Queue()
+    for vw in shards:
+        async for obj in vw.get("*").list(remote_cls, namespace="*"):
+            queue.put_nowait((vw, obj))
     namespaces: set[str] = set()
-    for obj in objects:
-        queue.put_nowait(obj)
 
     async def worker() -> None:
         while not queue.empty():
-            obj = queue.get_nowait()
+            vw, obj = queue.get_nowait()
             cluster = obj.metadata.annotations["kcp.io/cluster"]
             namespace = f"ws-{cluster}"
             if namespace not in namespaces:
@@ -79,7 +79,8 @@ async def _run(*, service_config: KubeConfig, kcp_config: KubeConfig, vw_url: st
 
     await asyncio.gather(*(worker() for _ in range(workers)))
     elapsed = time.perf_counter() - started
-    await vw.aclose()
+    for vw in shards:
+        await vw.aclose()
     await service.close()
     return elapsed
 
@@ -90,7 +91,7 @@ def floor_seconds(world: World, *, workers: int) -> tuple[float, float]:
     service, kcp = world.kubeconfigs("floor")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
-        [sys.executable, "-m", "bench.floor", str(service), str(kcp), world.sim.vw_url(), str(workers)],
+        [sys.executable, "-m", "bench.floor", str(service), str(kcp), ",".join(vw_urls(world)), str(workers)],
         capture_output=True,
         text=True,
         check=True,
@@ -105,7 +106,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="minimal initial-sync requests (prints seconds)")
     parser.add_argument("service_kubeconfig", type=Path)
     parser.add_argument("kcp_kubeconfig", type=Path)
-    parser.add_argument("vw_url")
+    parser.add_argument("vw_urls", help="the virtual workspace URL of every shard, separated by commas")
     parser.add_argument("workers", type=int)
     args = parser.parse_args()
     gc.set_threshold(*GC_THRESHOLDS)  # as `servlet run` sets it: the same interpreter settings
@@ -114,7 +115,7 @@ def main() -> None:
             _run(
                 service_config=KubeConfig.from_file(args.service_kubeconfig),
                 kcp_config=KubeConfig.from_file(args.kcp_kubeconfig),
-                vw_url=args.vw_url,
+                vw_urls=args.vw_urls.split(","),
                 workers=args.workers,
             )
         )

@@ -28,6 +28,7 @@ from bench.scenario import (
     cpu_seconds,
     is_finalizer_patch,
     is_local_create,
+    object_writes,
     peak_rss_mb,
     prepared_world,
     seed_objects,
@@ -70,9 +71,7 @@ def initial_sync(env: E2E, scale: Scale, *, timeout: float) -> tuple[dict[str, A
     time.sleep(2.0)  # anything sent late still belongs to the initial sync
     cached = cached_json_bytes(env)
     records = requests.since_mark()
-    writes = [
-        r for r in records if r.verb in WRITE_VERBS and not r.path.endswith("/leases") and "/leases/" not in r.path
-    ]
+    writes = object_writes(records)
     return {
         "seconds_from_start": converged - launched,
         "seconds_from_first_write": converged - first_write,
@@ -84,6 +83,20 @@ def initial_sync(env: E2E, scale: Scale, *, timeout: float) -> tuple[dict[str, A
         "writes_per_object": len(writes) / scale.objects,
         "writes": breakdown(writes),
     }, servlet
+
+
+def memory_growth(small: dict[str, Any], large: dict[str, Any]) -> dict[str, float]:
+    """Peak RSS and cached JSON added per object from run `small` to run `large` (both with
+    `objects`, `peak_rss_mb` and `cached_json_bytes`), and their ratio: what does not grow with
+    the objects (the interpreter, the libraries, the workspaces) drops out of the difference."""
+    added = large["objects"] - small["objects"]
+    rss = (large["peak_rss_mb"] - small["peak_rss_mb"]) * 1024 * 1024 / added
+    cached = (large["cached_json_bytes"] - small["cached_json_bytes"]) / added
+    return {
+        "rss_per_object_kb": rss / 1024,
+        "cached_json_per_object_kb": cached / 1024,
+        "rss_to_cached_json": rss / cached,
+    }
 
 
 def resync_and_change(env: E2E, scale: Scale, objects: list[Any], *, timeout: float) -> dict[str, Any]:

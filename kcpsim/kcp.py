@@ -645,8 +645,9 @@ class Kcp:
         raise KeyError((group, plural))
 
     def reconcile_exports(self, events: list[Event]) -> None:
-        for cluster in list(self.world.catalog.kcp_clusters):
-            for _, export in list(self.world.store.iter(EXPORT_KEY, cluster)):
+        kcp_clusters = self.world.catalog.kcp_clusters
+        for (cluster, _, _), export in list(self.world.store.iter(EXPORT_KEY, None)):
+            if cluster in kcp_clusters:
                 self._reconcile_export(cluster, export)
 
     def _reconcile_export(self, cluster: str, export: Obj) -> None:
@@ -738,7 +739,9 @@ class Kcp:
     def reconcile_bindings(self, events: list[Event]) -> None:
         before = self._claim_labels
         clusters = self._clusters_to_rebind(events)
-        self._claim_labels = {c: labels for c, labels in before.items() if c not in clusters}
+        self._claim_labels = dict(before)  # a copy in C: a comprehension over every cluster was not
+        for cluster in clusters:
+            self._claim_labels.pop(cluster, None)
         for cluster in clusters:
             for _, binding in list(self.world.store.iter(BINDING_KEY, cluster)):
                 self._reconcile_binding(cluster, binding)

@@ -107,12 +107,20 @@ def vw_urls(kcp: Kcp, export_cluster: str, export_name: str) -> list[str]:
     from kcpsim.kcp import vw_url
 
     shards = kcp.shards
+    every_shard = set(range(shards.count)) - shards.removed
     bound: set[int] = set()
-    for cluster in kcp.world.catalog.kcp_clusters:
-        for _, binding in kcp.world.store.iter(BINDING_KEY, cluster):
-            found = kcp.binding_export(cluster, binding)
-            if found is not None and found[0] == export_cluster and found[1]["metadata"]["name"] == export_name:
-                bound.add(shards.shard_of(cluster))
+    # Only the workspaces holding bindings are looked at, and only until every live shard is found:
+    # with thousands of workspaces, a scan of them all on each change made adding them quadratic.
+    kcp_clusters = kcp.world.catalog.kcp_clusters
+    for (cluster, _, _), binding in kcp.world.store.iter(BINDING_KEY, None):
+        if bound >= every_shard:
+            break
+        shard = shards.shard_of(cluster)
+        if shard in bound or cluster not in kcp_clusters:
+            continue
+        found = kcp.binding_export(cluster, binding)
+        if found is not None and found[0] == export_cluster and found[1]["metadata"]["name"] == export_name:
+            bound.add(shard)
     live = sorted(bound - shards.removed)
     return [vw_url(shards.base_url(kcp.base_url, shard), export_cluster, export_name) for shard in live]
 
@@ -150,6 +158,7 @@ def reconcile_slices(kcp: Kcp) -> None:
     """Every endpoint slice of every workspace gets the URLs of the export it names."""
     from kcpsim.kcp import SLICE_KEY
 
-    for cluster in list(kcp.world.catalog.kcp_clusters):
-        for _, slice_obj in list(kcp.world.store.iter(SLICE_KEY, cluster)):
+    kcp_clusters = kcp.world.catalog.kcp_clusters
+    for (cluster, _, _), slice_obj in list(kcp.world.store.iter(SLICE_KEY, None)):
+        if cluster in kcp_clusters:
             reconcile_slice(kcp, cluster, slice_obj)

@@ -14,6 +14,7 @@ import pytest
 from kcpsim import Topology
 from kcpsim.harness.process import ServletProcess
 from kcpsim.harness.world import SERVLET_NAMESPACE, Call
+from kcpsim.harness.writers import NOT_WORK, overlapping, writes_by_workspace
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
     GROUP,
@@ -33,7 +34,6 @@ TIMING = ("--lease-duration", "4", "--lease-renew-deadline", "3", "--lease-retry
 # has at least one of them to sync.
 WORKSPACES = tuple(f"team-{index}" for index in range(1, 7))
 REPLICAS = ("replica-1", "replica-2")
-NOT_WORK = ("/leases", "/events")
 LEADER_ONLY = ("apiresourceschema", "apiexport", "status")
 LEASES = f"/apis/coordination.k8s.io/v1/namespaces/{SERVLET_NAMESPACE}/leases"
 
@@ -59,24 +59,17 @@ def _writes_by_workspace(e2e: E2E) -> dict[str, list[Call]]:
     """Every write of the replicas for a workspace: to it (its path names its logical cluster) or to
     the local copies that came from it (in the namespace named after it)."""
     clusters = {e2e.world.cluster(workspace): workspace for workspace in WORKSPACES}
-    found: dict[str, list[Call]] = {workspace: [] for workspace in WORKSPACES}
-    for replica in REPLICAS:
-        for call in e2e.simulated.callers.writes(token=replica, ignore=NOT_WORK):
-            for cluster, workspace in clusters.items():
-                if f"/clusters/{cluster}/" in call.path or f"/namespaces/{cluster}/" in call.path:
-                    found[workspace].append(call)
-    return found
+    calls = [call for replica in REPLICAS for call in e2e.simulated.callers.writes(token=replica, ignore=NOT_WORK)]
+    return writes_by_workspace(calls, clusters)
 
 
 def _assert_one_writer_at_a_time(e2e: E2E) -> None:
     for workspace, calls in _writes_by_workspace(e2e).items():
-        for first in calls:
-            for second in calls:
-                if first.token != second.token and first.started <= second.started:
-                    assert first.ended <= second.started, (
-                        f"{workspace}: {first.token} {first.method} {first.path} and {second.token} "
-                        f"{second.method} {second.path} overlap"
-                    )
+        pairs = overlapping(calls)
+        assert not pairs, f"{workspace}: " + "; ".join(
+            f"{first.token} {first.method} {first.path} and {second.token} {second.method} {second.path} overlap"
+            for first, second in pairs
+        )
 
 
 def _leader_reconciles(servlet: ServletProcess) -> list[str]:
