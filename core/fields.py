@@ -56,6 +56,17 @@ def report_unknown(data: Mapping[Any, Any], *, path: str, known: Iterable[str], 
     )
 
 
+def one_form(data: Mapping[str, Any], forms: tuple[str, ...], *, path: str, problems: list[Problem]) -> str | None:
+    """The one of `forms` that `data` sets; none or several is a problem naming the forms set."""
+    given = [form for form in forms if data.get(form) is not None]
+    if len(given) == 1:
+        return given[0]
+    choices = f"{', '.join(forms[:-1])} and {forms[-1]}"
+    found = f" (found: {', '.join(given)})" if given else ""
+    problems.append(Problem(field=path, message=f"set exactly one of {choices}{found}"))
+    return None
+
+
 def read_string(
     data: Mapping[str, Any],
     key: str,

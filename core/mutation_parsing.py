@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from servlet.core.cel import CelError, compile_expression
-from servlet.core.fields import as_mapping, describe, report_unknown
+from servlet.core.fields import as_mapping, describe, one_form, report_unknown
 from servlet.core.model import Problem, RegexRule
 from servlet.core.mutation import template_for
 from servlet.core.mutation_path import PathError, parse_path
@@ -60,14 +60,9 @@ def _parse_step(data: object, *, path: str, problems: list[Problem]) -> Mutation
     if step is None:
         return None
     report_unknown(step, path=path, known=_KINDS, problems=problems)
-    given = [kind for kind in _KINDS if step.get(kind) is not None]
-    if len(given) != 1:
-        found = f"{len(given)} ({', '.join(given)})" if given else "none"
-        problems.append(
-            Problem(field=path, message=f"must hold exactly one of delete, regex, template and cel, found {found}")
-        )
+    kind = one_form(step, tuple(_KINDS), path=path, problems=problems)
+    if kind is None:
         return None
-    kind = given[0]
     where = f"{path}.{kind}"
     body = as_mapping(step[kind], path=where, problems=problems)
     if body is None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from jsonpath_ng.parser import parse as parse_json_path
 
 from servlet.core import related_templates, rewrite
-from servlet.core.fields import as_mapping, describe, read_enum, read_string, report_unknown
+from servlet.core.fields import as_mapping, describe, one_form, read_enum, read_string, report_unknown
 from servlet.core.model import (
     Naming,
     Origin,
@@ -196,11 +196,9 @@ def _parse_object(data: object, *, path: str, problems: list[Problem]) -> Relate
 def _parse_object_form(
     data: Mapping[str, object], *, path: str, problems: list[Problem], namespace: bool
 ) -> ValueReference | str | None:
-    forms = [form for form in _OBJECT_FORMS if data.get(form) is not None]
-    if len(forms) != 1:
-        problems.append(Problem(field=path, message="set exactly one of reference, template and selector"))
+    form = one_form(data, _OBJECT_FORMS, path=path, problems=problems)
+    if form is None:
         return None
-    (form,) = forms
     if form == "selector":
         # A namespace found by labels could be any namespace: the namespace rules allow none of that.
         problems.append(

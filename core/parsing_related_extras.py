@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from servlet.core.fields import as_mapping, describe, report_unknown
+from servlet.core.fields import as_mapping, describe, one_form, report_unknown
 from servlet.core.filtering import parse_label_selector
 from servlet.core.model import Problem, RelatedReference, RelatedWatch, ValueReference
 from servlet.core.mutation_parsing import parse_mutation
@@ -55,12 +55,12 @@ def _parse_watch(data: object, *, path: str, problems: list[Problem]) -> Related
     watch = as_mapping(data, path=path, problems=problems)
     if watch is None:
         return None
-    report_unknown(watch, path=path, known=("byOwner", "bySelector"), problems=problems)
-    forms = [form for form in ("byOwner", "bySelector") if watch.get(form) is not None]
-    if len(forms) != 1:
-        problems.append(Problem(field=path, message="set exactly one of byOwner and bySelector"))
+    forms = ("byOwner", "bySelector")
+    report_unknown(watch, path=path, known=forms, problems=problems)
+    form = one_form(watch, forms, path=path, problems=problems)
+    if form is None:
         return None
-    if forms == ["byOwner"]:
+    if form == "byOwner":
         owner = watch["byOwner"]
         if owner != {}:
             problems.append(

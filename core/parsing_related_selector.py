@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from servlet.core import related_selector, related_templates, rewrite
-from servlet.core.fields import as_mapping, describe, read_string, report_unknown
+from servlet.core.fields import as_mapping, describe, one_form, read_string, report_unknown
 from servlet.core.filtering import is_label_key, is_label_value, parse_label_selector
 from servlet.core.model import Problem, RegexRule, RelatedSelector
 from servlet.core.templates import TemplateError, is_template
@@ -89,12 +89,12 @@ def _parse_rewrite(data: object, *, path: str, problems: list[Problem]) -> Regex
     found = as_mapping(data, path=path, problems=problems)
     if found is None:
         return None
-    report_unknown(found, path=path, known=("regex", "template"), problems=problems)
-    forms = [form for form in ("regex", "template") if found.get(form) is not None]
-    if len(forms) != 1:
-        problems.append(Problem(field=path, message="set exactly one of regex and template"))
+    forms = ("regex", "template")
+    report_unknown(found, path=path, known=forms, problems=problems)
+    form = one_form(found, forms, path=path, problems=problems)
+    if form is None:
         return None
-    if forms == ["regex"]:
+    if form == "regex":
         return _parse_regex(found["regex"], path=f"{path}.regex", problems=problems)
     holder = as_mapping(found["template"], path=f"{path}.template", problems=problems)
     if holder is None:

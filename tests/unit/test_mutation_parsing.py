@@ -58,10 +58,10 @@ def test_the_peers_empty_pattern_replacement_and_template_are_accepted() -> None
         ([], "spec.mutation: must be a map, not a list"),
         ({"spec": {}}, "spec.mutation.spec: must be a list of steps, not a map"),
         ({"both": []}, "spec.mutation.both: unknown field (known fields: spec, status)"),
-        ({"spec": [{}]}, "spec.mutation.spec[0]: must hold exactly one of delete, regex, template and cel, found none"),
+        ({"spec": [{}]}, "spec.mutation.spec[0]: set exactly one of delete, regex, template and cel"),
         (
             {"spec": [{"delete": {"path": "a"}, "cel": {"path": "a", "expression": "1"}}]},
-            "spec.mutation.spec[0]: must hold exactly one of delete, regex, template and cel, found 2 (delete, cel)",
+            "spec.mutation.spec[0]: set exactly one of delete, regex, template and cel (found: delete, cel)",
         ),
         ({"spec": [{"delete": {}}]}, "spec.mutation.spec[0].delete.path: is required"),
         ({"spec": [{"delete": {"path": "spec..x"}}]}, 'spec.mutation.spec[0].delete.path: "spec..x" has an empty key'),
@@ -106,7 +106,7 @@ def test_a_step_that_can_never_work_is_a_problem_at_its_field(mutation: Any, exp
 def test_an_unknown_kind_of_step_is_named_as_such() -> None:
     assert problems({"spec": [{"replace": {"path": "a"}}]}) == [
         "spec.mutation.spec[0].replace: unknown field (known fields: delete, regex, template, cel)",
-        "spec.mutation.spec[0]: must hold exactly one of delete, regex, template and cel, found none",
+        "spec.mutation.spec[0]: set exactly one of delete, regex, template and cel",
     ]
 
 

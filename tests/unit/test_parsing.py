@@ -384,7 +384,7 @@ def test_each_bad_spec_field_is_one_problem_at_its_path(spec: dict[str, Any], ex
         ({"watch": {}}, "spec.related[0].watch: set exactly one of byOwner and bySelector"),
         (
             {"watch": {"byOwner": {}, "bySelector": {"matchLabels": {"a": "b"}}}},
-            "spec.related[0].watch: set exactly one of byOwner and bySelector",
+            "spec.related[0].watch: set exactly one of byOwner and bySelector (found: byOwner, bySelector)",
         ),
         ({"watch": "byOwner"}, 'spec.related[0].watch: must be a map, not "byOwner"'),
         (
