@@ -63,7 +63,8 @@ from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import get_logger
 from servlet.app.observability.metrics import ApiTarget, Metrics
 from servlet.app.observability.probes import HealthChecks, ProbeServer, task_alive
-from servlet.app.runtime.informer import Informer, ObjectKey
+from servlet.app.runtime.informer import Informer
+from servlet.app.runtime.informer_events import ObjectKey
 from servlet.app.runtime.leader import LeaderElector
 from servlet.app.runtime.stopping import first_of, sleep_unless
 from servlet.app.runtime.workqueue import Backoff

@@ -23,7 +23,7 @@ from servlet.app.controllers.caches import Cache, resource_version
 from servlet.app.controllers.catalog import Catalog, Entry, schema_taken_by
 from servlet.app.controllers.status import StatusBoard
 from servlet.app.observability.logs import FieldLogger
-from servlet.app.runtime.informer import ObjectKey
+from servlet.app.runtime.informer_events import ObjectKey
 from servlet.core.apiexport import SCHEMAS_FIELD, plan_export, schema_resource
 from servlet.core.conditions import Condition, ConditionType
 from servlet.core.ports import OrgWorkspace

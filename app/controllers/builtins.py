@@ -21,7 +21,7 @@ from typing import Any
 
 from servlet.app.controllers.caches import Cache, subscription
 from servlet.app.observability.logs import FieldLogger
-from servlet.app.runtime.informer import Event, EventType, Handler, ObjectKey
+from servlet.app.runtime.informer_events import Event, EventType, Handler, ObjectKey
 from servlet.core.errors import ApiFailure
 from servlet.core.hashing import canonical_json, sha1_hex
 from servlet.core.model import Problem

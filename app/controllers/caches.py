@@ -28,7 +28,8 @@ import attrs
 from attrs import frozen
 
 from servlet.app.runtime.index_sets import IndexSets
-from servlet.app.runtime.informer import Event, EventType, Handler, Informer, ObjectKey
+from servlet.app.runtime.informer import Informer
+from servlet.app.runtime.informer_events import Event, EventType, Handler, ObjectKey
 from servlet.app.runtime.sharded_informer import CacheFeed, ShardedInformer
 from servlet.core.ports import WatchSource
 

@@ -38,7 +38,7 @@ from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
 from servlet.app.runtime.buckets import BucketCoordinator
-from servlet.app.runtime.informer import Event, EventType
+from servlet.app.runtime.informer_events import Event, EventType
 from servlet.app.runtime.workqueue import WorkQueue
 from servlet.core.ports import (
     ActionExecutor,

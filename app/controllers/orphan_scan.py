@@ -17,7 +17,7 @@ from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.queues import Requeue
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
-from servlet.app.runtime.informer import ObjectKey
+from servlet.app.runtime.informer_events import ObjectKey
 from servlet.core.model import RemoteKey
 from servlet.core.orphans import delete_orphans, find_orphans
 from servlet.core.plan import SyncContext

@@ -29,7 +29,7 @@ import attrs
 from servlet.app.controllers.caches import Cache, resource_version
 from servlet.app.controllers.links import RelatedObjectKey
 from servlet.app.observability.logs import FieldLogger
-from servlet.app.runtime.informer import Event, EventType, ObjectKey
+from servlet.app.runtime.informer_events import Event, EventType, ObjectKey
 from servlet.app.runtime.stores import is_partial
 from servlet.core.errors import Forbidden
 from servlet.core.gather import UNREADABLE, Answer, ObjectAt, ObjectsMatching

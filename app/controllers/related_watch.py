@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.links import remote_key_of_local
-from servlet.app.runtime.informer import Event, EventType, ObjectKey
+from servlet.app.runtime.informer_events import Event, EventType, ObjectKey
 from servlet.core.actions import Side
 from servlet.core.context import SyncContext
 from servlet.core.model import LabelSelector, RemoteKey, ResourceType

@@ -20,7 +20,7 @@ from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.catalog import Catalog, Entry
 from servlet.app.controllers.status import StatusBoard
 from servlet.app.observability.logs import FieldLogger
-from servlet.app.runtime.informer import Event, EventType
+from servlet.app.runtime.informer_events import Event, EventType
 from servlet.core.conditions import Condition, ConditionType, condition_problems
 from servlet.core.errors import AlreadyExists, ApiFailure
 from servlet.core.ports import OrgWorkspace

@@ -54,7 +54,7 @@ from servlet.app.controllers.sync_execution import PlanExecution
 from servlet.app.controllers.sync_reads import SnapshotReader
 from servlet.app.controllers.sync_reports import CONTROLLER, SyncReporter
 from servlet.app.controllers.sync_tally import SyncTally
-from servlet.app.runtime.informer import ObjectKey
+from servlet.app.runtime.informer_events import ObjectKey
 from servlet.app.runtime.workqueue import WorkQueue
 from servlet.core.actions import Conflict, Release
 from servlet.core.conditions import Condition, ConditionType

@@ -26,7 +26,7 @@ from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
 from servlet.app.runtime.buckets import BucketCoordinator
-from servlet.app.runtime.informer import ObjectKey
+from servlet.app.runtime.informer_events import ObjectKey
 from servlet.core.actions import Side
 from servlet.core.ports import ActionExecutor, ServiceCluster, VirtualWorkspace, WatchSources
 

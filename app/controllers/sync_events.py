@@ -24,7 +24,7 @@ from servlet.app.controllers.links import RelatedObjectKey, remote_key_of_local
 from servlet.app.controllers.object_book import ObjectBook
 from servlet.app.controllers.related_watch import WatchWakes
 from servlet.app.controllers.sync_reports import SyncReporter
-from servlet.app.runtime.informer import Event, EventType
+from servlet.app.runtime.informer_events import Event, EventType
 from servlet.app.runtime.workqueue import WorkQueue
 from servlet.core.actions import Side
 from servlet.core.context import SyncContext

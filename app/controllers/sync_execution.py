@@ -27,7 +27,7 @@ from servlet.app.controllers.object_book import ObjectBook, Report
 from servlet.app.controllers.queues import Requeue
 from servlet.app.controllers.related_contents import RelatedCaches
 from servlet.app.controllers.sync_reports import SyncReporter, describe
-from servlet.app.runtime.informer import ObjectKey
+from servlet.app.runtime.informer_events import ObjectKey
 from servlet.core.actions import (
     Action,
     Adopt,

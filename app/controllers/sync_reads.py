@@ -20,7 +20,7 @@ from servlet.app.controllers.links import RelatedObjectKey
 from servlet.app.controllers.names import LocalNames
 from servlet.app.controllers.related_contents import RelatedCaches, refused_read
 from servlet.app.observability.logs import FieldLogger
-from servlet.app.runtime.informer import ObjectKey
+from servlet.app.runtime.informer_events import ObjectKey
 from servlet.core.actions import Side
 from servlet.core.context import SyncContext
 from servlet.core.errors import Forbidden

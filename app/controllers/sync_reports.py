@@ -20,7 +20,7 @@ from servlet.app.controllers.object_book import Report
 from servlet.app.observability.events import EventRecorder
 from servlet.app.observability.logs import FieldLogger
 from servlet.app.observability.metrics import Metrics
-from servlet.app.runtime.informer import ObjectKey
+from servlet.app.runtime.informer_events import ObjectKey
 from servlet.core import metadata
 from servlet.core.actions import Action, Conflict, Error, Patch
 from servlet.core.events import object_event

@@ -37,20 +37,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import logging
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from attrs import frozen
-
+from servlet.app.runtime.informer_events import Event, EventType, Handler, Object, ObjectKey
 from servlet.app.runtime.stopping import unless_set
 from servlet.app.runtime.stores import CompactStore, ObjectStore, PlainStore, identity_of, without_managed_fields
 from servlet.app.runtime.workqueue import Backoff
 from servlet.core.errors import ApiFailure, Gone, NotFound
-from servlet.core.keys import CLUSTER_ANNOTATION
 from servlet.core.ports import Collection, WatchEvent, WatchSource
 
 # How much longer than the server-side watch timeout we wait for an event before calling the
@@ -58,53 +54,6 @@ from servlet.core.ports import Collection, WatchEvent, WatchSource
 _READ_MARGIN = 30.0
 
 _log = logging.getLogger(__name__)
-
-Object = dict[str, Any]
-
-
-class EventType(enum.Enum):
-    ADDED = "ADDED"
-    MODIFIED = "MODIFIED"
-    DELETED = "DELETED"
-
-
-@frozen
-class ObjectKey:
-    """Where an object lives: logical cluster ("" outside kcp), namespace ("" if cluster-scoped), name."""
-
-    cluster: str
-    namespace: str
-    name: str
-
-    @classmethod
-    def of(cls, obj: Mapping[str, Any]) -> ObjectKey:
-        metadata = obj.get("metadata") or {}
-        annotations = metadata.get("annotations") or {}
-        # Interned: the indexes of a sync worker keep keys for every object, built from several
-        # events each; interned, they all share one string instead of one per decoded event.
-        return cls(
-            cluster=sys.intern(str(annotations.get(CLUSTER_ANNOTATION, ""))),
-            namespace=sys.intern(str(metadata.get("namespace") or "")),
-            name=sys.intern(str(metadata.get("name") or "")),
-        )
-
-
-@frozen(eq=False)
-class Event:
-    """One change seen by the informer; `old` is the object stored before it, if there was one.
-
-    `own`: the change is exactly a write of this servlet whose answer had already arrived (set by
-    `Cache`, which keeps those answers; the informer itself cannot tell).
-    """
-
-    type: EventType
-    key: ObjectKey
-    obj: Object
-    old: Object | None = None
-    own: bool = False
-
-
-Handler = Callable[[Event], None]
 
 
 class Informer:

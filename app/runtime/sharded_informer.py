@@ -21,7 +21,8 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from servlet.app.runtime.informer import Handler, Informer, ObjectKey
+from servlet.app.runtime.informer import Informer
+from servlet.app.runtime.informer_events import Handler, ObjectKey
 
 Object = dict[str, Any]
 

@@ -17,7 +17,8 @@ from servlet.adapters.connections import Connections, Target, VirtualWorkspaceUn
 from servlet.adapters.kube import resource_class, wrap
 from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
-from servlet.app.runtime.informer import Informer, ObjectKey
+from servlet.app.runtime.informer import Informer
+from servlet.app.runtime.informer_events import ObjectKey
 from servlet.core.apiexport import virtual_workspace_url
 from servlet.core.errors import Forbidden
 from servlet.core.model import ResourceType

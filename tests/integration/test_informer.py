@@ -27,7 +27,8 @@ from servlet.adapters.kube import (
     wrap,
 )
 from servlet.adapters.watch import HttpCollection
-from servlet.app.runtime.informer import Event, Handler, Informer, ObjectKey
+from servlet.app.runtime.informer import Informer
+from servlet.app.runtime.informer_events import Event, Handler, ObjectKey
 from servlet.app.runtime.workqueue import Backoff
 from servlet.core.errors import NotFound, Transient
 from servlet.core.model import ResourceType

@@ -13,7 +13,7 @@ from __future__ import annotations
 from kcpsim import FaultPlan, KcpSim
 from kcpsim.faults import ErrorRule
 from kcpsim.waiting import eventually_async
-from servlet.app.runtime.informer import ObjectKey
+from servlet.app.runtime.informer_events import ObjectKey
 from tests.integration.test_informer import Harness, configmap, create, delete
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from servlet.app.controllers.caches import Cache
-from servlet.app.runtime.informer import Event, EventType, Handler, ObjectKey
+from servlet.app.runtime.informer_events import Event, EventType, Handler, ObjectKey
 
 KEY = ObjectKey(cluster="", namespace="ns", name="w")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.related_watch import WatchWakes
-from servlet.app.runtime.informer import Event, EventType, Handler, ObjectKey
+from servlet.app.runtime.informer_events import Event, EventType, Handler, ObjectKey
 from servlet.app.runtime.stores import MAX_OWNER_REFERENCES, identity_of
 from servlet.core import metadata
 from servlet.core.actions import Side

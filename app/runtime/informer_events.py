@@ -1,0 +1,62 @@
+"""What an informer tells its handlers: the kind of change, the object's key, and the event.
+
+Deliberately not here: the informer (`informer.py`), which makes them.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from attrs import frozen
+
+from servlet.core.keys import CLUSTER_ANNOTATION
+
+Object = dict[str, Any]
+
+
+class EventType(enum.Enum):
+    ADDED = "ADDED"
+    MODIFIED = "MODIFIED"
+    DELETED = "DELETED"
+
+
+@frozen
+class ObjectKey:
+    """Where an object lives: logical cluster ("" outside kcp), namespace ("" if cluster-scoped), name."""
+
+    cluster: str
+    namespace: str
+    name: str
+
+    @classmethod
+    def of(cls, obj: Mapping[str, Any]) -> ObjectKey:
+        metadata = obj.get("metadata") or {}
+        annotations = metadata.get("annotations") or {}
+        # Interned: the indexes of a sync worker keep keys for every object, built from several
+        # events each; interned, they all share one string instead of one per decoded event.
+        return cls(
+            cluster=sys.intern(str(annotations.get(CLUSTER_ANNOTATION, ""))),
+            namespace=sys.intern(str(metadata.get("namespace") or "")),
+            name=sys.intern(str(metadata.get("name") or "")),
+        )
+
+
+@frozen(eq=False)
+class Event:
+    """One change seen by the informer; `old` is the object stored before it, if there was one.
+
+    `own`: the change is exactly a write of this servlet whose answer had already arrived (set by
+    `Cache`, which keeps those answers; the informer itself cannot tell).
+    """
+
+    type: EventType
+    key: ObjectKey
+    obj: Object
+    old: Object | None = None
+    own: bool = False
+
+
+Handler = Callable[[Event], None]
