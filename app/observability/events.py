@@ -130,36 +130,44 @@ class EventRecorder:
                 await self._task
             self._task = None
 
+    async def flush(self) -> None:
+        """Wait until every Event queued so far is written or given up (once `start` was called)."""
+        await self._queue.join()
+
     async def _run(self) -> None:
         while True:
             event = await self._queue.get()
-            cluster = event.regarding.cluster
-            if not (self._can_write_to(cluster) if cluster and self._can_write_to else self._can_write()):
-                self._metrics.count_event(result=EventResult.DROPPED)
-                continue
-            if cluster and self._refused_until.get(cluster, 0.0) > self._monotonic():
-                self._metrics.count_event(result=EventResult.FAILED)
-                continue
             try:
-                await self.write(event)
-            except asyncio.CancelledError:
-                raise
-            except Forbidden as error:
-                self._metrics.count_event(result=EventResult.FAILED)
-                if cluster:
-                    self._refused_until[cluster] = self._monotonic() + REFUSED_SECONDS
-                self._log.debug(
-                    "events refused; not asking again for a while", workspace=cluster or None, error=str(error)
-                )
-            except Exception as error:
-                self._metrics.count_event(result=EventResult.FAILED)
-                self._log.debug(
-                    "event not recorded",
-                    reason=event.reason,
-                    object=event.regarding.name,
-                    workspace=event.regarding.cluster or None,
-                    error=str(error),
-                )
+                await self._deliver(event)
+            finally:
+                self._queue.task_done()
+
+    async def _deliver(self, event: EventRecord) -> None:
+        cluster = event.regarding.cluster
+        if not (self._can_write_to(cluster) if cluster and self._can_write_to else self._can_write()):
+            self._metrics.count_event(result=EventResult.DROPPED)
+            return
+        if cluster and self._refused_until.get(cluster, 0.0) > self._monotonic():
+            self._metrics.count_event(result=EventResult.FAILED)
+            return
+        try:
+            await self.write(event)
+        except asyncio.CancelledError:
+            raise
+        except Forbidden as error:
+            self._metrics.count_event(result=EventResult.FAILED)
+            if cluster:
+                self._refused_until[cluster] = self._monotonic() + REFUSED_SECONDS
+            self._log.debug("events refused; not asking again for a while", workspace=cluster or None, error=str(error))
+        except Exception as error:
+            self._metrics.count_event(result=EventResult.FAILED)
+            self._log.debug(
+                "event not recorded",
+                reason=event.reason,
+                object=event.regarding.name,
+                workspace=event.regarding.cluster or None,
+                error=str(error),
+            )
 
     async def write(self, event: EventRecord) -> None:
         """Write one Event now: a repeat within the window counts up the Event written before."""

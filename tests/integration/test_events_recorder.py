@@ -76,7 +76,7 @@ def _counted(metrics: Metrics, result: str) -> float:
 
 async def _drain(recorder: EventRecorder) -> None:
     recorder.start()
-    await asyncio.sleep(0.3)
+    await asyncio.wait_for(recorder.flush(), timeout=30)
     await recorder.stop()
 
 
