@@ -41,7 +41,7 @@ from servlet.adapters.org_workspace import OrgWorkspaceAdapter
 from servlet.adapters.service_cluster import ServiceClusterAdapter
 from servlet.adapters.virtual_workspace import VirtualWorkspaceAdapter
 from servlet.app.controllers.builtins import BuiltinTypes
-from servlet.app.controllers.caches import Cache, InformerPool
+from servlet.app.controllers.caches import InformerPool, caches_ready
 from servlet.app.controllers.catalog import Catalog
 from servlet.app.controllers.leading import LeadingControllers, Options, Shared, SharedCaches, SyncControllers
 from servlet.app.controllers.queues import QueueDepths
@@ -234,7 +234,7 @@ class Daemon:
             log=get_logger("builtins"),
         )
         self.checks.add_liveness("watches", pool.alive)
-        self.checks.add_readiness("caches", lambda: _synced(caches.all()))
+        self.checks.add_readiness("caches", lambda: caches_ready(caches.all()))
         self.checks.add_readiness(
             "leadership", lambda: (elector is None or elector.leadership_known, "leadership not known yet")
         )
@@ -383,11 +383,6 @@ class Daemon:
 
     def _count_request(self, *, target: Target, verb: str, code: int | None) -> None:
         self.metrics.count_api_request(target=ApiTarget(target.value), verb=verb, code=code)
-
-
-def _synced(caches: tuple[Cache, ...]) -> tuple[bool, str]:
-    waiting = [cache.name for cache in caches if not cache.synced]
-    return (not waiting, f"caches not synced: {', '.join(waiting)}" if waiting else "")
 
 
 async def run_daemon(

@@ -323,3 +323,9 @@ def subscription(subscribers: list[Handler], handler: Handler) -> Callable[[], N
             subscribers.remove(handler)
 
     return unsubscribe
+
+
+def caches_ready(caches: tuple[Cache, ...]) -> tuple[bool, str]:
+    """A readiness check's answer: whether every cache has synced, else which have not."""
+    waiting = [cache.name for cache in caches if not cache.synced]
+    return (not waiting, f"caches not synced: {', '.join(waiting)}" if waiting else "")

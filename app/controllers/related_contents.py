@@ -175,7 +175,7 @@ class RelatedCaches:
         for key in unread:
             contents = self.contents.get((key.side, key.resource))
             if contents is not None:
-                contents.forget(ObjectKey(cluster=key.cluster, namespace=key.namespace, name=key.name))
+                contents.forget(ObjectKey.at(key))
 
     def _fetcher(self, side: Side, resource: ResourceType) -> Fetch:
         if side is Side.LOCAL:

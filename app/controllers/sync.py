@@ -76,10 +76,6 @@ ORPHAN_SCAN_DELAY = 2.0
 PLANS_PER_RECONCILE = 8
 
 
-def object_key(key: RemoteKey) -> ObjectKey:
-    return ObjectKey(cluster=key.cluster, namespace=key.namespace, name=key.name)
-
-
 class SyncWorker:
     """Syncs the objects of one PublishedResource (`context`) until stopped."""
 
@@ -96,7 +92,9 @@ class SyncWorker:
         self._remote_namespaces: Cache | None = None
         # A naming template may read the whole remote object: the cache's current version.
         self._book = ObjectBook(
-            compute_name=lambda key: computed_local_key(context, key, remote_object=self._remote.get(object_key(key))),
+            compute_name=lambda key: computed_local_key(
+                context, key, remote_object=self._remote.get(ObjectKey.at(key))
+            ),
             clock=time.monotonic,
         )
         self._reporter = SyncReporter(
@@ -209,16 +207,9 @@ class SyncWorker:
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    def _acquire(
-        self,
-        source: Any,
-        *,
-        label_selector: str | None = None,
-        index: Any = None,
-        compact: bool = False,
-        share: bool = False,
-    ) -> Cache:
-        cache = self._env.pool.acquire(source, label_selector=label_selector, index=index, compact=compact, share=share)
+    def _acquire(self, source: Any, **options: Any) -> Cache:
+        """A cache from the shared pool (`InformerPool.acquire`'s options), released with this worker."""
+        cache = self._env.pool.acquire(source, **options)
         self._caches.append(cache)
         return cache
 
@@ -323,7 +314,7 @@ class SyncWorker:
 
     def _regarding(self, key: RemoteKey) -> InvolvedObject:
         """The user's object `key`, as its Events name it (the uid from the cache, when it has it)."""
-        remote = self._remote.get(object_key(key)) or {}
+        remote = self._remote.get(ObjectKey.at(key)) or {}
         uid = str((remote.get("metadata") or {}).get("uid") or "")
         return InvolvedObject(
             resource=self.context.projected.remote, name=key.name, namespace=key.namespace, uid=uid, cluster=key.cluster
@@ -357,7 +348,7 @@ class SyncWorker:
         if not self.synced:
             raise Requeue("caches are not synced yet")
         for _ in range(PLANS_PER_RECONCILE):
-            remote = self._remote.get(object_key(key))
+            remote = self._remote.get(ObjectKey.at(key))
             if remote is None:
                 # Gone for good; a copy left behind is an orphan, which the orphan scan handles.
                 self.related.forget(self._book.gone(key))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from attrs import frozen
 
@@ -23,6 +23,17 @@ class EventType(enum.Enum):
     DELETED = "DELETED"
 
 
+class Located(Protocol):
+    """Any key of an object's place (a `RemoteKey`, a related object's key)."""
+
+    @property
+    def cluster(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+
+
 @frozen
 class ObjectKey:
     """Where an object lives: logical cluster ("" outside kcp), namespace ("" if cluster-scoped), name."""
@@ -30,6 +41,10 @@ class ObjectKey:
     cluster: str
     namespace: str
     name: str
+
+    @classmethod
+    def at(cls, key: Located) -> ObjectKey:
+        return cls(cluster=key.cluster, namespace=key.namespace, name=key.name)
 
     @classmethod
     def of(cls, obj: Mapping[str, Any]) -> ObjectKey:
