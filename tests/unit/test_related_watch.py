@@ -7,7 +7,6 @@ from typing import Any
 
 from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.related_watch import WatchWakes
-from servlet.app.runtime.informer_events import Event, EventType, Handler, ObjectKey
 from servlet.app.runtime.stores import MAX_OWNER_REFERENCES, identity_of
 from servlet.core import metadata
 from servlet.core.actions import Side
@@ -17,6 +16,7 @@ from servlet.core.parsing import parse_published_resource
 from servlet.core.projection import Projected
 from servlet.core.related_watch import OwnerReference, owners_of_type, selectors_of, watching
 from servlet.core.targets import CONFIGMAP_TYPE, SECRET_TYPE
+from tests.fake_informer import FakeInformer
 
 REMOTE_TYPE = ResourceType("example.com", "v1", "Widget", "widgets", True)
 LOCAL_TYPE = ResourceType("example.com", "v1", "Widget", "widgets", True)
@@ -59,41 +59,6 @@ def _context(*related: dict[str, Any]) -> SyncContext:
     )
 
 
-class _Informer:
-    name = "test"
-
-    def __init__(self) -> None:
-        self.objects: dict[ObjectKey, dict[str, Any]] = {}
-        self._handlers: list[Handler] = []
-
-    def add_handler(self, handler: Handler) -> None:
-        self._handlers.append(handler)
-
-    def get(self, key: ObjectKey) -> dict[str, Any] | None:
-        return self.objects.get(key)
-
-    def keys(self) -> list[ObjectKey]:
-        return list(self.objects)
-
-    def put(self, cluster: str, obj: dict[str, Any]) -> Event:
-        meta = obj["metadata"]
-        key = ObjectKey(cluster=cluster, namespace=meta.get("namespace", ""), name=meta["name"])
-        old = self.objects.get(key)
-        self.objects[key] = obj
-        event = Event(EventType.ADDED if old is None else EventType.MODIFIED, key, obj, old)
-        for handler in self._handlers:
-            handler(event)
-        return event
-
-    def delete(self, cluster: str, namespace: str, name: str) -> Event:
-        key = ObjectKey(cluster=cluster, namespace=namespace, name=name)
-        obj = self.objects.pop(key)
-        event = Event(EventType.DELETED, key, obj, obj)
-        for handler in self._handlers:
-            handler(event)
-        return event
-
-
 def _obj(name: str, *, uid: str = "", labels: dict[str, str] | None = None, **meta: Any) -> dict[str, Any]:
     return {
         "apiVersion": "example.com/v1",
@@ -123,8 +88,8 @@ def _copy(
     return obj
 
 
-def _wakes(context: SyncContext) -> tuple[WatchWakes, _Informer, _Informer]:
-    remote, local = _Informer(), _Informer()
+def _wakes(context: SyncContext) -> tuple[WatchWakes, FakeInformer, FakeInformer]:
+    remote, local = FakeInformer(), FakeInformer()
     wakes = WatchWakes(
         context=context,
         servlet_name=SERVLET,
@@ -172,7 +137,7 @@ def test_a_workspace_owner_wakes_the_primary_of_that_name_and_uid_in_the_events_
     wakes, remote, _ = _wakes(_context(_entry("cfg", "platform", "ConfigMap", {"byOwner": {}})))
     remote.put(TEAM_A, _obj("w", uid="a-uid"))
     remote.put(TEAM_B, _obj("w", uid="b-uid"))
-    related = _Informer()
+    related = FakeInformer()
 
     def woken(cluster: str, *owners: dict[str, Any]) -> set[RemoteKey]:
         created = related.put(cluster, _owned(f"c{len(related.objects)}", *owners))  # a new object each time
@@ -191,7 +156,7 @@ def test_a_workspace_owner_wakes_the_primary_of_that_name_and_uid_in_the_events_
 def test_a_removed_owner_reference_still_wakes_its_primary_once() -> None:
     wakes, remote, _ = _wakes(_context(_entry("cfg", "platform", "ConfigMap", {"byOwner": {}})))
     remote.put(TEAM_A, _obj("w", uid="a-uid"))
-    related = _Informer()
+    related = FakeInformer()
     related.put(TEAM_A, _owned("c", _ref("w", "a-uid")))
     event = related.put(TEAM_A, _owned("c"))
     assert wakes.primaries(Side.REMOTE, CONFIGMAP_TYPE, event) == {RemoteKey(TEAM_A, "default", "w")}
@@ -202,7 +167,7 @@ def test_a_service_owner_wakes_the_remote_object_its_local_copy_links_to() -> No
     mine = RemoteKey(TEAM_A, "default", "w")
     local.put("", _copy("w-copy", mine))
     local.put("", {**_copy("other-copy", RemoteKey(TEAM_A, "default", "o"), servlet="jerry")})
-    secrets = _Informer()
+    secrets = FakeInformer()
 
     def woken(*owners: dict[str, Any]) -> set[RemoteKey]:
         secret = _owned(f"s{len(secrets.objects)}", *owners)
@@ -220,12 +185,12 @@ def test_a_service_owner_wakes_the_remote_object_its_local_copy_links_to() -> No
 def test_a_workspace_event_wakes_the_matching_primaries_of_its_workspace_as_their_labels_change() -> None:
     selector = {"matchLabels": {"shop": "main"}}
     context = _context(_entry("cfg", "platform", "ConfigMap", {"bySelector": selector}))
-    remote = _Informer()
+    remote = FakeInformer()
     remote.put(TEAM_A, _obj("early", labels={"shop": "main"}))  # cached before the worker started
-    wakes = WatchWakes(context=context, servlet_name=SERVLET, remote=Cache(remote), local=Cache(_Informer()))  # type: ignore[arg-type]
+    wakes = WatchWakes(context=context, servlet_name=SERVLET, remote=Cache(remote), local=Cache(FakeInformer()))  # type: ignore[arg-type]
     for cluster, name, shop in ((TEAM_A, "w", "main"), (TEAM_A, "v", "outlet"), (TEAM_B, "w", "main")):
         wakes.on_remote(remote.put(cluster, _obj(name, labels={"shop": shop})))
-    related = _Informer()
+    related = FakeInformer()
 
     def woken(cluster: str) -> set[RemoteKey]:
         return wakes.primaries(Side.REMOTE, CONFIGMAP_TYPE, related.put(cluster, _owned("c")))
@@ -253,7 +218,7 @@ def test_a_service_event_wakes_the_remote_objects_whose_local_copies_match() -> 
         local.put("", {**_obj("stray", labels={"shop": "main"})}),
     ):
         wakes.on_local(event)
-    secrets = _Informer()
+    secrets = FakeInformer()
 
     def woken() -> set[RemoteKey]:
         return wakes.primaries(Side.LOCAL, SECRET_TYPE, secrets.put("", _owned("s")))
