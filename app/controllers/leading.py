@@ -195,6 +195,7 @@ class SyncControllers:
             self.manager.give_up(gone)
         if got:
             self.manager.claim(got)
+            self.sync_queue.add(syncmanager.KEY)
 
     def _wake(self, _: Event) -> None:
         self.sync_queue.add(syncmanager.KEY)

@@ -18,7 +18,10 @@ running workers match the PublishedResources:
   object it had (local copies are kept): with no worker left to clean up, a finalizer would block
   the user's deletion until the PublishedResource or CRD is back. Releases that fail are retried;
   those not done yet when a worker for the same resource runs again are dropped. `Syncing=False`
-  says what was released.
+  says what was released. With `--buckets` each replica releases its own share, and a worker's
+  cache may not hold all of it (a bucket got while it was stopping, or whose list had not ended):
+  so a replica also releases from a fresh list of the resource, once when the worker stops and
+  again whenever it gets more buckets, until no object of the resource carries the finalizer.
 
 When the VW URLs change (a shard gains its first binding or loses its last), every worker is
 stopped before the connections move and started again over the new URLs, since each watches every
@@ -52,7 +55,7 @@ from servlet.core.endpoint_slices import SliceChoice, slice_mismatch, slice_miss
 from servlet.core.errors import Conflict, NotFound
 from servlet.core.model import ResourceType
 from servlet.core.ports import VirtualWorkspaceLocation, WorkspaceIdentity
-from servlet.core.releases import retry_after_conflict
+from servlet.core.releases import finalizer_releases, retry_after_conflict
 from servlet.core.resolution import CRD_NOT_FOUND
 from servlet.core.worker_choice import (
     Candidate,
@@ -65,6 +68,7 @@ from servlet.core.worker_choice import (
 
 CONTROLLER = "syncmanager"
 KEY = "syncmanager"
+_PAGE_SIZE = 500
 
 
 @attrs.frozen
@@ -126,11 +130,16 @@ class SyncManager:
         self._to_release: dict[str, _Releasing] = {}
         # Those taken off the objects of PublishedResources that still exist, for their condition.
         self._released: dict[str, _Releasing] = {}
+        # With `--buckets`: the remote resources released here whose objects may still carry the
+        # finalizer in other buckets, and whether a sweep of this replica's buckets is due.
+        self._sweeps: dict[ResourceType, bool] = {}
 
     def claim(self, buckets: frozenset[int]) -> None:
-        """With `--buckets`: every worker queues the objects of the buckets this replica just got."""
+        """With `--buckets`: every worker queues the objects of the buckets this replica just got,
+        and the next reconcile releases those of released resources (`_sweep`)."""
         for worker in self.workers.values():
             worker.claim(buckets)
+        self._sweeps = dict.fromkeys(self._sweeps, True)
 
     def give_up(self, buckets: frozenset[int]) -> None:
         """With `--buckets`: every worker forgets the objects of the buckets this replica handed back."""
@@ -182,6 +191,8 @@ class SyncManager:
             await worker.stop()
             if release:
                 self._to_release[name] = _Releasing.of(worker)
+                if self._env.buckets is not None:
+                    self._sweeps[worker.context.projected.remote] = True
         for name, context in choice.run.items():
             if name not in self.workers:
                 started = SyncWorker(name=name, context=context, env=self._env)
@@ -250,23 +261,12 @@ class SyncManager:
         )
 
     async def _release_stopped(self, *, still_there: set[str], unsyncable: Mapping[str, Entry]) -> None:
+        running = [worker.context for worker in self.workers.values()]
         for name, releasing in list(self._to_release.items()):
-            if release_superseded(releasing.remote, (worker.context for worker in self.workers.values())):
+            if release_superseded(releasing.remote, running):
                 del self._to_release[name]
                 continue
-            releases = releasing.releases
-            while releases:
-                cluster = releases[-1].target.cluster
-                try:
-                    if self._env.owns(cluster):  # with --buckets, the others release their own share
-                        async with self._env.writing(cluster):
-                            await self._env.executor.execute(releases[-1])
-                except NotFound:
-                    pass  # the object is gone already
-                except Conflict:
-                    releases[-1] = retry_after_conflict(releases[-1])
-                    raise
-                releases.pop()  # a failure raises above and the reconcile is retried with the rest
+            await self._send(releasing.releases)
             del self._to_release[name]
             if name not in still_there:
                 self._log.info("released the objects of a deleted PublishedResource", published_resource=name)
@@ -280,6 +280,47 @@ class SyncManager:
             if entry is not None:
                 self._released[name] = releasing
                 self._board.report(name, self._not_syncing(entry))
+        for remote, due in list(self._sweeps.items()):
+            if release_superseded(remote, running):
+                del self._sweeps[remote]
+            elif due:
+                await self._sweep(remote)
+
+    async def _send(self, releases: list[Release]) -> None:
+        """Send `releases`, last first, for the workspaces this replica owns; each one sent leaves
+        the list, so a failure raises and the retried reconcile sends only the rest."""
+        while releases:
+            cluster = releases[-1].target.cluster
+            try:
+                if self._env.owns(cluster):  # with --buckets, the others release their own share
+                    async with self._env.writing(cluster):
+                        await self._env.executor.execute(releases[-1])
+            except NotFound:
+                pass  # the object is gone already
+            except Conflict:
+                releases[-1] = retry_after_conflict(releases[-1])
+                raise
+            releases.pop()
+
+    async def _sweep(self, remote: ResourceType) -> None:
+        """With `--buckets`: release, from a fresh list, the objects of `remote` in this replica's
+        buckets that still carry the finalizer (a cache holds only what it had listed)."""
+        objects: list[Mapping[str, Any]] = []
+        for source in self._env.sources.virtual_workspace_sources(remote):
+            token = ""
+            while True:
+                page = await source.collection.list_page(limit=_PAGE_SIZE, continue_token=token, metadata_only=True)
+                objects.extend(page.items)
+                token = page.continue_token
+                if not token:
+                    break
+        carrying = finalizer_releases(objects, resource=remote)
+        await self._send(list(carrying))
+        # Other replicas' objects may still carry it, and their buckets may come here later.
+        if carrying:
+            self._sweeps[remote] = False
+        else:
+            del self._sweeps[remote]
 
     async def stop(self) -> None:
         workers, self.workers = list(self.workers.values()), {}

@@ -206,3 +206,34 @@ def test_the_synced_condition_counts_the_objects_and_failures_of_every_replicas_
     assert synced["status"] == "False"
     for workspace in clashing:
         assert f"{e2e.world.cluster(workspace)}/default/clash" in synced["message"]
+
+
+@pytest.mark.kcpsim_only("tells replicas apart in kcpsim's request log")
+@pytest.mark.parametrize("e2e", [Topology.with_workspaces(len(WORKSPACES), with_schema=False)], indirect=True)
+def test_a_deleted_published_resource_is_released_in_the_buckets_of_a_replica_that_died_meanwhile(
+    e2e: E2E,
+) -> None:
+    """Each replica releases the finalizers of its own share; the share of a replica killed as the
+    PublishedResource goes is released by the one that takes its buckets over."""
+    servlets = _two_replicas(e2e)
+    shared_since = time.monotonic()
+    for workspace in WORKSPACES:
+        _create_and_wait(e2e, workspace, "kept")
+    writers = _writers_since(e2e, shared_since)
+    victims = [workspace for workspace, tokens in writers.items() if tokens == {"replica-2"}]
+    assert victims, f"writers per workspace: {writers}"
+
+    servlets["replica-2"].kill()
+    killed = time.monotonic()
+    e2e.rest.delete("/apis/services.kdp.k8c.io/v1alpha1/publishedresources/widgets")
+    for workspace in WORKSPACES:
+        e2e.eventually(
+            lambda ws=workspace: not e2e.has_finalizer(ws, REMOTE_WIDGET, namespace="default", name="kept"),
+            what=f"the finalizer to leave {workspace}'s Widget",
+            timeout=LEASE_DURATION + 20,
+        )
+    print(f"every finalizer released {time.monotonic() - killed:.1f} s after the kill")
+    for workspace in victims:
+        after = {call.token for call in _writes_by_workspace(e2e)[workspace] if call.started >= killed}
+        assert after == {"replica-1"}, f"{workspace} released by {after}"
+    assert servlets["replica-1"].alive()
