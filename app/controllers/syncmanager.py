@@ -304,18 +304,22 @@ class SyncManager:
 
     async def _sweep(self, remote: ResourceType) -> None:
         """With `--buckets`: release, from a fresh list, the objects of `remote` in this replica's
-        buckets that still carry the finalizer (a cache holds only what it had listed)."""
-        objects: list[Mapping[str, Any]] = []
+        buckets that still carry the finalizer (a cache holds only what it had listed). Page by
+        page, so the list is never held whole."""
+        carrying = False
         for source in self._env.sources.virtual_workspace_sources(remote):
             token = ""
             while True:
-                page = await source.collection.list_page(limit=_PAGE_SIZE, continue_token=token, metadata_only=True)
-                objects.extend(page.items)
+                try:
+                    page = await source.collection.list_page(limit=_PAGE_SIZE, continue_token=token, metadata_only=True)
+                except NotFound:
+                    break  # not served at this URL (any more): nothing there to release
+                releases = finalizer_releases(page.items, resource=remote)
+                carrying = carrying or bool(releases)
+                await self._send(releases)
                 token = page.continue_token
                 if not token:
                     break
-        carrying = finalizer_releases(objects, resource=remote)
-        await self._send(list(carrying))
         # Other replicas' objects may still carry it, and their buckets may come here later.
         if carrying:
             self._sweeps[remote] = False
