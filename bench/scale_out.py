@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.scale_out                  # 100,000 objects, 10,000 workspaces, 4 shards; 1, 2, 4 replicas
     .venv/bin/python -m bench.scale_out --objects 10000 --workspaces 1000 --replicas 1,2
+    .venv/bin/python -m bench.scale_out --objects 10000 --workspaces 1000 --replicas 1 --padding 4000
     .venv/bin/python -m bench.scale_out --smoke          # tiny, seconds: proves every figure is produced
 
 Every replica count gets a fresh world (`bench.scenario`, the objects already there, the workspaces
@@ -267,6 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workspaces", type=int, default=FULL.workspaces)
     parser.add_argument("--shards", type=int, default=FULL.shards)
     parser.add_argument("--replicas", default="1,2,4", help="replica counts, separated by commas")
+    parser.add_argument(
+        "--padding", type=int, default=0, help="characters added to each Widget's spec (objects of a realistic size)"
+    )
     parser.add_argument("--smoke", action="store_true", help=f"{SMOKE}, 1 and 2 replicas: what CI runs")
     parser.add_argument("--json", type=Path, default=Path(tempfile.gettempdir()) / "servlet-scale-out.json")
     parser.add_argument("--dir", type=Path, default=None, help="where worlds and servlet logs go (default: a temp dir)")
@@ -275,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         plan = Plan(scale=SMOKE, replicas=(1, 2), settle=0.5)
     else:
         replicas = tuple(int(part) for part in args.replicas.split(","))
-        plan = Plan(scale=Scale(args.objects, args.workspaces, args.shards), replicas=replicas)
+        plan = Plan(scale=Scale(args.objects, args.workspaces, args.shards, args.padding), replicas=replicas)
     directory = args.dir or Path(tempfile.mkdtemp(prefix="servlet-scale-out-"))
     results = run(plan, directory=directory, save=lambda found: args.json.write_text(json.dumps(found, indent=2)))
     m = results["machine"]

@@ -36,10 +36,12 @@ class Scale:
     objects: int
     workspaces: int
     shards: int = 1  # kcp shards the workspaces are spread over (by a hash of their logical cluster)
+    padding: int = 0  # characters added to each Widget's spec, for objects of a realistic size
 
     def __str__(self) -> str:
         over = f" over {self.shards} shards" if self.shards > 1 else ""
-        return f"{self.objects} objects in {self.workspaces} workspaces{over}"
+        padded = f", {self.padding} more bytes each" if self.padding else ""
+        return f"{self.objects} objects{padded} in {self.workspaces} workspaces{over}"
 
 
 @attrs.frozen
@@ -57,12 +59,12 @@ def widget_crd_with_status() -> dict[str, Any]:
     return crd
 
 
-def widget(name: str, *, index: int) -> dict[str, Any]:
+def widget(name: str, *, index: int, padding: int = 0) -> dict[str, Any]:
     return {
         "apiVersion": f"{GROUP}/v1",
         "kind": "Widget",
         "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": "bench", "shard": str(index % 10)}},
-        "spec": {"size": index, "color": "blue", "note": f"widget number {index}"},
+        "spec": {"size": index, "color": "blue", "note": f"widget number {index}" + "." * padding},
     }
 
 
@@ -108,7 +110,7 @@ def seed_objects(world: World, scale: Scale) -> list[RemoteObject]:
 
     def run(batch: list[tuple[int, RemoteObject]]) -> None:
         for index, obj in batch:
-            create(sim.kcp, obj.cluster, GROUP, REMOTE.plural, widget(obj.name, index=index))
+            create(sim.kcp, obj.cluster, GROUP, REMOTE.plural, widget(obj.name, index=index, padding=scale.padding))
 
     numbered = list(enumerate(objects))
     for start in range(0, len(numbered), 500):  # batches keep the simulator's loop responsive
