@@ -52,6 +52,8 @@ from servlet.core.ports import Collection, WatchEvent, WatchSource
 # How much longer than the server-side watch timeout we wait for an event before calling the
 # connection dead.
 _READ_MARGIN = 30.0
+# How many of a relist's events are delivered before other tasks get a turn (a few milliseconds).
+_EVENTS_PER_TURN = 200
 
 _log = logging.getLogger(__name__)
 
@@ -262,7 +264,9 @@ class Informer:
         self._store = fresh
         self.resource_version = version
         # Objects are read for their event only: a compact store never holds the whole list decoded.
-        for kind, key in changes:
+        for position, (kind, key) in enumerate(changes):
+            if position and position % _EVENTS_PER_TURN == 0:
+                await asyncio.sleep(0)  # a list of 100,000 objects must not hold the loop for seconds
             if kind is EventType.DELETED:
                 gone = old.get(key)
                 if gone is not None:

@@ -140,6 +140,31 @@ async def test_the_first_list_follows_continue_and_reports_every_object_as_added
     assert pages == 3
 
 
+async def test_a_long_list_lets_other_tasks_run_while_its_events_are_delivered(kcpsim: KcpSim) -> None:
+    """Delivering 100,000 listed objects takes seconds: a Lease renewal waiting on the same loop
+    must get its turn in between, or it misses its deadline."""
+    ticks = 0
+    ticks_at_events: list[int] = []
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    async with Harness(kcpsim, page_size=1000, handlers=(lambda _: ticks_at_events.append(ticks),)) as h:
+        await asyncio.gather(*(create(h.writer, configmap(f"cm-{index}")) for index in range(450)))
+        ticking = asyncio.create_task(ticker())
+        try:
+            await h.synced()
+        finally:
+            ticking.cancel()
+        assert kcpsim.requests.count(verb="list", resource="configmaps") == 1  # one page: no I/O in between
+
+    assert len(ticks_at_events) == 450
+    assert ticks_at_events[-1] > ticks_at_events[0], "no other task ran while the list's events were delivered"
+
+
 async def test_changes_after_the_list_arrive_in_order_from_a_watch_with_bookmarks(kcpsim: KcpSim) -> None:
     async with Harness(kcpsim, timeout_seconds=30) as h:
         await h.synced()

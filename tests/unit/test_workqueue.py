@@ -352,3 +352,31 @@ async def test_a_failed_key_whose_bucket_was_handed_over_is_not_retried() -> Non
 
     assert attempts == [0.0]
     assert queue.failures("a") == 0  # its backoff is forgotten with it
+
+
+@pytest.mark.fake_clock
+async def test_reconciles_that_never_wait_still_let_other_tasks_run_between_them() -> None:
+    """A converged key's reconcile does no I/O: a worker running thousands of them back to back
+    must not hold the event loop (a Lease renewal waiting on it would miss its deadline)."""
+    done = 0
+
+    async def handler(key: int) -> None:
+        nonlocal done
+        done += 1
+
+    queue: WorkQueue[int] = WorkQueue(name="t", handler=handler, workers=1)
+    for key in range(10_000):
+        queue.add(key)
+    seen_by_another_task: list[int] = []
+
+    async def another_task() -> None:
+        for _ in range(3):
+            seen_by_another_task.append(done)
+            await asyncio.sleep(0)
+
+    queue.start()
+    await asyncio.gather(another_task(), elapse(1))
+    await queue.shutdown()
+
+    assert done == 10_000
+    assert seen_by_another_task[-1] < 10, f"the other task ran only after {seen_by_another_task} reconciles"
