@@ -9,31 +9,36 @@ from servlet.app.runtime.informer_events import Event, EventType, Handler, Objec
 
 class FakeInformer:
     name = "test"
+    has_synced = True
+    catching_up = False
 
     def __init__(self) -> None:
-        self.objects: dict[ObjectKey, dict[str, Any]] = {}
+        self.stored: dict[ObjectKey, dict[str, Any]] = {}
         self._handlers: list[Handler] = []
 
     def add_handler(self, handler: Handler) -> None:
         self._handlers.append(handler)
 
     def get(self, key: ObjectKey) -> dict[str, Any] | None:
-        return self.objects.get(key)
+        return self.stored.get(key)
 
     def keys(self) -> list[ObjectKey]:
-        return list(self.objects)
+        return list(self.stored)
+
+    def objects(self) -> list[dict[str, Any]]:
+        return list(self.stored.values())
 
     def put(self, cluster: str, obj: dict[str, Any]) -> Event:
         """Store `obj` of workspace `cluster` ("" on the service cluster) and deliver its event."""
         meta = obj["metadata"]
         key = ObjectKey(cluster=cluster, namespace=meta.get("namespace", ""), name=meta["name"])
-        old = self.objects.get(key)
-        self.objects[key] = obj
+        old = self.stored.get(key)
+        self.stored[key] = obj
         return self._deliver(Event(EventType.ADDED if old is None else EventType.MODIFIED, key, obj, old))
 
     def delete(self, cluster: str, namespace: str, name: str) -> Event:
         key = ObjectKey(cluster=cluster, namespace=namespace, name=name)
-        obj = self.objects.pop(key)
+        obj = self.stored.pop(key)
         return self._deliver(Event(EventType.DELETED, key, obj, obj))
 
     def _deliver(self, event: Event) -> Event:

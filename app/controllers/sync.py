@@ -68,9 +68,6 @@ from servlet.core.releases import finalizer_releases
 from servlet.core.targets import NAMESPACE_TYPE
 
 ORPHANS_KEY = "orphans"
-# A remote deletion is followed by the local one within moments; looking for orphans a little
-# later avoids reporting a copy that is about to go anyway.
-ORPHAN_SCAN_DELAY = 2.0
 # Plans executed in one reconcile before it yields to other objects: a fresh object with
 # related resources needs three; more means something keeps changing under the plan.
 PLANS_PER_RECONCILE = 8
@@ -388,7 +385,7 @@ class SyncWorker:
 
     def _schedule_orphan_scan(self) -> None:
         if self._started:
-            self._orphan_queue.add_after(ORPHANS_KEY, ORPHAN_SCAN_DELAY)
+            self._orphan_queue.add_after(ORPHANS_KEY, self._orphans.delay())
 
     async def _scan_orphans(self, _: str) -> None:
         await self._orphans.scan(enabled=self.orphans_enabled)

@@ -140,7 +140,7 @@ def test_a_workspace_owner_wakes_the_primary_of_that_name_and_uid_in_the_events_
     related = FakeInformer()
 
     def woken(cluster: str, *owners: dict[str, Any]) -> set[RemoteKey]:
-        created = related.put(cluster, _owned(f"c{len(related.objects)}", *owners))  # a new object each time
+        created = related.put(cluster, _owned(f"c{len(related.stored)}", *owners))  # a new object each time
         return wakes.primaries(Side.REMOTE, CONFIGMAP_TYPE, created)
 
     assert woken(TEAM_A, _ref("w", "a-uid")) == {RemoteKey(TEAM_A, "default", "w")}
@@ -170,7 +170,7 @@ def test_a_service_owner_wakes_the_remote_object_its_local_copy_links_to() -> No
     secrets = FakeInformer()
 
     def woken(*owners: dict[str, Any]) -> set[RemoteKey]:
-        secret = _owned(f"s{len(secrets.objects)}", *owners)
+        secret = _owned(f"s{len(secrets.stored)}", *owners)
         secret["metadata"]["namespace"] = TEAM_A
         return wakes.primaries(Side.LOCAL, SECRET_TYPE, secrets.put("", secret))
 
