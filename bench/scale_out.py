@@ -54,9 +54,11 @@ from bench.scenario import (
     write_end,
 )
 from bench.sync import WORKERS, memory_growth
+from kcpsim.harness.process import ServletProcess
 from kcpsim.harness.world import Call
 from kcpsim.harness.writers import NOT_WORK, handovers, overlapping, writes_by_workspace
 from kcpsim.requestlog import RequestRecord
+from servlet.app.observability.metrics import LOOP_LAG
 from tests.integration.e2e.env import E2E
 
 BUCKETS = 16  # the servlet's default number: 1, 2 and 4 replicas hold equal shares
@@ -115,6 +117,21 @@ def writers(env: E2E, scale: Scale, replicas: int) -> dict[str, Any]:
     }
 
 
+def event_loop(servlet: ServletProcess) -> dict[str, int]:
+    """How often the replica's event loop ran a timer more than 1 s late, and lost the leader
+    Lease (a loop held that long misses renewals)."""
+    over = servlet.metric(f"{LOOP_LAG}_count") or [0.0]
+    within = [
+        float(line.rsplit(" ", 1)[1])
+        for line in servlet.metrics().splitlines()
+        if line.startswith(f'{LOOP_LAG}_bucket{{le="1.0"}}')
+    ] or [0.0]
+    return {
+        "lags_over_1s": int(over[0] - within[0]),
+        "leaderships_lost": servlet.log_text().count("stopped leading"),
+    }
+
+
 def replica_run(scale: Scale, replicas: int, *, directory: Path, timeout: float, settle: float) -> dict[str, Any]:
     """A fresh world with the objects in it, `replicas` servlets started together, until converged."""
     env = prepared_world(directory, scale)
@@ -137,6 +154,7 @@ def replica_run(scale: Scale, replicas: int, *, directory: Path, timeout: float,
         first_write = min(r.started for r in records if r.verb in WRITE_VERBS)
         rss = [peak_rss_mb(servlet.pid) for servlet in servlets]
         cpu = [cpu_seconds(servlet.pid) for servlet in servlets]
+        loop = [event_loop(servlet) for servlet in servlets]
         sim_cpu = time.process_time() - sim_cpu
         time.sleep(settle)  # anything sent late still belongs to the initial sync
         cached = cached_json_bytes(env)
@@ -157,6 +175,7 @@ def replica_run(scale: Scale, replicas: int, *, directory: Path, timeout: float,
             "writes_per_object": len(writes) / scale.objects,
             "writes": breakdown(writes),
             "writers": writers(env, scale, replicas),
+            "event_loop_per_replica": loop,
         }
         for servlet in servlets:
             servlet.terminate()
@@ -247,6 +266,13 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str]]:
                 f"kcpsim {r['kcpsim_cpu_seconds']:.0f} s",
             ),
             ("  writes per object", f"{r['writes_per_object']:.3f}"),
+            (
+                "  event loop",
+                ", ".join(
+                    f"{e['lags_over_1s']} lags over 1 s, {e['leaderships_lost']} leaderships lost"
+                    for e in r["event_loop_per_replica"]
+                ),
+            ),
             (
                 "  objects, workspaces per replica",
                 ", ".join(

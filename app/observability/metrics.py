@@ -36,6 +36,7 @@ LEADER = "servlet_leader"
 BUILD_INFO = "servlet_build_info"
 ASYNCIO_TASKS = "servlet_asyncio_tasks"
 CACHED_OBJECTS = "servlet_cached_objects"
+LOOP_LAG = "servlet_event_loop_lag_seconds"
 
 # The names as they appear in the exposition (counters with their `_total`), for the docs check.
 METRIC_NAMES: tuple[str, ...] = (
@@ -56,6 +57,7 @@ METRIC_NAMES: tuple[str, ...] = (
     BUILD_INFO,
     ASYNCIO_TASKS,
     CACHED_OBJECTS,
+    LOOP_LAG,
 )
 
 # The classic text format (0.0.4): every Prometheus version scrapes it.
@@ -206,6 +208,13 @@ class Metrics:
             "(with --buckets, those of this replica's buckets).",
             registry=registry,
         )
+        self._loop_lag = Histogram(
+            LOOP_LAG,
+            "How much later than due the event loop ran a timer; seconds here delay Lease renewals, "
+            "watches and probes alike.",
+            buckets=DURATION_BUCKETS,
+            registry=registry,
+        )
 
     def count_cached_objects(self, count: Callable[[], int]) -> None:
         """`servlet_cached_objects` is `count()` when scraped."""
@@ -221,6 +230,9 @@ class Metrics:
         if series is None:
             series = self._hot_series[key] = metric.labels(*values)
         return series
+
+    def observe_loop_lag(self, seconds: float) -> None:
+        self._loop_lag.observe(seconds)
 
     def observe_reconcile(self, *, controller: str, result: ReconcileResult, seconds: float) -> None:
         self._series(self._reconciles, controller, result.value).inc()

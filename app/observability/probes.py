@@ -26,6 +26,7 @@ from aiohttp import web
 from attrs import frozen
 
 from servlet.app.observability.logs import get_logger
+from servlet.app.observability.loop_lag import watch_loop_lag
 from servlet.app.observability.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE, Metrics
 from servlet.core.model import Problem
 
@@ -182,7 +183,7 @@ def _logged(path: str, answer: Callable[[], web.Response]) -> Handler:
 
 class ProbeServer:
     """Serves the probes on `health_address` and the metrics on `metrics_address` (one listener
-    when both are the same fixed host:port)."""
+    when both are the same fixed host:port), and samples the event loop's lag for the metrics."""
 
     def __init__(
         self,
@@ -198,6 +199,7 @@ class ProbeServer:
         self._metrics_address = metrics_address
         self._runners: list[web.AppRunner] = []
         self._bound: dict[str, Address] = {}
+        self._lag: asyncio.Task[None] | None = None
 
     @property
     def health_address(self) -> Address:
@@ -225,9 +227,14 @@ class ProbeServer:
         except BaseException:
             await self.stop()
             raise
+        self._lag = asyncio.create_task(watch_loop_lag(self._metrics.observe_loop_lag), name="event loop lag")
 
     async def stop(self) -> None:
         """Stop listening and drop open connections (an idle client must not delay shutdown)."""
+        lag, self._lag = self._lag, None
+        if lag is not None:
+            lag.cancel()
+            await asyncio.gather(lag, return_exceptions=True)
         runners, self._runners = self._runners, []
         for runner in runners:
             await runner.cleanup()

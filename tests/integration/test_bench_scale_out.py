@@ -25,7 +25,7 @@ def figures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_one_and_two_replicas_are_measured_over_four_shards(figures: dict[str, Any]) -> None:
-    assert figures["scale"] == {"objects": SMOKE.objects, "workspaces": SMOKE.workspaces, "shards": 4}
+    assert figures["scale"] == {"objects": SMOKE.objects, "workspaces": SMOKE.workspaces, "shards": 4, "padding": 0}
     assert [run["replicas"] for run in figures["runs"]] == [1, 2]
 
 
@@ -40,6 +40,9 @@ def test_every_run_reports_time_memory_cpu_and_writes(figures: dict[str, Any]) -
         assert run["writes"]["patch widgets (VW)"] >= run["objects"]
         assert run["writes"]["create widgets (service)"] == run["objects"]
         assert run["writes_per_object"] >= 2
+        # The event loop is watched in every replica; none held it long enough to lose its Lease.
+        assert len(run["event_loop_per_replica"]) == run["replicas"]
+        assert all(loop["leaderships_lost"] == 0 for loop in run["event_loop_per_replica"])
 
 
 def test_the_floor_and_the_memory_per_object_are_measured(figures: dict[str, Any]) -> None:
