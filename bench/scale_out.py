@@ -157,9 +157,13 @@ def replica_run(scale: Scale, replicas: int, *, directory: Path, timeout: float,
         loop = [event_loop(servlet) for servlet in servlets]
         sim_cpu = time.process_time() - sim_cpu
         time.sleep(settle)  # anything sent late still belongs to the initial sync
+        # Stopped before the figures below, which hold the simulator (in this process) for
+        # seconds at 100,000 objects: long enough for a running replica to miss its renewals.
+        for servlet in servlets:
+            servlet.terminate()
         cached = cached_json_bytes(env)
         writes = object_writes(requests.since_mark())
-        result = {
+        return {
             "replicas": replicas,
             "objects": scale.objects,
             "workspaces": scale.workspaces,
@@ -177,9 +181,6 @@ def replica_run(scale: Scale, replicas: int, *, directory: Path, timeout: float,
             "writers": writers(env, scale, replicas),
             "event_loop_per_replica": loop,
         }
-        for servlet in servlets:
-            servlet.terminate()
-        return result
     finally:
         env.stop_all()
         env.world.stop()
