@@ -7,6 +7,8 @@ lightkube clients the servlet uses (`servlet.adapters.kube`). No caches, no plan
 spends beyond this is the price of doing it correctly. It is a yardstick, not a syncer.
 
 It runs as its own process, like the servlet, so it does not share the simulator's interpreter.
+A request that fails for a passing reason (timeout, 429, 5xx) is sent again, as the servlet would
+(over 200,000 requests at 100,000 objects, one is bound to); the retries are counted.
 """
 
 from __future__ import annotations
@@ -18,10 +20,13 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from lightkube import KubeConfig
+import httpx2
+from lightkube import ApiError, KubeConfig
 from lightkube.resources.core_v1 import Namespace
 
 from bench.scenario import LOCAL, NAMESPACE, REMOTE, vw_urls
@@ -30,6 +35,29 @@ from servlet.adapters.kube import ClusterClients, async_client, merge_patch, res
 from servlet.app.run_command import GC_THRESHOLDS
 from servlet.core.metadata import FINALIZER
 from servlet.core.model import ResourceType
+
+RETRIES = 5
+_PASSING = (429, 500, 502, 503, 504)
+
+
+async def _retried(call: Callable[[], Awaitable[Any]], retries: list[int]) -> None:
+    """`call()`, again after a passing failure; a create answered 409 on a second try was made by
+    the first one, whose answer was lost."""
+    for attempt in range(RETRIES):
+        try:
+            await call()
+            return
+        except httpx2.TransportError:
+            pass
+        except ApiError as error:
+            if not (error.status.code in _PASSING or (error.status.code == 409 and attempt > 0)):
+                raise
+            if error.status.code == 409:
+                return
+        retries[0] += 1
+        await asyncio.sleep(0.1 * 2**attempt)
+    raise RuntimeError(f"still failing after {RETRIES} tries")
+
 
 REMOTE_TYPE = ResourceType(REMOTE.group, REMOTE.version, "Widget", REMOTE.plural, True)
 LOCAL_TYPE = ResourceType(LOCAL.group, LOCAL.version, "Widget", LOCAL.plural, True)
@@ -42,9 +70,10 @@ async def _run(*, service_config: KubeConfig, kcp_config: KubeConfig, vw_urls: l
     started = time.perf_counter()
     queue: asyncio.Queue[tuple[ClusterClients, Any]] = asyncio.Queue()
     for vw in shards:
-        async for obj in vw.get("*").list(remote_cls, namespace="*"):
+        async for obj in vw.get("*").list(remote_cls, namespace="*", chunk_size=500):  # pages, as the servlet lists
             queue.put_nowait((vw, obj))
     namespaces: set[str] = set()
+    retries = [0]
 
     async def worker() -> None:
         while not queue.empty():
@@ -53,32 +82,23 @@ async def _run(*, service_config: KubeConfig, kcp_config: KubeConfig, vw_urls: l
             namespace = f"ws-{cluster}"
             if namespace not in namespaces:
                 namespaces.add(namespace)
-                await service.create(Namespace(metadata={"name": namespace}))  # type: ignore[arg-type]
-            await merge_patch(
-                vw.get(cluster),
-                remote_cls,
-                obj.metadata.name,
-                {"metadata": {"finalizers": [FINALIZER]}},
-                namespace=NAMESPACE,
+                await _retried(partial(service.create, Namespace(metadata={"name": namespace})), retries)  # type: ignore[arg-type]
+            finalizer = {"metadata": {"finalizers": [FINALIZER]}}
+            name = obj.metadata.name
+            await _retried(
+                partial(merge_patch, vw.get(cluster), remote_cls, name, finalizer, namespace=NAMESPACE), retries
             )
-            await service.create(
-                wrap(
-                    local_cls,
-                    {
-                        "apiVersion": f"{LOCAL.group}/{LOCAL.version}",
-                        "kind": "Widget",
-                        "metadata": {
-                            "name": obj.metadata.name,
-                            "namespace": namespace,
-                            "labels": dict(obj.metadata.labels or {}),
-                        },
-                        "spec": dict(obj["spec"]),
-                    },
-                )
-            )
+            copy = {
+                "apiVersion": f"{LOCAL.group}/{LOCAL.version}",
+                "kind": "Widget",
+                "metadata": {"name": name, "namespace": namespace, "labels": dict(obj.metadata.labels or {})},
+                "spec": dict(obj["spec"]),
+            }
+            await _retried(partial(service.create, wrap(local_cls, copy)), retries)
 
     await asyncio.gather(*(worker() for _ in range(workers)))
     elapsed = time.perf_counter() - started
+    print(f"retries: {retries[0]}", file=sys.stderr)
     for vw in shards:
         await vw.aclose()
     await service.close()
@@ -94,9 +114,10 @@ def floor_seconds(world: World, *, workers: int) -> tuple[float, float]:
         [sys.executable, "-m", "bench.floor", str(service), str(kcp), ",".join(vw_urls(world)), str(workers)],
         capture_output=True,
         text=True,
-        check=True,
         cwd=Path(__file__).resolve().parents[1],
     )
+    if done.returncode != 0:
+        raise RuntimeError(f"the floor failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return float(done.stdout.strip().splitlines()[-1]), cpu
