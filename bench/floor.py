@@ -33,6 +33,7 @@ from bench.scenario import LOCAL, NAMESPACE, REMOTE, vw_urls
 from kcpsim.harness.world import World
 from servlet.adapters.kube import ClusterClients, async_client, merge_patch, resource_class, wrap
 from servlet.app.run_command import GC_THRESHOLDS
+from servlet.core.errors import Transient
 from servlet.core.metadata import FINALIZER
 from servlet.core.model import ResourceType
 
@@ -47,7 +48,7 @@ async def _retried(call: Callable[[], Awaitable[Any]], retries: list[int]) -> No
         try:
             await call()
             return
-        except httpx2.TransportError:
+        except (httpx2.TransportError, Transient):  # no answer (lightkube's client; the servlet's adapters)
             pass
         except ApiError as error:
             if not (error.status.code in _PASSING or (error.status.code == 409 and attempt > 0)):
