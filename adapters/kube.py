@@ -166,7 +166,8 @@ def http_client(
 
 class ClusterClients:
     """One lightkube client per logical cluster under a base URL (kcp host or VW), made on demand,
-    all with one SSL context."""
+    all with one SSL context; with `transport`, all over that one connection pool (without it,
+    each client has its own: thousands of workspaces would open thousands of connections)."""
 
     def __init__(
         self,
@@ -175,11 +176,13 @@ class ClusterClients:
         base_url: str,
         timeout: float = DEFAULT_TIMEOUT,
         trust_env: bool = True,
+        transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         self._config = single_config(config)
         self.base_url = base_url.rstrip("/")
         self._timeout = timeout
         self._trust_env = trust_env
+        self._transport = transport
         self._tls = tls_context(self._config, trust_env=trust_env)
         self._clients: dict[str, AsyncClient] = {}
 
@@ -188,7 +191,12 @@ class ClusterClients:
         if client is None:
             server = cluster_url(self.base_url, cluster)
             client = async_client(
-                self._config, server=server, timeout=self._timeout, trust_env=self._trust_env, tls=self._tls
+                self._config,
+                server=server,
+                timeout=self._timeout,
+                transport=self._transport,
+                trust_env=self._trust_env,
+                tls=self._tls,
             )
             self._clients[cluster] = client
         return client

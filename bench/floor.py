@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-from lightkube import ApiError, AsyncClient, KubeConfig
+from lightkube import ApiError, KubeConfig
 from lightkube.resources.core_v1 import Namespace
 
 from bench.scenario import LOCAL, NAMESPACE, REMOTE, vw_urls
 from kcpsim.harness.world import World
-from servlet.adapters.kube import async_client, cluster_url, merge_patch, resource_class, wrap
+from servlet.adapters.kube import ClusterClients, async_client, merge_patch, resource_class, wrap
 from servlet.app.run_command import GC_THRESHOLDS
 from servlet.core.errors import Transient
 from servlet.core.metadata import FINALIZER
@@ -60,37 +60,22 @@ async def _retried(call: Callable[[], Awaitable[Any]], retries: list[int]) -> No
     raise RuntimeError(f"still failing after {RETRIES} tries")
 
 
-class _Shard:
-    """One VW URL: a client per workspace, all over one connection pool, as the servlet's are
-    (a pool per workspace opened 10,000 connections at 10,000 workspaces, more than the
-    simulator's process may hold)."""
-
-    def __init__(self, config: KubeConfig, url: str) -> None:
-        self._config = config
-        self._url = url
-        self._pool = httpx2.AsyncHTTPTransport()
-        self._clients: dict[str, AsyncClient] = {}
-
-    def get(self, cluster: str) -> AsyncClient:
-        if cluster not in self._clients:
-            server = cluster_url(self._url, cluster)
-            self._clients[cluster] = async_client(self._config, server=server, transport=self._pool, trust_env=False)
-        return self._clients[cluster]
-
-    async def aclose(self) -> None:
-        await self._pool.aclose()
-
-
 REMOTE_TYPE = ResourceType(REMOTE.group, REMOTE.version, "Widget", REMOTE.plural, True)
 LOCAL_TYPE = ResourceType(LOCAL.group, LOCAL.version, "Widget", LOCAL.plural, True)
 
 
 async def _run(*, service_config: KubeConfig, kcp_config: KubeConfig, vw_urls: list[str], workers: int) -> float:
     service = async_client(service_config, trust_env=False)
-    shards = [_Shard(kcp_config, url) for url in vw_urls]
+    # One connection pool per shard, as the servlet's connections share one per target: a pool
+    # per workspace opened 10,000 connections at 10,000 workspaces, more than the simulator's
+    # process may hold.
+    shards = [
+        ClusterClients(kcp_config, base_url=url, trust_env=False, transport=httpx2.AsyncHTTPTransport())
+        for url in vw_urls
+    ]
     remote_cls, local_cls = resource_class(REMOTE_TYPE), resource_class(LOCAL_TYPE)
     started = time.perf_counter()
-    queue: asyncio.Queue[tuple[_Shard, Any]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[ClusterClients, Any]] = asyncio.Queue()
     for vw in shards:
         async for obj in vw.get("*").list(remote_cls, namespace="*", chunk_size=500):  # pages, as the servlet lists
             queue.put_nowait((vw, obj))

@@ -120,14 +120,13 @@ def writers(env: E2E, scale: Scale, replicas: int) -> dict[str, Any]:
 def event_loop(servlet: ServletProcess) -> dict[str, int]:
     """How often the replica's event loop ran a timer more than 1 s late, and lost the leader
     Lease (a loop held that long misses renewals)."""
-    over = servlet.metric(f"{LOOP_LAG}_count") or [0.0]
-    within = [
-        float(line.rsplit(" ", 1)[1])
+    samples = {
+        line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
         for line in servlet.metrics().splitlines()
-        if line.startswith(f'{LOOP_LAG}_bucket{{le="1.0"}}')
-    ] or [0.0]
+        if line.startswith(LOOP_LAG)
+    }
     return {
-        "lags_over_1s": int(over[0] - within[0]),
+        "lags_over_1s": int(samples.get(f"{LOOP_LAG}_count", 0.0) - samples.get(f'{LOOP_LAG}_bucket{{le="1.0"}}', 0.0)),
         "leaderships_lost": servlet.log_text().count("stopped leading"),
     }
 
