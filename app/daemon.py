@@ -64,7 +64,7 @@ from servlet.app.observability.logs import get_logger
 from servlet.app.observability.metrics import ApiTarget, Metrics
 from servlet.app.observability.probes import HealthChecks, ProbeServer, task_alive
 from servlet.app.runtime.informer import Informer
-from servlet.app.runtime.informer_events import ObjectKey
+from servlet.app.runtime.informer_events import Keep
 from servlet.app.runtime.leader import LeaderElector
 from servlet.app.runtime.stopping import first_of, sleep_unless
 from servlet.app.runtime.workqueue import Backoff
@@ -210,7 +210,7 @@ class Daemon:
         shares = SyncShares()
         buckets = bucket_coordinator(config, connections, self.identity, self._owned, shares) if elector else None
         pool = InformerPool(self._make_informer, share=buckets.shares if buckets else None)
-        self.metrics.count_cached_objects(pool.shared_objects)
+        self.metrics.count_cached_objects(lambda local: pool.shared_objects(local=local))
         caches = SharedCaches(
             published=pool.acquire(
                 connections.service_source(PUBLISHED_RESOURCE_TYPE), label_selector=config.published_resource_selector
@@ -370,7 +370,7 @@ class Daemon:
         source: WatchSource[Any],
         label_selector: str | None,
         compact: bool,
-        keep: Callable[[ObjectKey], bool] | None,
+        keep: Keep | None,
     ) -> Informer:
         return Informer(
             source,

@@ -36,6 +36,11 @@ class FakeInformer:
         self.stored[key] = obj
         return self._deliver(Event(EventType.ADDED if old is None else EventType.MODIFIED, key, obj, old))
 
+    def pin(self, key: ObjectKey, obj: dict[str, Any]) -> None:
+        if key not in self.stored:
+            self.stored[key] = obj
+            self._deliver(Event(EventType.ADDED, key, obj))
+
     def delete(self, cluster: str, namespace: str, name: str) -> Event:
         key = ObjectKey(cluster=cluster, namespace=namespace, name=name)
         obj = self.stored.pop(key)

@@ -29,7 +29,7 @@ from attrs import frozen
 
 from servlet.app.runtime.index_sets import IndexSets
 from servlet.app.runtime.informer import Informer
-from servlet.app.runtime.informer_events import Event, EventType, Handler, ObjectKey
+from servlet.app.runtime.informer_events import Event, EventType, Handler, Keep, ObjectKey
 from servlet.app.runtime.sharded_informer import CacheFeed, ShardedInformer
 from servlet.core.ports import WatchSource
 
@@ -165,6 +165,18 @@ class Cache:
         metadata.setdefault("deletionTimestamp", DELETION_REQUESTED)
         self._remember(key, {**current, "metadata": metadata}, self.informer.get(key))
 
+    def pin(self, key: ObjectKey, obj: Object) -> None:
+        """Hold `obj`, read directly, though this replica's share leaves it out: an object of another
+        share in the way of a write (a copy at the name it wanted). Held until it is deleted."""
+        self.informer.pin(key, obj)
+
+    def refilter(self, *, more: bool) -> None:
+        """The share changed (`Informer.refilter`); the index forgets what the informer dropped."""
+        self.informer.refilter(more=more)
+        if self._index_function is not None:
+            held = set(self.informer.keys())
+            self._index.retain(lambda key: key in held or key in self._overlay)
+
     # -- events ------------------------------------------------------------------------------
 
     def subscribe(self, handler: Handler) -> Callable[[], None]:
@@ -207,8 +219,10 @@ class Cache:
 
 
 # (source, label selector, compact, keep): compact informers keep objects as JSON bytes
-# (`stores.py`); with `keep`, only the objects whose keys it keeps.
-MakeInformer = Callable[[WatchSource[Any], "str | None", bool, "Callable[[ObjectKey], bool] | None"], Informer]
+# (`stores.py`); with `keep`, only the objects it keeps.
+MakeInformer = Callable[[WatchSource[Any], "str | None", bool, "Keep | None"], Informer]
+# The workspace an object of the service cluster belongs to (a copy's label), None if to none.
+WorkspaceOf = Callable[[Object], "str | None"]
 
 
 class InformerPool:
@@ -218,7 +232,8 @@ class InformerPool:
     informer per source (`ShardedInformer`), or the one informer when there is one URL.
 
     With `share` (`--buckets`: whether a workspace is in this replica's share), the caches acquired
-    with `share=True` hold only the objects of those workspaces; `reshare` follows a change.
+    with `share=True` (of the virtual workspace) or `share_by` (of the service cluster) hold only
+    the objects of those workspaces; `reshare` follows a change.
     """
 
     def __init__(self, make_informer: MakeInformer, *, share: Callable[[str], bool] | None = None) -> None:
@@ -226,7 +241,7 @@ class InformerPool:
         self._share = share
         self._caches: dict[tuple[tuple[str, ...], str, str, bool], Cache] = {}
         self._users: dict[tuple[tuple[str, ...], str, str, bool], int] = {}
-        self._shared: set[Cache] = set()
+        self._shared: dict[Cache, bool] = {}  # share caches, and whether of the service cluster
 
     def acquire(
         self,
@@ -237,19 +252,22 @@ class InformerPool:
         cluster: str = "",
         compact: bool = False,
         share: bool = False,
+        share_by: WorkspaceOf | None = None,
     ) -> Cache:
         """The cache for `source` (started on first use); every acquire needs one `release`.
 
         `cluster`: the logical cluster of a one-workspace source (see `Cache.cluster`); `compact`: for
         caches of many objects read one at a time; `share`: of a virtual workspace's objects, only
-        those of this replica's share of the workspaces (the first acquire of a source decides)."""
+        those of this replica's share of the workspaces; `share_by`: of the service cluster's
+        objects, those `share_by` says belong to a workspace of the share, and those it says belong
+        to none (the first acquire of a source decides)."""
         sources = (source,) if isinstance(source, WatchSource) else tuple(source)
         first = sources[0]
         locations = tuple(each.collection.location for each in sources)
         key = (locations, first.name, label_selector or "", first.metadata_only)
         cache = self._caches.get(key)
         if cache is None:
-            keep = self._keep if share and self._share is not None else None
+            keep = self._keep_of(share=share, share_by=share_by)
             informer: CacheFeed
             if len(sources) == 1:
                 informer = self._make(first, label_selector, compact, keep)
@@ -257,8 +275,8 @@ class InformerPool:
                 shards = [self._make(each, label_selector, compact, keep) for each in sources]
                 informer = ShardedInformer(shards, name=first.name)
             cache = Cache(informer, index=index, cluster=cluster)
-            if share:
-                self._shared.add(cache)
+            if share or share_by is not None:
+                self._shared[cache] = share_by is not None
             self._caches[key] = cache
             self._users[key] = 0
             informer.start()
@@ -271,7 +289,7 @@ class InformerPool:
                 self._users[key] -= 1
                 if self._users[key] <= 0:
                     del self._caches[key], self._users[key]
-                    self._shared.discard(cache)
+                    self._shared.pop(cache, None)
                     await cache.informer.stop()
                 return
 
@@ -279,15 +297,20 @@ class InformerPool:
         """This replica's share changed: share caches drop the workspaces it gave up and, with
         `more` (it got some), list again to find theirs."""
         for cache in self._shared:
-            cache.informer.refilter(more=more)
+            cache.refilter(more=more)
 
-    def shared_objects(self) -> int:
-        """The objects the caches acquired with `share` hold (with `--buckets`, this replica's share)."""
-        return sum(len(cache.keys()) for cache in self._shared)
+    def shared_objects(self, *, local: bool) -> int:
+        """The objects the caches acquired with `share` (`local`: with `share_by`) hold (with
+        `--buckets`, this replica's share)."""
+        return sum(len(cache.keys()) for cache, of_local in self._shared.items() if of_local == local)
 
-    def _keep(self, key: ObjectKey) -> bool:
-        assert self._share is not None
-        return self._share(key.cluster)
+    def _keep_of(self, *, share: bool, share_by: WorkspaceOf | None) -> Keep | None:
+        in_share = self._share
+        if in_share is None:
+            return None
+        if share_by is not None:
+            return Keep(by_content=lambda obj: (workspace := share_by(obj)) is None or in_share(workspace))
+        return Keep(by_key=lambda key: in_share(key.cluster)) if share else None
 
     def retry_failing(self, name: str) -> None:
         """Every informer named `name` that is pausing after a failure tries again now."""

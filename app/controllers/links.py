@@ -47,6 +47,15 @@ def link_value(obj: Mapping[str, Any]) -> Hashable | None:
     return link or None
 
 
+def workspace_of_copy(obj: Mapping[str, Any], *, servlet_name: str) -> str | None:
+    """The workspace a local copy of this servlet belongs to (its cluster label), None for anything else."""
+    labels = _string_map(obj, "labels")
+    if labels.get(metadata.SERVLET_LABEL) != servlet_name:
+        return None
+    cluster = labels.get(metadata.REMOTE_CLUSTER_LABEL)
+    return cluster if isinstance(cluster, str) and cluster else None
+
+
 def remote_key_of_local(obj: Mapping[str, Any], *, servlet_name: str) -> RemoteKey | None:
     """The remote object a local copy of this servlet names, None for anything else."""
     if _string_map(obj, "labels").get(metadata.SERVLET_LABEL) != servlet_name:

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 from servlet.app.controllers.caches import Cache
-from servlet.app.controllers.links import RelatedObjectKey, link_value
+from servlet.app.controllers.links import RelatedObjectKey, link_value, workspace_of_copy
 from servlet.app.controllers.object_book import ObjectBook
 from servlet.app.controllers.orphan_scan import OrphanScan
 from servlet.app.controllers.queues import Requeue, controller_queue
@@ -111,9 +111,15 @@ class SyncWorker:
         projected = context.projected
         # Compact caches (JSON, read one at a time) of all objects on both sides, not only our copies: what
         # sits at a computed local name must be known before the remote object gets a finalizer. With
-        # `--buckets`, those of the virtual workspace hold only this replica's workspaces (`share`).
+        # `--buckets`, they hold only this replica's workspaces and their copies (`share`, `share_by`):
+        # a copy of another share at a wanted name is learnt from the create's AlreadyExists (`pin`).
         self._remote = self._acquire(env.sources.virtual_workspace_sources(projected.remote), compact=True, share=True)
-        self._local = self._acquire(env.sources.service_source(projected.local), index=link_value, compact=True)
+        self._local = self._acquire(
+            env.sources.service_source(projected.local),
+            index=link_value,
+            compact=True,
+            share_by=lambda obj: workspace_of_copy(obj, servlet_name=env.servlet_name),
+        )
         self.related = RelatedCaches(
             types=(pair for item in context.published.spec.related for pair in watched_types(item)),
             acquire=self._acquire,
@@ -139,6 +145,7 @@ class SyncWorker:
         self._execution = PlanExecution(
             context=context,
             executor=env.executor,
+            service=env.service,
             writing=env.writing,
             book=self._book,
             reporter=self._reporter,

@@ -44,7 +44,7 @@ from servlet.core.context import SyncContext
 from servlet.core.errors import AlreadyExists
 from servlet.core.model import RemoteKey
 from servlet.core.plan import ObjectPlan
-from servlet.core.ports import ActionExecutor
+from servlet.core.ports import ActionExecutor, ServiceCluster
 from servlet.core.targets import NAMESPACE_TYPE
 
 # A create that meets an object the cache does not hold yet: plan again once the watch caught up.
@@ -65,6 +65,7 @@ class PlanExecution:
         *,
         context: SyncContext,
         executor: ActionExecutor,
+        service: ServiceCluster,
         writing: Callable[[str], AbstractAsyncContextManager[None]],
         book: ObjectBook,
         reporter: SyncReporter,
@@ -77,6 +78,7 @@ class PlanExecution:
     ) -> None:
         self._context = context
         self._executor = executor
+        self._service = service
         self._writing = writing
         self._book = book
         self._reporter = reporter
@@ -112,6 +114,7 @@ class PlanExecution:
             if not isinstance(action, Create):
                 raise
             # Created by someone else a moment ago: the local cache will show it; plan again then.
+            await self._pin_in_the_way(action)
             raise Requeue(
                 f"{action.target.namespace}/{action.target.name} appeared before the create", after=ALREADY_EXISTS_RETRY
             ) from error
@@ -119,6 +122,18 @@ class PlanExecution:
         if isinstance(action, Patch):
             self._book.fights.sent(key)
         self._reporter.synced(key, action)
+
+    async def _pin_in_the_way(self, action: Create) -> None:
+        """With `--buckets` the local cache leaves out the copies of other replicas' workspaces, so
+        one may hold a name this replica's plan found free: read it, and have the cache follow it
+        until it is deleted, so the next plan sees the name taken (a conflict, as with any holder)."""
+        target = action.target
+        key = target_key(target)
+        if self.cache_for(target) is not self._local or self._local.get(key) is not None:
+            return
+        found = await self._service.get(target.resource, namespace=target.namespace, name=target.name)
+        if found is not None:
+            self._local.pin(key, found)
 
     def _hold_back_in_a_fight(self, key: RemoteKey, action: Patch) -> None:
         """Raise Requeue while another writer keeps undoing this very correction (`fights.py`)."""

@@ -204,8 +204,10 @@ class Metrics:
         self._leader.set(0)
         self._cached_objects = Gauge(
             CACHED_OBJECTS,
-            "Objects of every workspace held by the sync workers' caches of the virtual workspace "
-            "(with --buckets, those of this replica's buckets).",
+            "Objects the sync workers' caches hold, by side: of the virtual workspace (every workspace's "
+            "objects) and of the service cluster (the copies, and other objects of the synced kinds); with "
+            "--buckets, those of this replica's buckets.",
+            ["side"],
             registry=registry,
         )
         self._loop_lag = Histogram(
@@ -216,9 +218,10 @@ class Metrics:
             registry=registry,
         )
 
-    def count_cached_objects(self, count: Callable[[], int]) -> None:
-        """`servlet_cached_objects` is `count()` when scraped."""
-        self._cached_objects.set_function(count)
+    def count_cached_objects(self, count: Callable[[bool], int]) -> None:
+        """`servlet_cached_objects` is `count(local)` when scraped, for each side."""
+        self._cached_objects.labels("virtual_workspace").set_function(lambda: count(False))
+        self._cached_objects.labels("service_cluster").set_function(lambda: count(True))
 
     def _series(self, metric: Any, *values: str) -> Any:
         """`metric.labels(*values)`, looked up once: these run for every request and reconcile.

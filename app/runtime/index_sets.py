@@ -10,7 +10,7 @@ how a lone key is told from several.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 Value = TypeVar("Value", bound=Hashable)
@@ -38,6 +38,12 @@ class IndexSets(Generic[Value, Key]):
                 self._entries[value] = next(iter(entry))
         elif entry is not None and entry == key:
             del self._entries[value]
+
+    def retain(self, keep: Callable[[Key], bool]) -> None:
+        """Forget every key `keep` refuses."""
+        for value, entry in list(self._entries.items()):
+            for key in [key for key in (entry if isinstance(entry, set) else (entry,)) if not keep(key)]:
+                self.discard(value, key)
 
     def get(self, value: Value) -> frozenset[Key]:
         """The keys indexed under `value` (empty when none)."""

@@ -14,10 +14,13 @@ in-memory fake), and:
   compared with the store so every difference is emitted: ADDED, MODIFIED, and DELETED for
   objects that vanished meanwhile.
 
-With `keep`, the informer holds only the objects whose keys it keeps (a replica's share of the
-workspaces): others are neither stored nor told. When the share changes, `refilter` drops what is
-no longer kept, silently (the objects still exist; another replica holds them now), and, when
-something new may be kept, ends the watch for a relist that finds it (`catching_up` until then).
+With `keep`, the informer holds only the objects it keeps (a replica's share of the workspaces,
+told by the key or by the object's content, `Keep`): others are neither stored nor told. When the
+share changes, `refilter` drops what is no longer kept, silently (the objects still exist; another
+replica holds them now), and, when something new may be kept, ends the watch for a relist that
+finds it (`catching_up` until then). An object whose content moves it out of the share is gone from
+this view: DELETED. `pin` holds one object whatever `keep` says, until it is deleted: an object of
+another share that stands in the way of this replica's writes.
 
 A metadata-only informer (a source with `metadata_only=True`) asks for `PartialObjectMetadata`
 and keeps of each object only what identifies it and its version, and the names of its first few
@@ -42,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from servlet.app.runtime.informer_events import Event, EventType, Handler, Object, ObjectKey
+from servlet.app.runtime.informer_events import Event, EventType, Handler, Keep, Object, ObjectKey
 from servlet.app.runtime.stopping import unless_set
 from servlet.app.runtime.stores import CompactStore, ObjectStore, PlainStore, identity_of, without_managed_fields
 from servlet.app.runtime.workqueue import Backoff
@@ -73,10 +76,12 @@ class Informer:
         on_restart: Callable[[], None] | None = None,
         on_relist: Callable[[], None] | None = None,
         compact: bool = False,
-        keep: Callable[[ObjectKey], bool] | None = None,
+        keep: Keep | None = None,
     ) -> None:
         self._collection = source.collection
         self._keep = keep
+        self._pinned: set[ObjectKey] = set()
+        self._refilters = 0
         self._relist_wanted = asyncio.Event()
         self._relists_asked = 0
         self._on_restart = on_restart
@@ -132,11 +137,22 @@ class Informer:
         were not, so the informer lists again."""
         if self._keep is None:
             return
-        for key in [key for key in self._store.keys() if not self._keep(key)]:
+        self._refilters += 1
+        by_key = self._keep.by_content is None  # then no object needs decoding
+        held = ((key, None) for key in self._store.keys()) if by_key else self._store.items()
+        for key in [key for key, obj in held if not self._kept(key, obj)]:
             self._store.pop(key)
         if more:
             self._relists_asked += 1
             self._relist_wanted.set()
+
+    def pin(self, key: ObjectKey, obj: Object) -> None:
+        """Hold `key` from `obj` (read directly) on, kept or not, until it is deleted (ADDED if new)."""
+        self._pinned.add(key)
+        if key not in self._store:
+            obj = self._ingest(obj)
+            self._store.put(key, obj)
+            self._emit(Event(EventType.ADDED, key, obj))
 
     def is_alive(self) -> bool:
         """Whether the loop has shown signs of life recently enough (for /healthz)."""
@@ -248,10 +264,11 @@ class Informer:
     # -- list --------------------------------------------------------------------------------
 
     async def _relist(self) -> None:
-        asked = self._relists_asked
+        asked, refilters = self._relists_asked, self._refilters
         fresh, version = await self._list_all()
-        for key in [key for key in fresh.keys() if not self._kept(key)]:
-            fresh.pop(key)  # given up while the list ran
+        if self._refilters != refilters:  # given up while the list ran
+            for key in [key for key, obj in fresh.items() if not self._kept(key, obj)]:
+                fresh.pop(key)
         old = self._store
         changes: list[tuple[EventType, ObjectKey]] = []
         for key in fresh.keys():
@@ -260,8 +277,10 @@ class Informer:
                 changes.append((EventType.ADDED, key))
             elif before != fresh.version(key):
                 changes.append((EventType.MODIFIED, key))
-        changes.extend((EventType.DELETED, key) for key in old.keys() if key not in fresh and self._kept(key))
+        # Silent for objects given up by key (another replica holds them); moved out by content: DELETED.
+        changes.extend((EventType.DELETED, key) for key in old.keys() if key not in fresh and self._kept(key, None))
         self._store = fresh
+        self._pinned = {key for key in self._pinned if key in fresh}
         self.resource_version = version
         # Objects are read for their event only: a compact store never holds the whole list decoded.
         for position, (kind, key) in enumerate(changes):
@@ -296,7 +315,7 @@ class Informer:
             for item in page.items:
                 obj = self._ingest(item)
                 key = ObjectKey.of(obj)
-                if self._kept(key):
+                if self._kept(key, obj):
                     fresh.put(key, obj)
             token = page.continue_token
             self._alive()
@@ -332,12 +351,15 @@ class Informer:
         obj = self._ingest(event.object)
         version = _version(obj)
         key = ObjectKey.of(obj)
-        if not self._kept(key):
-            self._store.pop(key)  # given up before a refilter came round to it
+        if not self._kept(key, obj):
+            before = self._store.pop(key)  # given up before a refilter came round to it, or moved out
             self.resource_version = version or self.resource_version
+            if before is not None and self._kept(key, None):
+                self._emit(Event(EventType.DELETED, key, obj, before))
             return
         if kind == "DELETED":
             before = self._store.pop(key)
+            self._pinned.discard(key)
             self.resource_version = version or self.resource_version
             self._emit(Event(EventType.DELETED, key, obj, before))
             return
@@ -349,8 +371,9 @@ class Informer:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _kept(self, key: ObjectKey) -> bool:
-        return self._keep is None or self._keep(key)
+    def _kept(self, key: ObjectKey, obj: Object | None) -> bool:
+        """Whether `key` is held (`obj` None: as far as its key tells)."""
+        return self._keep is None or key in self._pinned or self._keep.keeps(key, obj)
 
     def _emit(self, event: Event) -> None:
         for handler in self._handlers:

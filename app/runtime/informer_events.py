@@ -75,3 +75,22 @@ class Event:
 
 
 Handler = Callable[[Event], None]
+
+
+@frozen
+class Keep:
+    """Which objects a share informer holds (a replica's share of the workspaces).
+
+    `by_key`: decided by the key (a virtual workspace's objects, whose key names their workspace);
+    `by_content`: decided by the object itself (a local copy names its workspace in a label), so
+    dropping what is no longer kept reads every object once. An object is kept when both keep it.
+    """
+
+    by_key: Callable[[ObjectKey], bool] | None = None
+    by_content: Callable[[Object], bool] | None = None
+
+    def keeps(self, key: ObjectKey, obj: Object | None) -> bool:
+        """Whether `key` is kept; `obj` None: as far as its key tells."""
+        if self.by_key is not None and not self.by_key(key):
+            return False
+        return obj is None or self.by_content is None or self.by_content(obj)

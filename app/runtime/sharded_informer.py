@@ -48,6 +48,8 @@ class CacheFeed(Protocol):
 
     def refilter(self, *, more: bool) -> None: ...
 
+    def pin(self, key: ObjectKey, obj: Object) -> None: ...
+
     def get(self, key: ObjectKey) -> Object | None: ...
 
     def objects(self) -> list[Object]: ...
@@ -95,6 +97,11 @@ class ShardedInformer:
     def refilter(self, *, more: bool) -> None:
         for shard in self.shards:
             shard.refilter(more=more)
+
+    def pin(self, key: ObjectKey, obj: Object) -> None:
+        # Pins hold objects of other shares in the way of a write; an object at a virtual
+        # workspace's key is of that key's workspace, so in the share of whoever writes there.
+        raise NotImplementedError("the objects of a virtual workspace are kept by key, never pinned")
 
     def get(self, key: ObjectKey) -> Object | None:
         for shard in self.shards:

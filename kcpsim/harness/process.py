@@ -179,11 +179,12 @@ class ServletProcess:
     def metrics(self) -> str:
         return httpx2.get(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5, trust_env=False).text
 
-    def metric(self, name: str) -> list[float]:
-        """Values of every sample of the metric family `name` (all label sets)."""
+    def metric(self, name: str, **labels: str) -> list[float]:
+        """Values of every sample of the metric family `name` (all label sets, or those with `labels`)."""
         values = []
+        wanted = [f'{label}="{value}"' for label, value in labels.items()]
         for line in self.metrics().splitlines():
-            if line.startswith((f"{name} ", f"{name}{{")):
+            if line.startswith((f"{name} ", f"{name}{{")) and all(pair in line for pair in wanted):
                 values.append(float(line.rsplit(" ", 1)[1]))
         return values
 

@@ -67,6 +67,12 @@ NOT_EXERCISED: dict[Grant, str] = {
         group="", resource="events", verb="patch", namespace="default"
     ): "counts up an Event about a PublishedResource recorded again within ten minutes; in the scenario each "
     "condition changes once (tests/integration/test_events_recorder.py shows the repeat over HTTP)",
+    **{
+        Grant(group=group, resource=plural, verb="get", namespace=""): "reads a copy of another replica's share "
+        "standing at a name this replica wants (with buckets, its informer leaves those out); the scenario runs "
+        "one replica (tests/integration/e2e/test_bucket_replicas.py reads one)"
+        for group, plural in (("cert-manager.io", "certificates"), ("example.com", "widgets"))
+    },
 }
 
 

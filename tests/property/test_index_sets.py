@@ -29,3 +29,18 @@ def test_index_sets_answer_as_a_dict_of_sets_after_any_changes(changes: list[tup
         for each in ("x", "y", "z"):
             assert compact.get(each) == frozenset(rule.get(each, set()))
         assert len(compact) == len(rule)  # no value is left behind with no keys
+
+
+@given(CHANGES, st.sets(KEYS))
+def test_retain_forgets_exactly_the_refused_keys(changes: list[tuple[bool, str, object]], refused: set[object]) -> None:
+    compact: IndexSets[str, object] = IndexSets()
+    for adding, value, key in changes:
+        if adding:
+            compact.add(value, key)
+        else:
+            compact.discard(value, key)
+    before = {each: compact.get(each) for each in ("x", "y", "z")}
+    compact.retain(lambda key: key not in refused)
+    for each in ("x", "y", "z"):
+        assert compact.get(each) == before[each] - refused
+    assert len(compact) == sum(1 for keys in before.values() if keys - refused)

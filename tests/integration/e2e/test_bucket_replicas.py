@@ -15,6 +15,7 @@ from kcpsim import Topology
 from kcpsim.harness.process import ServletProcess
 from kcpsim.harness.world import SERVLET_NAMESPACE, Call
 from kcpsim.harness.writers import NOT_WORK, overlapping, writes_by_workspace
+from servlet.core.metadata import REMOTE_CLUSTER_LABEL
 from tests.integration.e2e.env import E2E
 from tests.integration.e2e.manifests import (
     GROUP,
@@ -82,9 +83,10 @@ def _leader_reconciles(servlet: ServletProcess) -> list[str]:
     ]
 
 
-def _two_replicas(e2e: E2E) -> dict[str, ServletProcess]:
-    """Widgets published, two replicas started and holding two buckets each, every workspace served."""
-    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget"))
+def _two_replicas(e2e: E2E, **spec: Any) -> dict[str, ServletProcess]:
+    """Widgets published (`spec`: more of the PublishedResource's spec), two replicas started and
+    holding two buckets each, every workspace served."""
+    e2e.publish(widget_crd(), published_resource("widgets", kind="Widget", **spec))
     flags = (*TIMING, "--buckets", str(BUCKETS))
     servlets = {replica: e2e.servlet(token=replica, extra=flags) for replica in REPLICAS}
     e2e.eventually(lambda: _balanced(e2e), what="two replicas holding two buckets each")
@@ -101,9 +103,16 @@ def _writers_since(e2e: E2E, since: float) -> dict[str, set[str]]:
     }
 
 
-def _cached(servlets: dict[str, ServletProcess]) -> dict[str, int]:
-    """`servlet_cached_objects` of each replica: the Widgets its caches of the virtual workspace hold."""
-    return {replica: int(sum(servlet.metric("servlet_cached_objects"))) for replica, servlet in servlets.items()}
+def _cached(servlets: dict[str, ServletProcess]) -> dict[str, tuple[int, int]]:
+    """`servlet_cached_objects` of each replica: the Widgets its caches of the virtual workspace hold,
+    and the copies its caches of the service cluster hold."""
+    return {
+        replica: (
+            int(sum(servlet.metric("servlet_cached_objects", side="virtual_workspace"))),
+            int(sum(servlet.metric("servlet_cached_objects", side="service_cluster"))),
+        )
+        for replica, servlet in servlets.items()
+    }
 
 
 def _owned_widgets(writers: dict[str, set[str]], replica: str) -> int:
@@ -135,16 +144,11 @@ def test_two_replicas_share_the_workspaces_and_one_takes_over_a_killed_ones(e2e:
     assert all(len(tokens) == 1 for tokens in writers.values()), f"writers per workspace: {writers}"
     assert set().union(*writers.values()) == set(REPLICAS), f"writers per workspace: {writers}"
     _assert_one_writer_at_a_time(e2e)
-    # Each replica caches the Widgets of its own workspaces only: together, each Widget once.
+    # Each replica caches the Widgets of its own workspaces and their copies only: together, each once.
+    owned = _owned_widgets(writers, "replica-1")
     e2e.eventually(
-        lambda: (
-            _cached(servlets)
-            == {
-                "replica-1": _owned_widgets(writers, "replica-1"),
-                "replica-2": 12 - _owned_widgets(writers, "replica-1"),
-            }
-        ),
-        what="each replica caching the Widgets of its workspaces",
+        lambda: _cached(servlets) == {"replica-1": (owned, owned), "replica-2": (12 - owned, 12 - owned)},
+        what="each replica caching the Widgets of its workspaces and their copies",
     )
     # Schemas, the APIExport and the PublishedResources' status: the leader's controllers alone.
     follower = next(servlet for servlet in servlets.values() if servlet.metric("servlet_leader") == [0.0])
@@ -164,10 +168,11 @@ def test_two_replicas_share_the_workspaces_and_one_takes_over_a_killed_ones(e2e:
         after = [call.token for call in _writes_by_workspace(e2e)[workspace] if call.started >= killed]
         assert after and set(after) == {"replica-1"}, f"{workspace} written after the kill by {after}"
     _assert_one_writer_at_a_time(e2e)
-    # The survivor listed the workspaces it took over: it caches every Widget now.
+    # The survivor listed the workspaces it took over: it caches every Widget and copy now.
+    everything = 12 + len(victims)
     e2e.eventually(
-        lambda: _cached({"replica-1": servlets["replica-1"]}) == {"replica-1": 12 + len(victims)},
-        what="the survivor caching every Widget",
+        lambda: _cached({"replica-1": servlets["replica-1"]}) == {"replica-1": (everything, everything)},
+        what="the survivor caching every Widget and copy",
     )
     assert servlets["replica-1"].alive()
 
@@ -237,3 +242,61 @@ def test_a_deleted_published_resource_is_released_in_the_buckets_of_a_replica_th
         after = {call.token for call in _writes_by_workspace(e2e)[workspace] if call.started >= killed}
         assert after == {"replica-1"}, f"{workspace} released by {after}"
     assert servlets["replica-1"].alive()
+
+
+@pytest.mark.kcpsim_only("tells replicas apart in kcpsim's request log")
+@pytest.mark.parametrize("e2e", [Topology.with_workspaces(len(WORKSPACES), with_schema=False)], indirect=True)
+def test_a_name_held_by_a_copy_from_the_other_replicas_share_is_a_conflict_not_a_retry_loop(e2e: E2E) -> None:
+    """A replica caches only the copies of its own workspaces. When objects of two workspaces of
+    different replicas want one local name, the first copy holds it; the other replica learns so
+    from its create's AlreadyExists (one read), reports the conflict, takes its finalizer off, and
+    stops trying until the name is free; then its copy is made."""
+    servlets = _two_replicas(e2e, naming={"namespace": "shared", "name": "$remoteName"})
+    shared_since = time.monotonic()
+    for index, workspace in enumerate(WORKSPACES):
+        e2e.create_remote(workspace, REMOTE_WIDGET, remote_object("Widget", f"probe-{index}", namespace="default"))
+        e2e.wait_local(WIDGET, namespace="shared", name=f"probe-{index}")
+    writers = _writers_since(e2e, shared_since)
+    first, second = (next(ws for ws, tokens in writers.items() if tokens == {replica}) for replica in REPLICAS)
+    e2e.create_remote(first, REMOTE_WIDGET, remote_object("Widget", "same", namespace="default"))
+    e2e.wait_local(WIDGET, namespace="shared", name="same")
+    before = len(_creates_in_shared(e2e))
+    e2e.create_remote(second, REMOTE_WIDGET, remote_object("Widget", "same", namespace="default"))
+
+    e2e.eventually(
+        lambda: (
+            (condition := e2e.condition("widgets", "Synced")) is not None
+            and f"{e2e.world.cluster(second)}/default/same" in condition["message"]
+        ),
+        what="Synced naming the object whose name is taken",
+        timeout=30,
+    )
+    e2e.eventually(
+        lambda: not e2e.has_finalizer(second, REMOTE_WIDGET, namespace="default", name="same"),
+        what="the finalizer off the object in conflict",
+    )
+    time.sleep(5)  # what a retry loop would fill with creates
+    creates = _creates_in_shared(e2e)[before:]
+    assert creates == [409], f"the answers to the creates of the second copy of shared/same: {creates}"
+
+    # The first workspace's object goes, and with it its copy: the name is free, the second gets it.
+    e2e.rest.delete(e2e.remote_path(first, REMOTE_WIDGET, namespace="default", name="same"))
+    e2e.eventually(
+        lambda: (
+            (copy := e2e.local(WIDGET, namespace="shared", name="same")) is not None
+            and copy["metadata"]["labels"].get(REMOTE_CLUSTER_LABEL) == e2e.world.cluster(second)
+        ),
+        what="the copy of the second workspace's object at the freed name",
+    )
+    assert all(servlet.alive() for servlet in servlets.values())
+
+
+def _creates_in_shared(e2e: E2E) -> list[int]:
+    """The answers to the replicas' creates of copies in the namespace `shared`, in order."""
+    calls = [
+        call
+        for replica in REPLICAS
+        for call in e2e.simulated.callers.writes(token=replica, ignore=NOT_WORK)
+        if call.method == "POST" and call.path.endswith("/namespaces/shared/widgets")
+    ]
+    return [call.status for call in sorted(calls, key=lambda call: call.started)]
