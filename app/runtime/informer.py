@@ -14,13 +14,11 @@ in-memory fake), and:
   compared with the store so every difference is emitted: ADDED, MODIFIED, and DELETED for
   objects that vanished meanwhile.
 
-With `keep`, the informer holds only the objects it keeps (a replica's share of the workspaces,
-told by the key or by the object's content, `Keep`): others are neither stored nor told. When the
-share changes, `refilter` drops what is no longer kept, silently (the objects still exist; another
-replica holds them now), and, when something new may be kept, ends the watch for a relist that
-finds it (`catching_up` until then). An object whose content moves it out of the share is gone from
-this view: DELETED. `pin` holds one object whatever `keep` says, until it is deleted: an object of
-another share that stands in the way of this replica's writes.
+With `keep` (`Keep`, by key or by content), the informer holds only a replica's share of the
+workspaces: others are neither stored nor told. `refilter` drops what is no longer kept, silently
+(another replica holds it now), and when more may be kept ends the watch for a relist that finds
+it (`catching_up` until then). An object whose content moves it out of the share reads as
+DELETED. `pin` holds one object of another share, in the way of a write, until it is deleted.
 
 A metadata-only informer (a source with `metadata_only=True`) asks for `PartialObjectMetadata`
 and keeps of each object only what identifies it and its version, and the names of its first few
@@ -138,9 +136,7 @@ class Informer:
         if self._keep is None:
             return
         self._refilters += 1
-        by_key = self._keep.by_content is None  # then no object needs decoding
-        held = ((key, None) for key in self._store.keys()) if by_key else self._store.items()
-        for key in [key for key, obj in held if not self._kept(key, obj)]:
+        for key in self._not_kept(self._store):
             self._store.pop(key)
         if more:
             self._relists_asked += 1
@@ -267,7 +263,7 @@ class Informer:
         asked, refilters = self._relists_asked, self._refilters
         fresh, version = await self._list_all()
         if self._refilters != refilters:  # given up while the list ran
-            for key in [key for key, obj in fresh.items() if not self._kept(key, obj)]:
+            for key in self._not_kept(fresh):
                 fresh.pop(key)
         old = self._store
         changes: list[tuple[EventType, ObjectKey]] = []
@@ -374,6 +370,12 @@ class Informer:
     def _kept(self, key: ObjectKey, obj: Object | None) -> bool:
         """Whether `key` is held (`obj` None: as far as its key tells)."""
         return self._keep is None or key in self._pinned or self._keep.keeps(key, obj)
+
+    def _not_kept(self, store: ObjectStore[ObjectKey]) -> list[ObjectKey]:
+        """The keys of `store` no longer kept; objects are decoded only when their content decides."""
+        if self._keep is not None and self._keep.by_content is None:
+            return [key for key in store.keys() if not self._kept(key, None)]
+        return [key for key, obj in store.items() if not self._kept(key, obj)]
 
     def _emit(self, event: Event) -> None:
         for handler in self._handlers:
