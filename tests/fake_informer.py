@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from servlet.app.runtime.informer_events import Event, EventType, Handler, ObjectKey
+from servlet.app.runtime.informer_events import Event, EventType, Handler, ObjectKey, version_reached
 
 
 class FakeInformer:
@@ -14,6 +14,7 @@ class FakeInformer:
 
     def __init__(self) -> None:
         self.stored: dict[ObjectKey, dict[str, Any]] = {}
+        self.resource_version = ""  # followed up to here: set by hand, as a relist or bookmark would
         self._handlers: list[Handler] = []
 
     def add_handler(self, handler: Handler) -> None:
@@ -24,6 +25,9 @@ class FakeInformer:
 
     def keys(self) -> list[ObjectKey]:
         return list(self.stored)
+
+    def reflects(self, version: str) -> bool:
+        return version_reached(self.resource_version, version)
 
     def objects(self) -> list[dict[str, Any]]:
         return list(self.stored.values())

@@ -104,10 +104,21 @@ class Cache:
         cached = self.informer.get(key)
         pending = self._overlay.get(key)
         if pending is not None:
-            if resource_version(cached) == pending.replaced and self._clock() < pending.until:
+            if self._ahead(pending, cached):
                 return pending.obj
             del self._overlay[key]
+            if cached is None:
+                self._index_remove(key, pending.obj)
         return cached
+
+    def _ahead(self, pending: _Overlay, cached: Object | None) -> bool:
+        """Whether an own write's answer is still newer than what the informer holds."""
+        if resource_version(cached) != pending.replaced or self._clock() >= pending.until:
+            return False
+        # Not held, though the informer has followed every change up to the answer: the object
+        # was deleted (or left the informer's view) while its watch was down, and no event will
+        # name an object the informer never held.
+        return cached is not None or not self.informer.reflects(resource_version(pending.obj))
 
     def objects(self) -> list[Object]:
         """Every cached object (own writes not included: for counting and orphan checks)."""

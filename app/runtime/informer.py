@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from servlet.app.runtime.informer_events import Event, EventType, Handler, Keep, Object, ObjectKey
+from servlet.app.runtime.informer_events import Event, EventType, Handler, Keep, Object, ObjectKey, version_reached
 from servlet.app.runtime.stopping import unless_set
 from servlet.app.runtime.stores import CompactStore, ObjectStore, PlainStore, identity_of, without_managed_fields
 from servlet.app.runtime.workqueue import Backoff
@@ -149,6 +149,10 @@ class Informer:
             obj = self._ingest(obj)
             self._store.put(key, obj)
             self._emit(Event(EventType.ADDED, key, obj))
+
+    def reflects(self, version: str) -> bool:
+        """Whether the store includes every change up to resourceVersion `version` (once listed)."""
+        return self.has_synced and version_reached(self.resource_version, version)
 
     def is_alive(self) -> bool:
         """Whether the loop has shown signs of life recently enough (for /healthz)."""

@@ -77,6 +77,13 @@ class Event:
 Handler = Callable[[Event], None]
 
 
+def version_reached(followed: str, version: str) -> bool:
+    """Whether a view that has followed every change up to resourceVersion `followed` includes the
+    change that made `version`. Kubernetes calls versions opaque; kube-apiserver's and kcp's are
+    etcd revisions, which count up. Any other spelling answers False: nothing is concluded."""
+    return followed.isdigit() and version.isdigit() and int(followed) >= int(version)
+
+
 @frozen
 class Keep:
     """Which objects a share informer holds (a replica's share of the workspaces).

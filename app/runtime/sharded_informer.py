@@ -52,6 +52,8 @@ class CacheFeed(Protocol):
 
     def get(self, key: ObjectKey) -> Object | None: ...
 
+    def reflects(self, version: str) -> bool: ...
+
     def objects(self) -> list[Object]: ...
 
     def keys(self) -> list[ObjectKey]: ...
@@ -109,6 +111,10 @@ class ShardedInformer:
             if found is not None:
                 return found
         return None
+
+    def reflects(self, version: str) -> bool:
+        # Each shard counts versions of its own; the one a version came from is among them all.
+        return all(shard.reflects(version) for shard in self.shards)
 
     def objects(self) -> list[Object]:
         return [obj for shard in self.shards for obj in shard.objects()]
