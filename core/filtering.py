@@ -12,7 +12,8 @@ it) and reading the rest of `spec` (`parsing.py`, which calls `parse_label_selec
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
 from servlet.core.fields import as_mapping, describe, read_enum, read_string, read_string_list, report_unknown
 from servlet.core.model import LabelSelector, Problem, ResourceFilter, SelectorOperator, SelectorRequirement
@@ -20,6 +21,8 @@ from servlet.core.naming import DNS_LABEL_MAX, is_dns1123_subdomain
 
 # The supported surface (see docs/library.md); other names here are internal and may change.
 __all__ = ["filter_admits", "selector_matches"]
+
+K = TypeVar("K")
 
 _LABEL_NAME_RE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 _KEY_RULE = (
@@ -110,6 +113,20 @@ def filter_admits(resource_filter: ResourceFilter, *, namespace: str, labels: Ma
     if resource_filter.namespace is not None and namespace != resource_filter.namespace:
         return False
     return resource_filter.labels is None or selector_matches(resource_filter.labels, labels)
+
+
+def count_admitted(
+    resource_filter: ResourceFilter,
+    keys: Iterable[K],
+    *,
+    namespace_of: Callable[[K], str],
+    labels_of: Callable[[K], Mapping[str, str]],
+) -> int:
+    """How many of the objects at `keys` are synced. Their labels are read (`labels_of`, which may
+    decode a cached object) only for a label selector: a filter by namespace decides from the keys."""
+    if resource_filter.labels is None:
+        return sum(1 for key in keys if filter_admits(resource_filter, namespace=namespace_of(key), labels={}))
+    return sum(1 for key in keys if filter_admits(resource_filter, namespace=namespace_of(key), labels=labels_of(key)))
 
 
 def _requirement_holds(requirement: SelectorRequirement, labels: Mapping[str, str]) -> bool:

@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import given, strategies as st
 
-from servlet.core.filtering import filter_admits, parse_label_selector, selector_matches
+from servlet.core.filtering import count_admitted, filter_admits, parse_label_selector, selector_matches
 from servlet.core.model import LabelSelector, ResourceFilter, SelectorOperator, SelectorRequirement
 
 # Few keys and values, so generated label sets often hit and often miss a selector.
@@ -109,3 +109,31 @@ def test_the_filter_admits_iff_namespace_and_selector_both_admit(
         admitted = filter_admits(resource_filter, namespace=namespace, labels=labels)
         assert admitted is (namespace_ok and selector_matches(selector, labels))
     assert filter_admits(ResourceFilter(), namespace=namespace, labels=labels)
+
+
+_namespaces = st.sampled_from(["", "default", "my-app"])
+
+
+@given(
+    st.one_of(st.none(), _selectors),
+    st.one_of(st.none(), _namespaces),
+    st.lists(st.tuples(_namespaces, _label_sets), max_size=8),
+)
+def test_counting_admitted_objects_agrees_with_the_filter_and_reads_labels_only_for_a_selector(
+    selector: LabelSelector | None,
+    namespace: str | None,
+    objects: list[tuple[str, dict[str, str]]],
+) -> None:
+    """The Synced condition's "of N objects", counted every few seconds over the whole cache."""
+    resource_filter = ResourceFilter(namespace=namespace, labels=selector)
+    read: list[int] = []
+
+    def labels_of(index: int) -> dict[str, str]:
+        read.append(index)
+        return objects[index][1]
+
+    counted = count_admitted(
+        resource_filter, range(len(objects)), namespace_of=lambda index: objects[index][0], labels_of=labels_of
+    )
+    assert counted == sum(1 for ns, labels in objects if filter_admits(resource_filter, namespace=ns, labels=labels))
+    assert read == ([] if selector is None else list(range(len(objects))))
