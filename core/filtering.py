@@ -124,9 +124,12 @@ def count_admitted(
 ) -> int:
     """How many of the objects at `keys` are synced. Their labels are read (`labels_of`, which may
     decode a cached object) only for a label selector: a filter by namespace decides from the keys."""
-    if resource_filter.labels is None:
-        return sum(1 for key in keys if filter_admits(resource_filter, namespace=namespace_of(key), labels={}))
-    return sum(1 for key in keys if filter_admits(resource_filter, namespace=namespace_of(key), labels=labels_of(key)))
+    by_labels = resource_filter.labels is not None
+    return sum(
+        1
+        for key in keys
+        if filter_admits(resource_filter, namespace=namespace_of(key), labels=labels_of(key) if by_labels else {})
+    )
 
 
 def _requirement_holds(requirement: SelectorRequirement, labels: Mapping[str, str]) -> bool:

@@ -52,8 +52,7 @@ def workspace_of_copy(obj: Mapping[str, Any], *, servlet_name: str) -> str | Non
     labels = _string_map(obj, "labels")
     if labels.get(metadata.SERVLET_LABEL) != servlet_name:
         return None
-    cluster = labels.get(metadata.REMOTE_CLUSTER_LABEL)
-    return cluster if isinstance(cluster, str) and cluster else None
+    return labels.get(metadata.REMOTE_CLUSTER_LABEL) or None
 
 
 def remote_key_of_local(obj: Mapping[str, Any], *, servlet_name: str) -> RemoteKey | None:

@@ -18,8 +18,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from servlet.app.controllers.caches import Cache
 from servlet.app.controllers.status import StatusBoard
 from servlet.core.conditions import NAMED_FAILURES, synced_condition
+from servlet.core.context import SyncContext
+from servlet.core.filtering import count_admitted
+from servlet.core.keys import metadata_of, string_map
 from servlet.core.model import RemoteKey
 from servlet.core.sync_shares import SHARES_ANNOTATION, ShareSummary, decode_shares, encode_shares, synced_of_shares
 
@@ -27,6 +31,17 @@ from servlet.core.sync_shares import SHARES_ANNOTATION, ShareSummary, decode_sha
 REPORT_INTERVAL = 5.0
 # A failure's reason as a Synced message quotes it; the whole reason is in the object's Event.
 REASON_LIMIT = 300
+
+
+def objects_synced(context: SyncContext, remote: Cache) -> int:
+    """The objects `spec.filter` admits: the N of "k of N objects fail to sync". Counted from the
+    cache's keys every few seconds: decoding every object held the event loop 0.6 s at 100,000."""
+    return count_admitted(
+        context.published.spec.filter,
+        remote.keys(),
+        namespace_of=lambda key: key.namespace,
+        labels_of=lambda key: string_map(metadata_of(remote.get(key) or {}).get("labels")),
+    )
 
 
 def describe_failure(key: RemoteKey) -> str:

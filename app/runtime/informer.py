@@ -40,10 +40,19 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from servlet.app.runtime.informer_events import Event, EventType, Handler, Keep, Object, ObjectKey, version_reached
+from servlet.app.runtime.informer_events import (
+    Event,
+    EventType,
+    Handler,
+    Holding,
+    Keep,
+    Object,
+    ObjectKey,
+    version_reached,
+)
 from servlet.app.runtime.stopping import unless_set
 from servlet.app.runtime.stores import CompactStore, ObjectStore, PlainStore, identity_of, without_managed_fields
 from servlet.app.runtime.workqueue import Backoff
@@ -77,8 +86,7 @@ class Informer:
         keep: Keep | None = None,
     ) -> None:
         self._collection = source.collection
-        self._keep = keep
-        self._pinned: set[ObjectKey] = set()
+        self._holding = Holding(keep)
         self._refilters = 0
         self._relist_wanted = asyncio.Event()
         self._relists_asked = 0
@@ -133,10 +141,10 @@ class Informer:
     def refilter(self, *, more: bool) -> None:
         """The kept keys changed (see the module's docstring); `more`: some may be kept now that
         were not, so the informer lists again."""
-        if self._keep is None:
+        if self._holding.keep is None:
             return
         self._refilters += 1
-        for key in self._not_kept(self._store):
+        for key in self._holding.not_held(self._store):
             self._store.pop(key)
         if more:
             self._relists_asked += 1
@@ -144,7 +152,7 @@ class Informer:
 
     def pin(self, key: ObjectKey, obj: Object) -> None:
         """Hold `key` from `obj` (read directly) on, kept or not, until it is deleted (ADDED if new)."""
-        self._pinned.add(key)
+        self._holding.pinned.add(key)
         if key not in self._store:
             obj = self._ingest(obj)
             self._store.put(key, obj)
@@ -161,28 +169,14 @@ class Informer:
     def get(self, key: ObjectKey) -> Object | None:
         return self._store.get(key)
 
-    def objects(self, *, cluster: str | None = None, namespace: str | None = None) -> list[Object]:
-        return [obj for key, obj in self._items(cluster, namespace)]
+    def objects(self) -> list[Object]:
+        return [obj for _, obj in self._store.items()]
 
-    def keys(self, *, cluster: str | None = None, namespace: str | None = None) -> list[ObjectKey]:
-        return [
-            key
-            for key in self._store.keys()
-            if (cluster is None or key.cluster == cluster) and (namespace is None or key.namespace == namespace)
-        ]
+    def keys(self) -> list[ObjectKey]:
+        return list(self._store.keys())
 
     def __len__(self) -> int:
         return len(self._store)
-
-    def _items(self, cluster: str | None, namespace: str | None) -> Iterator[tuple[ObjectKey, Object]]:
-        if cluster is None and namespace is None:
-            yield from self._store.items()
-            return
-        for key in self._store.keys():
-            if (cluster is None or key.cluster == cluster) and (namespace is None or key.namespace == namespace):
-                obj = self._store.get(key)
-                if obj is not None:
-                    yield key, obj
 
     # -- running -----------------------------------------------------------------------------
 
@@ -216,7 +210,9 @@ class Informer:
                     self.last_error = None
                 watching = True
                 # With `keep`, a refilter that may keep more ends the watch for a relist.
-                events = await (self._watch() if self._keep is None else unless_set(self._relist_wanted, self._watch()))
+                events = await (
+                    self._watch() if self._holding.keep is None else unless_set(self._relist_wanted, self._watch())
+                )
                 if events is None:
                     must_list = True
                     continue
@@ -267,7 +263,7 @@ class Informer:
         asked, refilters = self._relists_asked, self._refilters
         fresh, version = await self._list_all()
         if self._refilters != refilters:  # given up while the list ran
-            for key in self._not_kept(fresh):
+            for key in self._holding.not_held(fresh):
                 fresh.pop(key)
         old = self._store
         changes: list[tuple[EventType, ObjectKey]] = []
@@ -278,9 +274,11 @@ class Informer:
             elif before != fresh.version(key):
                 changes.append((EventType.MODIFIED, key))
         # Silent for objects given up by key (another replica holds them); moved out by content: DELETED.
-        changes.extend((EventType.DELETED, key) for key in old.keys() if key not in fresh and self._kept(key, None))
+        changes.extend(
+            (EventType.DELETED, key) for key in old.keys() if key not in fresh and self._holding.holds(key, None)
+        )
         self._store = fresh
-        self._pinned = {key for key in self._pinned if key in fresh}
+        self._holding.pinned = {key for key in self._holding.pinned if key in fresh}
         self.resource_version = version
         # Objects are read for their event only: a compact store never holds the whole list decoded.
         for position, (kind, key) in enumerate(changes):
@@ -315,7 +313,7 @@ class Informer:
             for item in page.items:
                 obj = self._ingest(item)
                 key = ObjectKey.of(obj)
-                if self._kept(key, obj):
+                if self._holding.holds(key, obj):
                     fresh.put(key, obj)
             token = page.continue_token
             self._alive()
@@ -351,15 +349,15 @@ class Informer:
         obj = self._ingest(event.object)
         version = _version(obj)
         key = ObjectKey.of(obj)
-        if not self._kept(key, obj):
+        if not self._holding.holds(key, obj):
             before = self._store.pop(key)  # given up before a refilter came round to it, or moved out
             self.resource_version = version or self.resource_version
-            if before is not None and self._kept(key, None):
+            if before is not None and self._holding.holds(key, None):
                 self._emit(Event(EventType.DELETED, key, obj, before))
             return
         if kind == "DELETED":
             before = self._store.pop(key)
-            self._pinned.discard(key)
+            self._holding.pinned.discard(key)
             self.resource_version = version or self.resource_version
             self._emit(Event(EventType.DELETED, key, obj, before))
             return
@@ -370,16 +368,6 @@ class Informer:
         self._emit(Event(EventType.ADDED if before is None else EventType.MODIFIED, key, obj, before))
 
     # -- helpers -----------------------------------------------------------------------------
-
-    def _kept(self, key: ObjectKey, obj: Object | None) -> bool:
-        """Whether `key` is held (`obj` None: as far as its key tells)."""
-        return self._keep is None or key in self._pinned or self._keep.keeps(key, obj)
-
-    def _not_kept(self, store: ObjectStore[ObjectKey]) -> list[ObjectKey]:
-        """The keys of `store` no longer kept; objects are decoded only when their content decides."""
-        if self._keep is not None and self._keep.by_content is None:
-            return [key for key in store.keys() if not self._kept(key, None)]
-        return [key for key, obj in store.items() if not self._kept(key, obj)]
 
     def _emit(self, event: Event) -> None:
         for handler in self._handlers:

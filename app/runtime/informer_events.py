@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from attrs import frozen
 
+from servlet.app.runtime.stores import ObjectStore
 from servlet.core.keys import CLUSTER_ANNOTATION
 
 Object = dict[str, Any]
@@ -101,3 +102,22 @@ class Keep:
         if self.by_key is not None and not self.by_key(key):
             return False
         return obj is None or self.by_content is None or self.by_content(obj)
+
+
+class Holding:
+    """Which objects an informer holds: every one without `keep`; with it, the kept ones and the
+    pinned ones (objects of another share in the way of a write, held until they are deleted)."""
+
+    def __init__(self, keep: Keep | None) -> None:
+        self.keep = keep
+        self.pinned: set[ObjectKey] = set()
+
+    def holds(self, key: ObjectKey, obj: Object | None) -> bool:
+        """Whether `key` is held (`obj` None: as far as its key tells)."""
+        return self.keep is None or key in self.pinned or self.keep.keeps(key, obj)
+
+    def not_held(self, store: ObjectStore[ObjectKey]) -> list[ObjectKey]:
+        """The keys of `store` no longer held; objects are decoded only when their content decides."""
+        if self.keep is not None and self.keep.by_content is None:
+            return [key for key in store.keys() if not self.holds(key, None)]
+        return [key for key, obj in store.items() if not self.holds(key, obj)]
